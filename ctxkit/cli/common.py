@@ -1,0 +1,110 @@
+"""Shared click options and helpers: home, input, output format, jq."""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Iterable, Iterator
+
+import click
+
+from ..errors import UsageProblem
+from ..io.adapters import FORMATS, open_records
+from ..io.jsonl import Source, Writer, dumps
+from ..io.tables import apply_jq, render_table, want_table
+from ..store.home import Home
+
+
+def get_home(ctx: click.Context | None = None) -> Home:
+    ctx = ctx or click.get_current_context()
+    root = ctx.find_root()
+    root.meta.setdefault("ctx.home_override", None)
+    home = root.meta.get("ctx.home")
+    if home is None:
+        home = Home(root.meta.get("ctx.home_override"))
+        root.meta["ctx.home"] = home
+    return home
+
+
+def _set_home(ctx, param, value):
+    if value:
+        root = ctx.find_root()
+        root.meta["ctx.home_override"] = value
+        root.meta.pop("ctx.home", None)
+    return value
+
+
+home_option = click.option("--home", metavar="DIR", expose_value=False, callback=_set_home,
+                           is_eager=True, help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+
+
+def input_options(f):
+    """FILE argument ('-' or none = stdin), --from, --skip-invalid."""
+    f = click.option("--skip-invalid", is_flag=True,
+                     help="Skip lines that are not valid input (a count goes to stderr).")(f)
+    f = click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
+                     help="Input format; auto sniffs it.")(f)
+    f = click.argument("file", required=False, default="-", metavar="[FILE|-]")(f)
+    return f
+
+
+class InputRecords:
+    """Records from FILE in any format, reporting skipped lines on stderr at the end."""
+
+    def __init__(self, file: str, from_: str = "auto", skip_invalid: bool = False, keep_meta: bool = False):
+        self.source = Source(file)
+        self.skipped: list[int] = []
+        self.from_ = from_
+        self.skip_invalid = skip_invalid
+        self.keep_meta = keep_meta
+
+    def __iter__(self) -> Iterator[dict]:
+        try:
+            yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
+                                    skip_invalid=self.skip_invalid, skipped=self.skipped)
+        finally:
+            self.report()
+
+    def report(self) -> None:
+        if self.skipped:
+            n = len(self.skipped)
+            click.echo(f"ctx: skipped {n} invalid line{'s' if n != 1 else ''} in {self.source.name} "
+                       f"(first at line {self.skipped[0]})", err=True)
+            self.skipped = []
+
+
+def output_options(f):
+    f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT",
+                     help="tabulate table format with -t (simple, github, grid, plain, ...).")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="Output JSON (JSONL for listings).")(f)
+    f = click.option("-t", "--table", is_flag=True, help="Output a table (default on a terminal).")(f)
+    return f
+
+
+def jq_option(f):
+    return click.option("--jq", "jq_expr", metavar="EXPR",
+                        help="Filter each item through a jq expression (output as JSON lines).")(f)
+
+
+def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
+                 jq_expr: str | None = None, columns: list[str] | None = None) -> None:
+    """Print a listing: jq output, a table for people, or JSONL for machines."""
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
+    if jq_expr:
+        w = sys.stdout
+        for item in apply_jq(jq_expr, rows):
+            w.write(dumps(item) + "\n")
+        w.flush()
+        return
+    if want_table(table, as_json):
+        rows = list(rows)
+        click.echo(render_table(rows, columns, fmt=table_fmt))
+        return
+    Writer().write_all(rows)
+
+
+def pass_home(f):
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        return f(get_home(), *args, **kwargs)
+    return home_option(wrapper)

@@ -1,0 +1,118 @@
+"""ctx count: tokens in records or plain text (ttok-like)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..backends.tokenizers import annotate, count_records, get_tokenizer
+from ..errors import InputError, UsageProblem
+from ..io.adapters import detect
+from ..io.jsonl import Writer
+from .common import InputRecords, get_home, home_option, input_options
+
+BATCH = 2048
+
+
+def tokenizer_options(f):
+    f = click.option("--model", "-m", metavar="NAME",
+                     help="Model whose encoding to use (gpt-4o -> o200k_base, gpt-4 -> cl100k_base).")(f)
+    f = click.option("--tokenizer", metavar="NAME",
+                     help="cl100k_base, o200k_base, approx, gguf[:PATH] (default: from config or model).")(f)
+    return f
+
+
+def resolve_tokenizer(tokenizer: str | None, model: str | None):
+    cfg = get_home().config
+    return get_tokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
+
+
+def _is_plain_text(inp: InputRecords, from_: str) -> bool:
+    if from_ != "auto":
+        return False
+    try:
+        kind = detect(inp.source)
+    except InputError:
+        return True
+    return False if kind != "json-doc" else _doc_is_text(inp)
+
+
+def _doc_is_text(inp: InputRecords) -> bool:
+    # Starts like JSON: records only if the whole thing parses.
+    text = inp.source.read_all()
+    try:
+        json.loads(text)
+    except json.JSONDecodeError:
+        inp.plain_text = text
+        return True
+    from ..io.jsonl import Source
+    import io
+
+    inp.source = Source(inp.source.path, stream=io.StringIO(text))
+    inp.source.name = "stdin" if inp.source.path == "-" else inp.source.path
+    return False
+
+
+@click.command("count")
+@input_options
+@tokenizer_options
+@click.option("--per-record", is_flag=True, help="Write each record back with its `tokens` set.")
+@click.option("-t", "--truncate", "truncate_to", type=click.IntRange(min=0), metavar="N",
+              help="Plain text only: print the text truncated to N tokens.")
+@click.option("--json", "as_json", is_flag=True, help="Print {tokens, tokenizer, exact, records} as JSON.")
+@home_option
+def count(file, from_, skip_invalid, tokenizer, model, per_record, truncate_to, as_json):
+    """Count tokens in records (any transcript format) or plain text.
+
+    Each record costs its content, its serialized tool-call arguments and 4
+    tokens of per-message overhead; events cost nothing. Input that is not
+    JSON is counted as plain text, as ttok does.
+
+    \b
+    Examples:
+      ctx count s.jsonl --model gpt-4o
+      ctx import abc.jsonl | ctx count --per-record | jq .tokens
+      echo "hello world" | ctx count
+      cat notes.md | ctx count -t 100 > head.md
+    """
+    tok = resolve_tokenizer(tokenizer, model)
+    inp = InputRecords(file, from_, skip_invalid)
+    inp.plain_text = None
+    if _is_plain_text(inp, from_):
+        text = inp.plain_text if inp.plain_text is not None else inp.source.read_all()
+        if per_record:
+            raise UsageProblem("--per-record needs records; the input is plain text")
+        if truncate_to is not None:
+            sys.stdout.write(tok.truncate(text, truncate_to))
+            return
+        n = tok.count(text)
+        _print_total(n, tok, None, as_json)
+        return
+    if truncate_to is not None:
+        raise UsageProblem("-t/--truncate works on plain text; use `ctx truncate --budget N` for records")
+    if per_record:
+        Writer().write_all(annotate(tok, inp))
+        return
+    total = records = 0
+    batch: list[dict] = []
+    for rec in inp:
+        batch.append(rec)
+        if len(batch) >= BATCH:
+            total += sum(count_records(tok, batch))
+            records += len(batch)
+            batch = []
+    if batch:
+        total += sum(count_records(tok, batch))
+        records += len(batch)
+    _print_total(total, tok, records, as_json)
+
+
+def _print_total(n: int, tok, records, as_json: bool) -> None:
+    if as_json:
+        out = {"tokens": n, "tokenizer": tok.name, "exact": tok.exact}
+        if records is not None:
+            out["records"] = records
+        click.echo(json.dumps(out))
+    else:
+        click.echo(str(n))

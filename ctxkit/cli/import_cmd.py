@@ -1,0 +1,29 @@
+"""ctx import: any supported agent transcript -> ctx records."""
+from __future__ import annotations
+
+import click
+
+from ..io.jsonl import Writer
+from .common import InputRecords, home_option, input_options
+
+
+@click.command("import")
+@input_options
+@click.option("--keep-meta", is_flag=True,
+              help="Keep progress, file-history and other bookkeeping lines as event records.")
+@home_option
+def import_cmd(file, from_, skip_invalid, keep_meta):
+    """Convert an agent transcript to ctx records (JSONL on stdout).
+
+    Reads Claude Code, Codex, OpenAI messages (JSON or JSONL), SWE-agent
+    .traj, tau-bench and aider chat history; --from auto sniffs the format.
+    Source ids and timestamps are kept; an assistant turn with tool calls
+    and all its results share one `group`.
+
+    \b
+    Examples:
+      ctx import ~/.claude/projects/x/abc.jsonl > s.jsonl
+      ctx import run.traj --from swe-agent | ctx count
+      cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
+    """
+    Writer().write_all(InputRecords(file, from_, skip_invalid, keep_meta=keep_meta))

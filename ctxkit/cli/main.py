@@ -1,0 +1,159 @@
+"""The `ctx` entry point: a lazy command group, error handling, exit codes.
+
+Subcommands are imported only when called, so `ctx --help` stays fast and
+never pulls in torch, sentence-transformers, llama_cpp or git.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import sys
+
+import click
+
+from .. import __version__
+from ..errors import CtxError, ExitStatus, PipeClosed
+
+COMMANDS = {
+    "import": ("ctxkit.cli.import_cmd", "import_cmd", "Convert an agent transcript to ctx records."),
+    "count": ("ctxkit.cli.count", "count", "Count tokens in records or plain text."),
+    "status": ("ctxkit.cli.status", "status", "Show context usage against the budget."),
+    "truncate": ("ctxkit.cli.truncate", "truncate", "Cut records to a token budget, whole groups only."),
+    "logs": ("ctxkit.cli.logs", "logs", "Show ctx's activity logs."),
+    "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
+    "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
+}
+
+
+class LazyGroup(click.Group):
+    """click's documented lazy-loading group: import a command only when it is used."""
+
+    def __init__(self, *args, lazy: dict | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def list_commands(self, ctx):
+        return sorted(set(super().list_commands(ctx)) | set(self.lazy))
+
+    def get_command(self, ctx, name):
+        if name in self.lazy:
+            mod, attr, _ = self.lazy[name]
+            return getattr(importlib.import_module(mod), attr)
+        return super().get_command(ctx, name)
+
+    def format_commands(self, ctx, formatter):
+        # Short help comes from the table above, so --help imports no subcommand module.
+        rows = [(name, self.lazy[name][2]) for name in sorted(self.lazy)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+def _set_home(ctx, param, value):
+    if value:
+        ctx.meta["ctx.home_override"] = value
+    return value
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="ctx")
+@click.option("--home", metavar="DIR", expose_value=False, callback=_set_home, is_eager=True,
+              help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+@click.option("--traceback", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda c, p, v: c.meta.__setitem__("ctx.traceback", v),
+              help="Show a full traceback on errors (also CTX_DEBUG=1).")
+def cli():
+    """Manage an LLM agent's context window from the outside.
+
+    Every command reads JSONL (ctx records or a raw agent transcript) from a
+    FILE or stdin and writes JSONL to stdout, so stages chain in a pipe.
+
+    \b
+    Examples:
+      ctx import ~/.claude/projects/x/abc.jsonl > s.jsonl
+      ctx count s.jsonl --model gpt-4o
+      ctx status s.jsonl --budget 100000
+      ctx truncate s.jsonl --budget 8000 --strategy middle_out | ctx count
+      ctx logs context-health --since 24h --jq '.pct_used'
+
+    Exit status: 0 ok, 1 error, 2 usage, 3 over threshold, 4 conflict, 130 interrupted.
+    """
+
+
+def _want_traceback() -> bool:
+    return os.environ.get("CTX_DEBUG", "") not in ("", "0") or "--traceback" in sys.argv
+
+
+def _err(msg: str) -> None:
+    try:
+        click.echo(f"Error: {msg}", err=True)
+    except Exception:  # pragma: no cover - stderr gone
+        pass
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI and map every outcome to one line on stderr and an exit code."""
+    code: int = ExitStatus.OK
+    try:
+        rv = cli.main(args=argv, prog_name="ctx", standalone_mode=False)
+        # In non-standalone mode click *returns* the code of an explicit Exit.
+        if isinstance(rv, int) and not isinstance(rv, bool):
+            code = rv
+    except click.exceptions.Exit as e:
+        code = e.exit_code
+    except click.Abort:
+        _err("aborted")
+        code = ExitStatus.INTERRUPTED
+    except click.ClickException as e:
+        e.show()
+        code = e.exit_code
+    except CtxError as e:
+        if _want_traceback():
+            import traceback
+
+            traceback.print_exc()
+        _err(e.message + (f" (hint: {e.hint})" if e.hint else ""))
+        code = e.exit_code
+    except KeyboardInterrupt:
+        code = ExitStatus.INTERRUPTED
+    except (BrokenPipeError, PipeClosed):
+        code = _broken_pipe()
+    except OSError as e:
+        if _want_traceback():
+            import traceback
+
+            traceback.print_exc()
+        where = f"{e.filename}: " if getattr(e, "filename", None) else ""
+        _err(f"{where}{e.strerror or e}")
+        code = ExitStatus.ERROR
+    except Exception as e:  # noqa: BLE001 - last resort: one line, not a traceback
+        if _want_traceback():
+            import traceback
+
+            traceback.print_exc()
+        _err(f"internal error: {type(e).__name__}: {e} (rerun with --traceback or CTX_DEBUG=1)")
+        code = ExitStatus.ERROR
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        code = _broken_pipe()
+    sys.exit(code)
+
+
+def _broken_pipe() -> int:
+    """`ctx ... | head`: the reader left; exit quietly like other Unix tools."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except Exception:  # pragma: no cover
+        pass
+    return ExitStatus.OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    main()

@@ -1,0 +1,37 @@
+"""ctx reset: delete what ctx wrote under its home (never config.yaml)."""
+from __future__ import annotations
+
+import shutil
+
+import click
+
+from ..errors import UsageProblem
+from .common import get_home, home_option
+
+
+@click.command("reset")
+@click.option("--force", is_flag=True, help="Really delete; without it, only say what would go.")
+@home_option
+def reset(force):
+    """Delete logs, cold storage and caches under the ctx home.
+
+    config.yaml and workspaces are kept. Without --force nothing is deleted
+    and the command exits 2 after listing what would be.
+
+    \b
+    Example:
+      ctx reset            # what would be deleted
+      ctx reset --force
+    """
+    home = get_home()
+    paths = home.owned_paths()
+    if not paths:
+        click.echo(f"nothing to delete under {home.path}", err=True)
+        return
+    if not force:
+        for p in paths:
+            click.echo(f"would delete {p}", err=True)
+        raise UsageProblem("refusing to delete without --force")
+    for p in paths:
+        shutil.rmtree(p)
+        click.echo(f"deleted {p}", err=True)

@@ -1,0 +1,119 @@
+"""ctx status: context usage against the budget."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..backends.tokenizers import count_records
+from ..core.status import Usage
+from ..errors import ExitStatus
+from ..io.tables import render_table, want_table
+from ..sources.tools_registry import load_registry, schema_tokens
+from ..store import logs
+from .common import InputRecords, get_home, home_option, input_options
+from .count import resolve_tokenizer, tokenizer_options
+
+BATCH = 2048
+
+
+def budget_options(f):
+    f = click.option("--reserve", "reserve_tokens", type=click.IntRange(min=0), metavar="N",
+                     help="Tokens reserved for the response (config: reserve_tokens).")(f)
+    f = click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+                     help="Context window of the model (config: max_tokens).")(f)
+    f = click.option("--budget", type=click.IntRange(min=1), metavar="N",
+                     help="Token budget; overrides max_tokens - reserve_tokens.")(f)
+    return f
+
+
+def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
+    if budget:
+        return budget
+    cfg = get_home().config
+    return max(1, cfg.get("max_tokens", max_tokens) - cfg.get("reserve_tokens", reserve_tokens))
+
+
+@click.command("status")
+@input_options
+@tokenizer_options
+@budget_options
+@click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Tool-schema registry (JSON/YAML) whose schemas count against the budget.")
+@click.option("--notify-if-pct", type=click.FloatRange(min=0), metavar="P",
+              help="Exit 3 when usage is at or above P (0.5 = 50%) of the budget.")
+@click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
+@click.option("--json", "as_json", is_flag=True, help="JSON output (the default when not on a terminal).")
+@click.option("-t", "--table", is_flag=True, help="Table output (the default on a terminal).")
+@home_option
+def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
+           notify_if_pct, log_it, as_json, table):
+    """Show context usage: tokens by kind, % of the budget, whether compaction is due.
+
+    Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
+    carries provider-reported usage (Claude Code message.usage, Codex
+    token_count), the reported size is shown next to the local count.
+
+    \b
+    Examples:
+      ctx status s.jsonl --budget 100000
+      ctx status s.jsonl --notify-if-pct 0.5 || notify-send "compact soon"
+      ctx status ~/.claude/projects/x/abc.jsonl --log --json | jq .pct_used
+    """
+    home = get_home()
+    cfg = home.config
+    tok = resolve_tokenizer(tokenizer, model)
+    usage = Usage(budget=resolve_budget(budget, max_tokens, reserve_tokens),
+                  trigger_pct=cfg.get("compaction_trigger_pct"), hard_pct=cfg.get("max_context_pct"))
+    if tools_file:
+        usage.parts["tools"] = schema_tokens(tok, load_registry(tools_file))
+    batch: list[dict] = []
+
+    def flush():
+        for rec, n in zip(batch, count_records(tok, batch)):
+            if rec.get("tokenizer") != tok.name or rec.get("tokens") is None:
+                rec["tokens"] = n
+            usage.add(rec)
+        batch.clear()
+
+    for rec in InputRecords(file, from_, skip_invalid):
+        batch.append(rec)
+        if len(batch) >= BATCH:
+            flush()
+    flush()
+    d = usage.as_dict()
+    d["tokenizer"] = tok.name
+    d["exact"] = tok.exact
+    if log_it:
+        logs.append(home, "context-health", {
+            "session": d["sessions"][-1] if d["sessions"] else None,
+            "current_tokens": d["total"], "limit": d["budget"], "pct_used": d["pct_used"],
+            "next_compaction_estimate": d["next_compaction_at"], "memcached_chunks": d["chunks"],
+            "cold_storage_chunks": home.cold_storage_chunks(), "compaction_due": d["compaction_due"],
+            "tokenizer": tok.name,
+        })
+    if want_table(table, as_json):
+        click.echo(_table(d))
+    else:
+        click.echo(json.dumps(d))
+    if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
+        click.echo(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}", err=True)
+        raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
+
+
+def _table(d: dict) -> str:
+    rows = [{"part": k, "tokens": d[k], "share": f"{d[k] / d['budget']:.1%}"}
+            for k in ("system", "tools", "messages", "summaries", "stubs")]
+    rows.append({"part": "total", "tokens": d["total"], "share": f"{d['pct_used']:.1%}"})
+    out = [render_table(rows, ["part", "tokens", "share"])]
+    due = "yes" if d["compaction_due"] else "no"
+    out.append(f"\nbudget {d['budget']} ({d['available']} available) · {d['records']} records in "
+               f"{d['chunks']} chunks · tokenizer {d['tokenizer']}{'' if d['exact'] else ' (approximate)'}")
+    out.append(f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
+               f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
+    if "reported_tokens" in d:
+        err = d["count_error_pct"]
+        out.append(f"provider reported {d['reported_tokens']} tokens at its last response; counted "
+                   f"{d['counted_at_report']} locally ({err:+.1%}; the provider's count includes the "
+                   f"system prompt and tool schemas a transcript does not record)")
+    return "\n".join(out)

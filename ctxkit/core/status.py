@@ -1,0 +1,90 @@
+"""Context usage breakdown (pure): what a stream costs against a budget."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def category(rec: dict) -> str | None:
+    kind = rec.get("kind")
+    if kind == "event":
+        return None
+    if kind == "summary":
+        return "summaries"
+    if kind == "stub":
+        return "stubs"
+    if rec.get("role") == "system":
+        return "system"
+    return "messages"
+
+
+def reported_context(usage: dict) -> int:
+    """Prompt + completion size the provider reported for one response."""
+    return sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_read_input_tokens",
+                                                 "cache_creation_input_tokens", "output_tokens"))
+
+
+@dataclass
+class Usage:
+    budget: int
+    trigger_pct: float
+    hard_pct: float
+    tools: int = 0
+    parts: dict = field(default_factory=lambda: {"system": 0, "tools": 0, "messages": 0,
+                                                 "summaries": 0, "stubs": 0})
+    records: int = 0
+    chunks: int = 0
+    sessions: set = field(default_factory=set)
+    reported: int | None = None
+    counted_at_report: int | None = None
+    _last_group: object = None
+    _running: int = 0
+
+    def add(self, rec: dict) -> None:
+        cat = category(rec)
+        n = rec.get("tokens") or 0
+        if cat:
+            self.parts[cat] += n
+            self.records += 1
+            self._running += n
+            g = rec.get("group")
+            if g is None or g != self._last_group:
+                self.chunks += 1
+            self._last_group = g
+        if rec.get("session"):
+            self.sessions.add(rec["session"])
+        usage = rec.get("usage")
+        if isinstance(usage, dict) and usage:
+            self.reported = reported_context(usage)
+            self.counted_at_report = self._running
+
+    @property
+    def total(self) -> int:
+        return sum(self.parts.values())
+
+    @property
+    def pct_used(self) -> float:
+        return self.total / self.budget if self.budget > 0 else float("inf")
+
+    def as_dict(self) -> dict:
+        pct = self.pct_used
+        d = {
+            "total": self.total,
+            **self.parts,
+            "budget": self.budget,
+            "available": self.budget - self.total,
+            "pct_used": round(pct, 4),
+            "compaction_trigger_pct": self.trigger_pct,
+            "hard_limit_pct": self.hard_pct,
+            "compaction_due": pct >= self.trigger_pct,
+            "over_hard_limit": pct >= self.hard_pct,
+            "next_compaction_at": int(self.trigger_pct * self.budget),
+            "records": self.records,
+            "chunks": self.chunks,
+            "sessions": sorted(self.sessions),
+        }
+        if self.reported is not None:
+            counted = self.counted_at_report or 0
+            d["reported_tokens"] = self.reported
+            d["counted_at_report"] = counted
+            d["count_error_pct"] = round((counted - self.reported) / self.reported, 4) if self.reported else None
+        return d

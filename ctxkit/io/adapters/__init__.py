@@ -1,0 +1,158 @@
+"""Format adapters: any supported agent transcript -> ctx records.
+
+`open_records` is the one entry point every command uses, so each stage
+accepts raw transcripts as well as ctx records (`--from auto` sniffs).
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterator
+
+from ... import records as R
+from ...core.groups import assign_groups
+from ...errors import InputError
+from ..jsonl import Source, iter_json_lines
+from . import aider, claude_code, codex, openai
+
+FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "swe-agent", "tau-bench", "aider")
+SUPPORTED = ", ".join(FORMATS[1:])
+
+
+def _ctx(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+        reason = R.validate(obj)
+        if reason:
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, reason)
+        yield obj
+
+
+def _openai_lines(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
+    session = _stem(source)
+
+    def msgs():
+        for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+            yield lineno, obj
+    yield from openai.convert(msgs(), source_name=source.name, fmt="openai", session=session)
+
+
+def _stem(source: Source) -> str:
+    if source.path == "-":
+        return "stdin"
+    base = os.path.basename(source.path)
+    for ext in (".jsonl", ".json", ".traj", ".md"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    return base or "session"
+
+
+def _load_doc(source: Source):
+    text = source.read_all()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(source.name, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
+
+
+def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
+    name = source.name
+    if fmt == "swe-agent":
+        if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
+            raise InputError(name, None, "not a SWE-agent trajectory (no `history` list)")
+        yield from openai.convert(((i + 1, m) for i, m in enumerate(doc["history"])), source_name=name,
+                                  fmt="swe-agent", session=_stem(source), loc_key="index")
+    elif fmt == "tau-bench":
+        items = doc if isinstance(doc, list) else [doc]
+        for k, item in enumerate(items):
+            if not isinstance(item, dict) or not isinstance(item.get("traj"), list):
+                raise InputError(name, None, f"item {k + 1}: not a tau-bench result (no `traj` list)")
+            session = f"tau-bench-{item.get('task_id', k)}-{item.get('trial', 0)}"
+            yield from openai.convert(((i + 1, m) for i, m in enumerate(item["traj"])), source_name=name,
+                                      fmt="tau-bench", session=session, loc_key="index")
+    elif fmt == "openai":
+        if not openai.sniff_doc(doc):
+            raise InputError(name, None, "not an OpenAI messages array")
+        yield from openai.from_doc(doc, source_name=name, session=_stem(source))
+    else:  # pragma: no cover - guarded by callers
+        raise InputError(name, None, f"format {fmt} is not a JSON document format")
+
+
+def _sniff_doc(doc) -> str | None:
+    if isinstance(doc, dict):
+        if isinstance(doc.get("history"), list):
+            return "swe-agent"
+        if isinstance(doc.get("traj"), list):
+            return "tau-bench"
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and isinstance(doc[0].get("traj"), list):
+        return "tau-bench"
+    if openai.sniff_doc(doc):
+        return "openai"
+    return None
+
+
+def detect(source: Source) -> str:
+    """Guess the format from the first non-blank line (peeks; consumes nothing)."""
+    first = source.first_nonblank()
+    if first is None:
+        return "ctx"  # empty input: valid, yields nothing
+    lineno, line = first
+    if aider.sniff_text(line):
+        return "aider"
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        stripped = line.lstrip()
+        if stripped.startswith(("{", "[")):
+            return "json-doc"
+        raise InputError(source.name, lineno, "unrecognised input format",
+                         hint=f"supported formats: {SUPPORTED}; pass --from to choose one") from None
+    if R.is_ctx_record(obj):
+        return "ctx"
+    if claude_code.sniff(obj):
+        return "claude-code"
+    if codex.sniff(obj):
+        return "codex"
+    if openai.sniff_line(obj):
+        return "openai-lines"
+    if isinstance(obj, (dict, list)) and _sniff_doc(obj):
+        return "json-doc"
+    raise InputError(source.name, lineno, "unrecognised input format",
+                     hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
+
+
+def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
+                 skip_invalid: bool = False, skipped: list | None = None) -> Iterator[dict]:
+    """Records from `source` in any supported format, with atomic groups assigned."""
+    if fmt not in FORMATS:
+        raise InputError(source.name, None, f"unknown format {fmt!r}", hint=f"supported formats: {SUPPORTED}")
+    kw = dict(keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped)
+    kind = detect(source) if fmt == "auto" else fmt
+    if kind == "ctx":
+        return assign_groups(_ctx(source, **kw))
+    if kind == "claude-code":
+        return assign_groups(claude_code.parse(source, **kw))
+    if kind == "codex":
+        return assign_groups(codex.parse(source, **kw))
+    if kind == "aider":
+        return assign_groups(aider.parse(source))
+    if kind == "openai-lines":
+        return assign_groups(_openai_lines(source, **kw))
+    if kind == "openai":
+        first = source.first_nonblank()
+        if first is not None:
+            try:
+                obj = json.loads(first[1])
+                if openai.sniff_line(obj):
+                    return assign_groups(_openai_lines(source, **kw))
+            except json.JSONDecodeError:
+                pass
+    doc = _load_doc(source)
+    dfmt = _sniff_doc(doc) if kind in ("json-doc", "auto") else kind
+    if dfmt is None:
+        raise InputError(source.name, None, "unrecognised JSON document",
+                         hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
+    return assign_groups(_doc_records(doc, source, dfmt))

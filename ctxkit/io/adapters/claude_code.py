@@ -1,0 +1,226 @@
+"""Claude Code session JSONL -> ctx records.
+
+One API response can be split over several `assistant` lines sharing
+`message.id`, with tool results interleaved; we buffer one turn (an assistant
+message and its results) and emit it whole.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from ... import records as R
+from ...errors import InputError
+from ..jsonl import Source, iter_json_lines
+
+FORMAT = "claude-code"
+META_TYPES = {"progress", "file-history-snapshot", "queue-operation"}
+KNOWN_TYPES = META_TYPES | {"user", "assistant", "system", "summary"}
+
+
+def sniff(obj: object) -> bool:
+    return isinstance(obj, dict) and obj.get("type") in KNOWN_TYPES and (
+        "sessionId" in obj or "uuid" in obj or obj.get("type") in ("file-history-snapshot", "summary"))
+
+
+def _block_text(content) -> str:
+    """Flatten tool_result content (string or list of blocks) to text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for b in content:
+            if isinstance(b, dict):
+                if b.get("type") == "text":
+                    parts.append(b.get("text", ""))
+                elif b.get("type") == "image":
+                    parts.append("[image]")
+                else:
+                    parts.append(json.dumps(b, ensure_ascii=False))
+            else:
+                parts.append(str(b))
+        return "\n".join(parts)
+    return json.dumps(content, ensure_ascii=False)
+
+
+def _session(obj: dict, fallback: str) -> str:
+    sid = obj.get("sessionId") or fallback
+    if obj.get("isSidechain") and obj.get("agentId"):
+        return f"{sid}.agent-{obj['agentId']}"
+    return sid
+
+
+class _Turn:
+    """An assistant message being assembled from several lines."""
+
+    def __init__(self, msg_id: str, obj: dict, src: dict, session: str):
+        self.msg_id = msg_id
+        self.first = obj
+        self.src = src
+        self.session = session
+        self.texts: list[str] = []
+        self.thinking: list[str] = []
+        self.calls: list[dict] = []
+        self.results: list[dict] = []
+        self.usage = None
+        self.model = None
+        self.ts = obj.get("timestamp")
+
+    def add(self, obj: dict) -> None:
+        msg = obj.get("message") or {}
+        self.usage = msg.get("usage") or self.usage
+        self.model = msg.get("model") or self.model
+        content = msg.get("content")
+        if isinstance(content, str):
+            self.texts.append(content)
+            return
+        for b in content or ():
+            t = b.get("type")
+            if t == "text":
+                if b.get("text", "").strip():
+                    self.texts.append(b["text"])
+            elif t in ("thinking", "redacted_thinking"):
+                self.thinking.append(b.get("thinking") or b.get("data") or "")
+            elif t == "tool_use":
+                self.calls.append({
+                    "id": b.get("id"),
+                    "type": "function",
+                    "function": {"name": b.get("name", ""),
+                                 "arguments": json.dumps(b.get("input", {}), ensure_ascii=False)},
+                })
+
+    def pending_ids(self) -> set:
+        done = {r["tool_call_id"] for r in self.results}
+        return {c["id"] for c in self.calls} - done
+
+    def emit(self, turn_no: int) -> Iterator[dict]:
+        if self.thinking:
+            yield R.make("message", id=f"{self.msg_id}#thinking", session=self.session, ts=self.ts,
+                         role="assistant", content="\n\n".join(self.thinking), flags=["thinking"],
+                         source=self.src, _turn=turn_no)
+        usage = None
+        if self.usage:
+            usage = {k: self.usage.get(k) for k in ("input_tokens", "output_tokens",
+                                                      "cache_read_input_tokens",
+                                                      "cache_creation_input_tokens")
+                     if self.usage.get(k) is not None}
+        yield R.make("message", id=self.msg_id, session=self.session, ts=self.ts, role="assistant",
+                     content="\n\n".join(self.texts), tool_calls=self.calls, source=self.src,
+                     usage=usage, meta={"model": self.model} if self.model else None, _turn=turn_no)
+        for r in self.results:
+            r["_turn"] = turn_no
+            yield r
+
+
+def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
+          skipped: list | None = None) -> Iterator[dict]:
+    fallback = "claude-code"
+    turn: _Turn | None = None
+    turn_no = 0
+    call_owner: dict[str, _Turn] = {}
+
+    def flush():
+        nonlocal turn, turn_no
+        if turn is not None:
+            turn_no += 1
+            yield from turn.emit(turn_no)
+            for c in turn.calls:
+                call_owner.pop(c["id"], None)
+            turn = None
+
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+        if not isinstance(obj, dict):
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, "expected a JSON object (Claude Code record)")
+        src = {"format": FORMAT, "file": source.name, "line": lineno}
+        typ = obj.get("type")
+        session = _session(obj, fallback)
+        ts = obj.get("timestamp")
+        uuid = obj.get("uuid") or R.derive_id("cc", lineno, obj)
+        if typ == "assistant":
+            msg = obj.get("message") or {}
+            mid = msg.get("id") or uuid
+            if turn is None or turn.msg_id != mid:
+                yield from flush()
+                turn = _Turn(mid, obj, src, session)
+            turn.add(obj)
+            for c in turn.calls:
+                call_owner[c["id"]] = turn
+            continue
+        if typ == "user":
+            msg = obj.get("message") or {}
+            content = msg.get("content")
+            blocks = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
+            texts = []
+            for i, b in enumerate(blocks):
+                if not isinstance(b, dict):
+                    texts.append(str(b))
+                    continue
+                if b.get("type") == "tool_result":
+                    tid = b.get("tool_use_id")
+                    rec = R.make("message", id=f"{uuid}#{tid}" if len(blocks) > 1 else uuid,
+                                 session=session, ts=ts, role="tool", tool_call_id=tid,
+                                 content=_block_text(b.get("content")), source=src,
+                                 flags=["error"] if b.get("is_error") else None)
+                    owner = call_owner.get(tid)
+                    if owner is not None and owner is turn:
+                        name = next((c["function"]["name"] for c in owner.calls if c["id"] == tid), None)
+                        if name:
+                            rec["name"] = name
+                        owner.results.append(rec)
+                    else:
+                        # A result whose call we never saw: keep the text, never an orphan tool record.
+                        yield from flush()
+                        yield R.make("message", id=rec["id"], session=session, ts=ts, role="user",
+                                     content=f"[tool result {tid}]\n{rec.get('content', '')}",
+                                     source=src, flags=["orphan_result"])
+                elif b.get("type") == "text":
+                    texts.append(b.get("text", ""))
+                elif b.get("type") == "image":
+                    texts.append("[image]")
+                else:
+                    texts.append(json.dumps(b, ensure_ascii=False))
+            if texts and any(t.strip() for t in texts):
+                yield from flush()
+                fl = []
+                if obj.get("isMeta"):
+                    fl.append("meta")
+                if obj.get("isCompactSummary"):
+                    yield R.make("summary", id=uuid, session=session, ts=ts, role="user",
+                                 content="\n".join(texts), source=src, flags=["compact_summary"])
+                else:
+                    yield R.make("message", id=uuid, session=session, ts=ts, role="user",
+                                 content="\n".join(texts), source=src, flags=fl)
+            continue
+        if typ == "summary":
+            yield from flush()
+            yield R.make("summary", id=obj.get("leafUuid") or uuid, session=session, ts=ts,
+                         role="user", content=obj.get("summary", ""), source=src)
+            continue
+        if typ == "system":
+            sub = obj.get("subtype")
+            if sub == "compact_boundary":
+                yield from flush()
+                yield R.make("summary", id=uuid, session=session, ts=ts, role="system",
+                             content=obj.get("content") or "[compact boundary]", source=src,
+                             flags=["compact_boundary"], meta=obj.get("compactMetadata"))
+            elif keep_meta:
+                yield from flush()
+                yield R.make("event", id=uuid, session=session, ts=ts, role="system",
+                             content=obj.get("content") or sub or "", source=src,
+                             meta={"type": typ, "subtype": sub})
+            continue
+        if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
+            if keep_meta:
+                yield from flush()
+                data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
+                yield R.make("event", id=uuid if obj.get("uuid") else R.derive_id("meta", lineno, obj),
+                             session=session, ts=ts or (obj.get("snapshot") or {}).get("timestamp"),
+                             content="", source=src, meta={"type": typ, "data_type": data.get("type")})
+            continue
+    yield from flush()

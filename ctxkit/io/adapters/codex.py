@@ -1,0 +1,140 @@
+"""Codex CLI rollout JSONL -> ctx records.
+
+Every line is {timestamp, type, payload}. response_item payloads carry
+messages, function_call / function_call_output pairs and reasoning; event_msg
+token_count carries provider-reported usage.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from ... import records as R
+from ...errors import InputError
+from ..jsonl import Source, iter_json_lines
+
+FORMAT = "codex"
+TYPES = {"session_meta", "turn_context", "response_item", "event_msg", "compacted"}
+
+
+def sniff(obj: object) -> bool:
+    return isinstance(obj, dict) and obj.get("type") in TYPES and "payload" in obj
+
+
+def _content_text(content) -> str:
+    if isinstance(content, str):
+        return content
+    out = []
+    for c in content or ():
+        if isinstance(c, dict):
+            out.append(c.get("text") or "")
+    return "\n".join(out)
+
+
+def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
+          skipped: list | None = None) -> Iterator[dict]:
+    session = "codex"
+    pending_calls: dict | None = None   # assistant record being built from consecutive calls
+    results: list[dict] = []
+    turn_no = 0
+
+    def flush():
+        nonlocal pending_calls, results, turn_no
+        if pending_calls is not None:
+            turn_no += 1
+            pending_calls["_turn"] = turn_no
+            yield pending_calls
+            for r in results:
+                r["_turn"] = turn_no
+                yield r
+        pending_calls, results = None, []
+
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+        if not isinstance(obj, dict) or "payload" not in obj:
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, "expected a Codex rollout line {timestamp, type, payload}")
+        typ, p, ts = obj.get("type"), obj.get("payload") or {}, obj.get("timestamp")
+        src = {"format": FORMAT, "file": source.name, "line": lineno}
+        rid = R.derive_id("cx", lineno, obj)
+        if typ == "session_meta":
+            session = str(p.get("id") or session)
+            if keep_meta:
+                yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                             meta={"type": typ, "cwd": p.get("cwd")})
+            continue
+        if typ == "response_item":
+            pt = p.get("type")
+            if pt == "function_call" or pt == "custom_tool_call" or pt == "local_shell_call":
+                if pending_calls is not None and results:
+                    yield from flush()
+                if pending_calls is None:
+                    pending_calls = R.make("message", id=rid, session=session, ts=ts, role="assistant",
+                                           content="", source=src)
+                    pending_calls["tool_calls"] = []
+                args = p.get("arguments", p.get("input", p.get("action", "")))
+                if not isinstance(args, str):
+                    args = json.dumps(args, ensure_ascii=False)
+                pending_calls["tool_calls"].append({
+                    "id": p.get("call_id") or p.get("id") or rid, "type": "function",
+                    "function": {"name": p.get("name") or pt, "arguments": args}})
+                continue
+            if pt in ("function_call_output", "custom_tool_call_output"):
+                out = p.get("output")
+                if isinstance(out, dict):
+                    out = out.get("content") or json.dumps(out, ensure_ascii=False)
+                rec = R.make("message", id=rid, session=session, ts=ts, role="tool",
+                             tool_call_id=p.get("call_id"), content=out if isinstance(out, str) else
+                             json.dumps(out, ensure_ascii=False), source=src)
+                ids = {c["id"] for c in (pending_calls or {}).get("tool_calls", [])}
+                if pending_calls is not None and rec["tool_call_id"] in ids:
+                    for c in pending_calls["tool_calls"]:
+                        if c["id"] == rec["tool_call_id"]:
+                            rec["name"] = c["function"]["name"]
+                    results.append(rec)
+                else:
+                    yield from flush()
+                    yield R.make("message", id=rid, session=session, ts=ts, role="user",
+                                 content=f"[tool result {rec.get('tool_call_id')}]\n{rec.get('content', '')}",
+                                 source=src, flags=["orphan_result"])
+                continue
+            yield from flush()
+            if pt == "message":
+                role = {"developer": "system"}.get(p.get("role"), p.get("role"))
+                if role not in R.ROLES:
+                    role = "user"
+                yield R.make("message", id=p.get("id") or rid, session=session, ts=ts, role=role,
+                             content=_content_text(p.get("content")), source=src)
+            elif pt == "reasoning":
+                summ = p.get("summary") or []
+                text = "\n".join(s.get("text", "") if isinstance(s, dict) else str(s) for s in summ)
+                if text.strip():
+                    yield R.make("message", id=p.get("id") or rid, session=session, ts=ts, role="assistant",
+                                 content=text, source=src, flags=["reasoning"])
+            elif keep_meta:
+                yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                             meta={"type": typ, "payload_type": pt})
+            continue
+        if typ == "event_msg" and p.get("type") == "token_count":
+            info = p.get("info") or {}
+            last = info.get("last_token_usage") or {}
+            if last:
+                yield from flush()
+                usage = {"input_tokens": last.get("input_tokens"), "output_tokens": last.get("output_tokens"),
+                         "cache_read_input_tokens": last.get("cached_input_tokens"),
+                         "context_window": info.get("model_context_window")}
+                yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                             flags=["usage"], usage={k: v for k, v in usage.items() if v is not None})
+            continue
+        if typ == "compacted":
+            yield from flush()
+            yield R.make("summary", id=rid, session=session, ts=ts, role="user",
+                         content=p.get("message") or "", source=src)
+            continue
+        if keep_meta:
+            yield from flush()
+            yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                         meta={"type": typ, "payload_type": p.get("type")})
+    yield from flush()

@@ -1,0 +1,120 @@
+"""Streaming JSONL in and out, with FILE:LINE errors.
+
+Readers are generators: constant memory on any input size. Writers flush
+after each line so a downstream stage sees records as they are made.
+"""
+from __future__ import annotations
+
+import io
+import json
+import sys
+from typing import IO, Iterable, Iterator
+
+from ..errors import InputError, PipeClosed
+
+
+class Source:
+    """A named text input (a file path or '-' for stdin) that can be peeked."""
+
+    def __init__(self, path: str | None = "-", stream: IO[str] | None = None):
+        self.path = path or "-"
+        self.name = "stdin" if self.path == "-" else self.path
+        self._stream = stream
+        self._peeked: list[str] = []
+        self._opened = False
+
+    def _open(self) -> IO[str]:
+        if self._stream is None:
+            if self.path == "-":
+                self._stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace") \
+                    if hasattr(sys.stdin, "buffer") else sys.stdin
+            else:
+                try:
+                    self._stream = open(self.path, "r", encoding="utf-8", errors="replace")
+                except FileNotFoundError:
+                    raise InputError(self.path, None, "no such file") from None
+                except IsADirectoryError:
+                    raise InputError(self.path, None, "is a directory, not a file") from None
+                except PermissionError:
+                    raise InputError(self.path, None, "permission denied") from None
+        self._opened = True
+        return self._stream
+
+    def peek_lines(self, n: int = 1) -> list[str]:
+        """Return up to n lines (including blank ones) without consuming them."""
+        stream = self._open()
+        while len(self._peeked) < n:
+            line = stream.readline()
+            if not line:
+                break
+            self._peeked.append(line)
+        return self._peeked[:n]
+
+    def first_nonblank(self, limit: int = 50) -> tuple[int, str] | None:
+        """(1-based line number, text) of the first non-blank line, peeking only."""
+        i = 0
+        while i < limit:
+            lines = self.peek_lines(i + 1)
+            if len(lines) <= i:
+                return None
+            if lines[i].strip():
+                return i + 1, lines[i]
+            i += 1
+        return None
+
+    def lines(self) -> Iterator[str]:
+        stream = self._open()
+        while self._peeked:
+            yield self._peeked.pop(0)
+        for line in stream:
+            yield line
+
+    def read_all(self) -> str:
+        return "".join(self.lines())
+
+    def close(self) -> None:
+        if self._stream is not None and self.path != "-":
+            self._stream.close()
+
+
+def iter_json_lines(source: Source, *, skip_invalid: bool = False,
+                    skipped: list | None = None) -> Iterator[tuple[int, object]]:
+    """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
+    for lineno, line in enumerate(source.lines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, f"invalid JSON: {e.msg} (column {e.colno})",
+                             hint="fix the line or pass --skip-invalid") from None
+        yield lineno, obj
+
+
+def dumps(rec: object) -> str:
+    return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+
+
+class Writer:
+    """Writes one JSON object per line and flushes each line."""
+
+    def __init__(self, stream: IO[str] | None = None):
+        self.stream = stream or sys.stdout
+        self.count = 0
+
+    def write(self, rec: object) -> None:
+        try:
+            self.stream.write(dumps(rec) + "\n")
+            self.stream.flush()
+        except BrokenPipeError:
+            raise PipeClosed() from None
+        self.count += 1
+
+    def write_all(self, recs: Iterable[object]) -> int:
+        for r in recs:
+            self.write(r)
+        return self.count

