@@ -64,7 +64,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     cfg = home.config
     tok = resolve_tokenizer(tokenizer, model)
     usage = Usage(budget=resolve_budget(budget, max_tokens, reserve_tokens),
-                  trigger_pct=cfg.get("compaction_trigger_pct"), hard_pct=cfg.get("max_context_pct"))
+                  trigger_pct=cfg.get("compaction_trigger_pct"), hard_pct=cfg.get("max_context_pct"),
+                  curation_pct=cfg.get("curation_trigger_pct"))
     if tools_file:
         usage.parts["tools"] = schema_tokens(tok, load_registry(tools_file))
     batch: list[dict] = []
@@ -109,7 +110,8 @@ def _table(d: dict) -> str:
     due = "yes" if d["compaction_due"] else "no"
     out.append(f"\nbudget {d['budget']} ({d['available']} available) · {d['records']} records in "
                f"{d['chunks']} chunks · tokenizer {d['tokenizer']}{'' if d['exact'] else ' (approximate)'}")
-    out.append(f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
+    out.append(f"curation at {d['curation_trigger_pct']:.0%}: due {'yes' if d['curation_due'] else 'no'} · "
+               f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
     if "reported_tokens" in d:
         err = d["count_error_pct"]

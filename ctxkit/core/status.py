@@ -28,6 +28,7 @@ class Usage:
     budget: int
     trigger_pct: float
     hard_pct: float
+    curation_pct: float = 0.40
     tools: int = 0
     parts: dict = field(default_factory=lambda: {"system": 0, "tools": 0, "messages": 0,
                                                  "summaries": 0, "stubs": 0})
@@ -75,6 +76,8 @@ class Usage:
             "pct_used": round(pct, 4),
             "compaction_trigger_pct": self.trigger_pct,
             "hard_limit_pct": self.hard_pct,
+            "curation_trigger_pct": self.curation_pct,
+            "curation_due": pct >= self.curation_pct,
             "compaction_due": pct >= self.trigger_pct,
             "over_hard_limit": pct >= self.hard_pct,
             "next_compaction_at": int(self.trigger_pct * self.budget),

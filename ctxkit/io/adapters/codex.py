@@ -43,6 +43,8 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
         if pending_calls is not None:
             turn_no += 1
             pending_calls["_turn"] = turn_no
+            if not pending_calls.get("tool_calls"):
+                pending_calls.pop("tool_calls", None)
             yield pending_calls
             for r in results:
                 r["_turn"] = turn_no
@@ -73,7 +75,7 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 if pending_calls is None:
                     pending_calls = R.make("message", id=rid, session=session, ts=ts, role="assistant",
                                            content="", source=src)
-                    pending_calls["tool_calls"] = []
+                pending_calls.setdefault("tool_calls", [])
                 args = p.get("arguments", p.get("input", p.get("action", "")))
                 if not isinstance(args, str):
                     args = json.dumps(args, ensure_ascii=False)
@@ -105,8 +107,12 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 role = {"developer": "system"}.get(p.get("role"), p.get("role"))
                 if role not in R.ROLES:
                     role = "user"
-                yield R.make("message", id=p.get("id") or rid, session=session, ts=ts, role=role,
+                rec = R.make("message", id=p.get("id") or rid, session=session, ts=ts, role=role,
                              content=_content_text(p.get("content")), source=src)
+                if role == "assistant":
+                    pending_calls = rec  # the calls that follow belong to this turn
+                else:
+                    yield rec
             elif pt == "reasoning":
                 summ = p.get("summary") or []
                 text = "\n".join(s.get("text", "") if isinstance(s, dict) else str(s) for s in summ)

