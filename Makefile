@@ -30,6 +30,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 bench: setup
+	$(BIN)/python -m pip install -q ttok
 	$(BIN)/python bench/run_all.py
 
 clean:

@@ -174,6 +174,56 @@ def default_gguf_path() -> str | None:
 _CACHE: dict[tuple, Tokenizer] = {}
 
 
+def resolve_name(name: str | None = None, model: str | None = None) -> tuple[str, bool]:
+    """(tokenizer name, exact?) without loading anything."""
+    if name in (None, "", "auto"):
+        if model and not model.endswith(".gguf"):
+            return encoding_for_model(model)
+        return "cl100k_base", True
+    if name not in BPE_URLS and name != "approx" and name != "gguf" and not name.startswith("gguf:"):
+        raise ConfigError(f"unknown tokenizer {name!r}",
+                          hint="choose one of: cl100k_base, o200k_base, approx, gguf[:PATH]")
+    return name, name != "approx"
+
+
+class LazyTokenizer(Tokenizer):
+    """Knows its name at once; loads the real tokenizer (BPE tables, a model) on first use.
+
+    Streams whose records already carry `tokens` from this tokenizer never pay the load.
+    """
+
+    def __init__(self, name: str | None = None, model: str | None = None):
+        self._args = (name, model)
+        self.name, self.exact = resolve_name(name, model)
+        self._tok: Tokenizer | None = None
+
+    @property
+    def real(self) -> Tokenizer:
+        if self._tok is None:
+            self._tok = get_tokenizer(*self._args)
+            self.name = self._tok.name
+        return self._tok
+
+    def count(self, text):
+        return self.real.count(text)
+
+    def count_batch(self, texts):
+        return self.real.count_batch(texts) if texts else []
+
+    def encode(self, text):
+        return self.real.encode(text)
+
+    def decode(self, ids):
+        return self.real.decode(ids)
+
+    def truncate(self, text, n):
+        return self.real.truncate(text, n)
+
+    @property
+    def enc(self):
+        return self.real.enc
+
+
 def get_tokenizer(name: str | None = None, model: str | None = None) -> Tokenizer:
     """Resolve a tokenizer: explicit name wins, then the model's encoding, then cl100k."""
     key = (name, model)
@@ -181,10 +231,7 @@ def get_tokenizer(name: str | None = None, model: str | None = None) -> Tokenize
         return _CACHE[key]
     exact = True
     if name in (None, "", "auto"):
-        if model:
-            name, exact = encoding_for_model(model)
-        else:
-            name = "cl100k_base"
+        name, exact = resolve_name(name, model)
     if name in BPE_URLS:
         tok: Tokenizer = TiktokenTokenizer(name, exact=exact)
     elif name == "approx":
@@ -220,36 +267,42 @@ def record_overhead(rec: dict) -> int:
     return 0 if rec.get("kind") == "event" else MESSAGE_OVERHEAD
 
 
-def count_records(tok: Tokenizer, recs: list[dict]) -> list[int]:
-    """Token counts for a batch of records (batched encoding under the hood)."""
+def count_records(tok: Tokenizer, recs: list[dict], reuse: bool = False) -> list[int]:
+    """Token counts for a batch of records (batched encoding under the hood).
+
+    With reuse, a record whose `tokens` came from this same tokenizer is not re-encoded.
+    """
     texts: list[str] = []
     owners: list[int] = []
+    counts = [record_overhead(r) for r in recs]
     for i, rec in enumerate(recs):
         if rec.get("kind") == "event":
+            continue
+        if reuse and rec.get("tokenizer") == tok.name and isinstance(rec.get("tokens"), int):
+            counts[i] = rec["tokens"]
             continue
         for t in record_texts(rec):
             texts.append(t)
             owners.append(i)
-    counts = [record_overhead(r) for r in recs]
     for i, n in zip(owners, tok.count_batch(texts)):
         counts[i] += n
     return counts
 
 
-def annotate(tok: Tokenizer, recs: Iterable[dict], batch: int = 512):
+def annotate(tok: Tokenizer, recs: Iterable[dict], batch: int = 512, reuse: bool = False):
     """Yield records with `tokens` and `tokenizer` set, batching the encoding."""
     buf: list[dict] = []
     for rec in recs:
         buf.append(rec)
         if len(buf) >= batch:
-            yield from _annotate_batch(tok, buf)
+            yield from _annotate_batch(tok, buf, reuse)
             buf = []
     if buf:
-        yield from _annotate_batch(tok, buf)
+        yield from _annotate_batch(tok, buf, reuse)
 
 
-def _annotate_batch(tok: Tokenizer, buf: list[dict]):
-    for rec, n in zip(buf, count_records(tok, buf)):
+def _annotate_batch(tok: Tokenizer, buf: list[dict], reuse: bool):
+    for rec, n in zip(buf, count_records(tok, buf, reuse=reuse)):
         rec["tokens"] = n
         rec["tokenizer"] = tok.name
         yield rec
@@ -257,3 +310,36 @@ def _annotate_batch(tok: Tokenizer, buf: list[dict]):
 
 def text_of(obj) -> str:
     return obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
+
+
+def total_tokens(tok: Tokenizer, recs: Iterable[dict], batch: int = 1024) -> tuple[int, int]:
+    """(total tokens, records) for a stream, encoding in worker threads while the
+    main thread parses the next batch (tiktoken releases the GIL while encoding)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, os.cpu_count() or 1)
+    with ThreadPoolExecutor(workers) as pool:
+        loading = pool.submit(lambda: getattr(tok, "real", tok))  # load BPE tables meanwhile
+
+        def work(texts: list[str]) -> int:
+            real = loading.result()
+            return sum(real.count_batch(texts)) if len(texts) < 64 or not hasattr(real, "enc") \
+                else sum(len(real.enc.encode_ordinary(t)) for t in texts)
+
+        futures = []
+        overhead = records = 0
+        texts: list[str] = []
+        for rec in recs:
+            records += 1
+            if rec.get("kind") == "event":
+                continue
+            overhead += MESSAGE_OVERHEAD
+            texts.extend(record_texts(rec))
+            if len(texts) >= batch:
+                futures.append(pool.submit(work, texts))
+                texts = []
+                if len(futures) > 4 * workers:  # bound memory: wait for the oldest
+                    overhead += futures.pop(0).result()
+        if texts:
+            futures.append(pool.submit(work, texts))
+        return overhead + sum(f.result() for f in futures), records

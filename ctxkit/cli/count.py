@@ -6,14 +6,11 @@ import sys
 
 import click
 
-from ..backends.tokenizers import annotate, count_records, get_tokenizer
+from ..backends.tokenizers import LazyTokenizer, annotate, total_tokens
 from ..errors import InputError, UsageProblem
 from ..io.adapters import detect
 from ..io.jsonl import Writer
 from .common import InputRecords, get_home, home_option, input_options
-
-BATCH = 2048
-
 
 def tokenizer_options(f):
     f = click.option("--model", "-m", metavar="NAME",
@@ -25,7 +22,7 @@ def tokenizer_options(f):
 
 def resolve_tokenizer(tokenizer: str | None, model: str | None):
     cfg = get_home().config
-    return get_tokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
+    return LazyTokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
 
 
 def _is_plain_text(inp: InputRecords, from_: str) -> bool:
@@ -94,17 +91,7 @@ def count(file, from_, skip_invalid, tokenizer, model, per_record, truncate_to, 
     if per_record:
         Writer().write_all(annotate(tok, inp))
         return
-    total = records = 0
-    batch: list[dict] = []
-    for rec in inp:
-        batch.append(rec)
-        if len(batch) >= BATCH:
-            total += sum(count_records(tok, batch))
-            records += len(batch)
-            batch = []
-    if batch:
-        total += sum(count_records(tok, batch))
-        records += len(batch)
+    total, records = total_tokens(tok, inp)
     _print_total(total, tok, records, as_json)
 
 

@@ -71,9 +71,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     batch: list[dict] = []
 
     def flush():
-        for rec, n in zip(batch, count_records(tok, batch)):
-            if rec.get("tokenizer") != tok.name or rec.get("tokens") is None:
-                rec["tokens"] = n
+        for rec, n in zip(batch, count_records(tok, batch, reuse=True)):
+            rec["tokens"] = n
             usage.add(rec)
         batch.clear()
 

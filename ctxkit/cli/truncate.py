@@ -34,7 +34,7 @@ def truncate(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, re
     tok = resolve_tokenizer(tokenizer, model)
     strategy = get_home().config.get("truncation_strategy", strategy)
     limit = resolve_budget(budget, max_tokens, reserve_tokens)
-    groups = list(iter_groups(annotate(tok, InputRecords(file, from_, skip_invalid))))
+    groups = list(iter_groups(annotate(tok, InputRecords(file, from_, skip_invalid), reuse=True)))
     keep = truncate_groups(groups, limit, strategy)
     out = Writer()
     kept_tokens = 0

@@ -1,0 +1,74 @@
+"""Shared helpers for the benchmarks: build big sessions from the corpus, time commands."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data"
+CORPUS = ROOT.parent / "shared" / "corpus"
+PY = sys.executable
+ENV = dict(os.environ, CTX_HOME=str(DATA / "home"), PYTHONPATH=str(ROOT))
+
+
+def corpus_records() -> list[dict]:
+    """Every corpus session imported to ctx records (the bundled example if shared/ is absent)."""
+    from ctxkit.io.adapters import open_records
+    from ctxkit.io.jsonl import Source
+
+    files = sorted(p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj")) \
+        if CORPUS.exists() else sorted((ROOT / "examples").glob("*.jsonl"))
+    out = []
+    for f in files:
+        out.extend(open_records(Source(str(f))))
+    return out
+
+
+def build_session(target_tokens: int | None = None, target_bytes: int | None = None, name: str = "s") -> Path:
+    """Repeat corpus sessions under fresh ids until the target size; cached in bench/data."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    key = f"{name}-{target_tokens or 0}-{target_bytes or 0}.jsonl"
+    path = DATA / key
+    if path.exists():
+        return path
+    from ctxkit.backends.tokenizers import annotate, get_tokenizer
+
+    base = list(annotate(get_tokenizer("cl100k_base"), [dict(r) for r in corpus_records()]))
+    tokens = size = 0
+    n = 0
+    with open(path, "w") as f:
+        while True:
+            sid = f"bench-{uuid.uuid4().hex[:8]}"
+            n += 1
+            for r in base:
+                r2 = dict(r, session=sid, id=f"{r.get('id')}-{n}", group=f"{r['group']}-{n}")
+                line = json.dumps(r2, ensure_ascii=False) + "\n"
+                f.write(line)
+                tokens += r.get("tokens") or 0
+                size += len(line.encode())
+                if (target_tokens and tokens >= target_tokens) or (target_bytes and size >= target_bytes):
+                    return path
+
+
+def timed(cmd: list[str], stdin=None, repeat: int = 1) -> float:
+    """Best wall time of `repeat` runs, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run(cmd, stdin=stdin if stdin is None else open(stdin), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, env=ENV, check=True)
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def peak_rss_mb(cmd: list[str]) -> float:
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if status != 0:
+        raise SystemExit(f"{cmd} failed with status {status}")
+    return usage.ru_maxrss / 1024

@@ -1,0 +1,17 @@
+"""Run every benchmark and print one JSON line per result (never run by the tests)."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+import bench_count  # noqa: E402
+import bench_memory  # noqa: E402
+import bench_startup  # noqa: E402
+import bench_ttok  # noqa: E402
+
+if __name__ == "__main__":
+    only = set(sys.argv[1:])
+    for mod in (bench_startup, bench_memory, bench_count, bench_ttok):
+        name = mod.__name__.replace("bench_", "")
+        if not only or name in only:
+            mod.main()
