@@ -12,19 +12,28 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml]'
 	@touch $(STAMP)
 
+CTX := CTX_HOME=$(DEMO_HOME) $(BIN)/ctx
+
 run: setup
-	@mkdir -p $(DEMO_HOME)
-	@echo "== ctx import $(DEMO)"
-	CTX_HOME=$(DEMO_HOME) $(BIN)/ctx import $(DEMO) > $(DEMO_HOME)/session.jsonl
-	@echo "== ctx count (o200k_base, as for gpt-4o)"
-	CTX_HOME=$(DEMO_HOME) $(BIN)/ctx count $(DEMO_HOME)/session.jsonl --model gpt-4o
-	@echo "== ctx truncate --budget 8000 --strategy middle_out | ctx count"
-	CTX_HOME=$(DEMO_HOME) $(BIN)/ctx truncate $(DEMO_HOME)/session.jsonl --budget 8000 --strategy middle_out | CTX_HOME=$(DEMO_HOME) $(BIN)/ctx count
-	@echo "== ctx status --budget 100000 --log"
-	CTX_HOME=$(DEMO_HOME) $(BIN)/ctx status $(DEMO_HOME)/session.jsonl --budget 100000 --log -t
+	@rm -rf $(DEMO_HOME) && mkdir -p $(DEMO_HOME)
+	@echo "== 1. import a real Claude Code session ($(DEMO))"
+	$(CTX) import $(DEMO) > $(DEMO_HOME)/session.jsonl
+	@echo "== 2. where the tokens go"
+	$(CTX) status $(DEMO_HOME)/session.jsonl --budget 20000 --log -t
+	@echo "== 3. score every chunk against the user's last request, drop the irrelevant ones to cold storage"
+	$(CTX) score $(DEMO_HOME)/session.jsonl --query-from last-user | $(CTX) drop > $(DEMO_HOME)/kept.jsonl
+	$(CTX) drops -t
+	@echo "== 4. after dropping"
+	$(CTX) status $(DEMO_HOME)/kept.jsonl --budget 20000 -t
+	@echo "== 5. find a dropped chunk again and splice it back"
+	$(CTX) cold-storage search "mix.exs" --limit 3 -t
+	$(CTX) recover --chunk-id "$$($(CTX) cold-storage search mix.exs --limit 1 --jq .chunk -r)" --into $(DEMO_HOME)/kept.jsonl
+	@echo "== 6. or cut to a hard budget, whole tool-call groups only"
+	$(CTX) truncate $(DEMO_HOME)/session.jsonl --budget 8000 --strategy middle_out | $(CTX) count
 
 test: setup
 	$(BIN)/python -m pytest

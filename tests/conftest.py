@@ -39,7 +39,7 @@ class Result:
     stderr: str
 
     def records(self):
-        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+        return [json.loads(line) for line in self.stdout.split("\n") if line.strip()]
 
     def json(self):
         return json.loads(self.stdout)

@@ -80,7 +80,14 @@ def output_options(f):
     return f
 
 
+def _set_raw(ctx, param, value):
+    ctx.meta["ctx.jq_raw"] = value
+    return value
+
+
 def jq_option(f):
+    f = click.option("-r", "--raw-output", is_flag=True, expose_value=False, callback=_set_raw,
+                     help="With --jq: print strings without JSON quotes (as jq -r).")(f)
     return click.option("--jq", "jq_expr", metavar="EXPR",
                         help="Filter each item through a jq expression (output as JSON lines).")(f)
 
@@ -91,9 +98,10 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
     if jq_expr:
+        raw = click.get_current_context().meta.get("ctx.jq_raw", False)
         w = sys.stdout
         for item in apply_jq(jq_expr, rows):
-            w.write(dumps(item) + "\n")
+            w.write((item if raw and isinstance(item, str) else dumps(item)) + "\n")
         w.flush()
         return
     if want_table(table, as_json):

@@ -21,6 +21,11 @@ COMMANDS = {
     "status": ("ctxkit.cli.status", "status", "Show context usage against the budget."),
     "truncate": ("ctxkit.cli.truncate", "truncate", "Cut records to a token budget, whole groups only."),
     "logs": ("ctxkit.cli.logs", "logs", "Show ctx's activity logs."),
+    "score": ("ctxkit.cli.score", "score", "Score every chunk's relevance to a query."),
+    "drop": ("ctxkit.cli.drop", "drop", "Move low-relevance chunks to cold storage, leaving stubs."),
+    "drops": ("ctxkit.cli.drop", "drops", "Show what was dropped, when and why."),
+    "cold-storage": ("ctxkit.cli.cold_storage", "cold_storage", "List, show, search, purge dropped chunks."),
+    "recover": ("ctxkit.cli.recover", "recover", "Bring dropped chunks back, by id or by query."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
 }

@@ -104,7 +104,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
 def _table(d: dict) -> str:
     rows = [{"part": k, "tokens": d[k], "share": f"{d[k] / d['budget']:.1%}"}
             for k in ("system", "tools", "messages", "summaries", "stubs")]
-    rows.append({"part": "total", "tokens": d["total"], "share": f"{d['pct_used']:.1%}"})
+    rows.append({"part": "total", "tokens": d["total"], "share": f"{d['total'] / d['budget']:.1%}"})
     out = [render_table(rows, ["part", "tokens", "share"])]
     due = "yes" if d["compaction_due"] else "no"
     out.append(f"\nbudget {d['budget']} ({d['available']} available) · {d['records']} records in "

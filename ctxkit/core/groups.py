@@ -14,7 +14,7 @@ def group_id(n: int) -> str:
 
 
 def assign_groups(records: Iterable[dict], start: int = 1) -> Iterator[dict]:
-    """Give every record a `group`, streaming.
+    """Give every message, summary and stub a `group`, streaming (events get none).
 
     Records that already carry a group keep it. Adapters may mark records of
     one turn with a private `_turn` key; consecutive records with the same
@@ -27,6 +27,9 @@ def assign_groups(records: Iterable[dict], start: int = 1) -> Iterator[dict]:
     pending: set[str] = set()
     for rec in records:
         turn = rec.pop("_turn", None)
+        if rec.get("kind") == "event":
+            yield rec  # bookkeeping belongs to no chunk and never splits one
+            continue
         if rec.get("group"):
             cur_group, cur_turn, pending = rec["group"], None, set()
             yield rec

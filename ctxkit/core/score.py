@@ -1,0 +1,128 @@
+"""Relevance scoring of chunks (pure; the similarity numbers come from a backend).
+
+score = similarity_weight * similarity
+      + recency_weight * exp(-age_hours / half_life_hours)
+      + importance_weight * importance
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Sequence
+
+from .. import records as R
+from .timeutil import parse_ts
+
+# Records without timestamps: each chunk counts as this many minutes older than the next one.
+POSITION_STEP_MINUTES = 10.0
+
+DECISION = re.compile(r"\b(decided|decision|we(?:'ll| will) use|let'?s (?:go with|use)|chose|choose to|"
+                      r"going with|instead of|settled on|agreed)\b", re.I)
+CODE = re.compile(r"```|`[^`\n]+`|\b[\w./-]+\.(?:py|js|ts|tsx|rs|go|java|rb|ex|exs|c|h|cpp|md|json|ya?ml|toml|sh)\b|"
+                  r"\bdef \w+|\bclass \w+|\bfunction \w+|\w+\(\)")
+REMEMBER = re.compile(r"\b(remember (?:this|that)|don'?t forget|keep in mind|note to self)\b", re.I)
+ERROR = re.compile(r"\b(error|exception|traceback|warning|failed|failure|panic|fatal)\b", re.I)
+
+ROLE_BASE = {"user": 0.8, "assistant": 0.5, "tool": 0.4, "system": 0.6}
+
+
+@dataclass(frozen=True)
+class Weights:
+    similarity: float = 0.6
+    recency: float = 0.2
+    importance: float = 0.1
+    half_life_hours: float = 6.0
+
+
+def record_importance(rec: dict) -> float:
+    """Seed 004's heuristics: role base, boosts for decisions, code, 'remember this', errors."""
+    fl = R.flags(rec)
+    if "important" in fl or "pinned" in fl:
+        return 1.0
+    text = rec.get("content") or ""
+    base = ROLE_BASE.get(rec.get("role") or "", 0.4)
+    if "thinking" in fl or "reasoning" in fl:
+        base = 0.3
+    boost = 0.0
+    if DECISION.search(text):
+        boost += 0.2
+    if CODE.search(text) or rec.get("tool_calls"):
+        boost += 0.1
+    if REMEMBER.search(text):
+        boost += 0.3
+    if "error" in fl or ERROR.search(text):
+        boost += 0.15
+    return round(min(1.0, base + boost), 4)
+
+
+def chunk_importance(group: Sequence[dict]) -> float:
+    return max((record_importance(r) for r in group), default=0.0)
+
+
+def chunk_text(group: Sequence[dict], limit: int = 8000) -> str:
+    """What a chunk is about: its text and tool calls (thinking left out), capped for embedding."""
+    parts = []
+    for r in group:
+        if "thinking" in R.flags(r):
+            continue
+        if r.get("content"):
+            parts.append(r["content"])
+        for c in r.get("tool_calls") or ():
+            parts.append(R.tool_call_text(c))
+    text = "\n".join(parts)
+    return text[:limit]
+
+
+def chunk_time(group: Sequence[dict]) -> datetime | None:
+    times = [t for t in (parse_ts(r.get("ts")) for r in group) if t is not None]
+    return max(times) if times else None
+
+
+def newest_time(records: Sequence[dict]) -> datetime | None:
+    times = [t for t in (parse_ts(r.get("ts")) for r in records if r.get("kind") != "event") if t is not None]
+    return max(times) if times else None
+
+
+def recency(age_hours: float, half_life_hours: float) -> float:
+    if half_life_hours <= 0:
+        return 0.0
+    return math.exp(-max(0.0, age_hours) / half_life_hours)
+
+
+def ages_hours(groups: Sequence[Sequence[dict]], now: datetime) -> list[float]:
+    """Age of each chunk: from its timestamps, else from its position (newest = 0)."""
+    n = len(groups)
+    out = []
+    for i, g in enumerate(groups):
+        t = chunk_time(g)
+        if t is not None:
+            out.append((now - t).total_seconds() / 3600)
+        else:
+            out.append((n - 1 - i) * POSITION_STEP_MINUTES / 60)
+    return out
+
+
+def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], now: datetime,
+                 w: Weights) -> None:
+    """Write `score` and `score_parts` on every record of every chunk (in place)."""
+    for g, sim, age in zip(groups, similarities, ages_hours(groups, now)):
+        parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
+                 "importance": chunk_importance(g)}
+        score = round(w.similarity * parts["similarity"] + w.recency * parts["recency"]
+                      + w.importance * parts["importance"], 4)
+        for r in g:
+            r["score"] = score
+            r["score_parts"] = dict(parts)
+
+
+def last_user_request(records: Sequence[dict]) -> str | None:
+    """The newest real user message (not a tool result, meta line or orphan)."""
+    for r in reversed(records):
+        if r.get("kind") == "message" and r.get("role") == "user" and (r.get("content") or "").strip():
+            fl = R.flags(r)
+            if "meta" in fl or "orphan_result" in fl or "demo" in fl:
+                continue
+            return r["content"]
+    return None

@@ -1,0 +1,257 @@
+"""Cold storage: one file per dropped chunk (the source of truth) plus a rebuildable index.
+
+cold-storage/{session}/{chunk_id}.jsonl holds one JSON line with seed 003's
+fields and the chunk's original records. cold-storage/index.sqlite (FTS5) is
+derived from the files and can always be rebuilt with `reindex`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Iterator
+
+from ..core.timeutil import iso, now, parse_ts
+from ..errors import InputError, UsageProblem
+from .atomic import atomic_write, locked
+
+SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS chunks (
+    session TEXT NOT NULL, chunk_id TEXT NOT NULL, path TEXT NOT NULL, ts TEXT, dropped_at TEXT,
+    tokens INTEGER, score REAL, reason TEXT, prompt TEXT, recoverable_until TEXT, gist TEXT,
+    text TEXT, hash TEXT, bytes INTEGER,
+    PRIMARY KEY (session, chunk_id)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(session UNINDEXED, chunk_id UNINDEXED, text);
+"""
+
+
+def check_id(value: str, what: str) -> str:
+    """Ids given on the command line: refuse anything that could leave the storage directory."""
+    if not value or "\x00" in value or "/" in value or "\\" in value or ".." in value or not SAFE.match(value):
+        raise UsageProblem(f"invalid {what} {value!r}: use letters, digits, '.', '_' and '-' only")
+    return value
+
+
+def safe_component(value: str) -> str:
+    """A path component for an id that came from data: the id itself when safe, else a hash."""
+    if value and SAFE.match(value) and ".." not in value:
+        return value
+    return "x-" + hashlib.sha256((value or "").encode()).hexdigest()[:16]
+
+
+def entry_text(entry: dict) -> str:
+    parts = []
+    for r in entry.get("records", []):
+        if r.get("content"):
+            parts.append(r["content"])
+        for c in r.get("tool_calls") or ():
+            fn = c.get("function") or {}
+            parts.append(f"{fn.get('name', '')} {fn.get('arguments', '')}")
+    return "\n".join(parts)
+
+
+class ColdStorage:
+    def __init__(self, root: str):
+        self.root = root
+        self.index_path = os.path.join(root, "index.sqlite")
+        self._db: sqlite3.Connection | None = None
+
+    # ---- files (source of truth) ----
+    def chunk_path(self, session: str, chunk_id: str) -> str:
+        return os.path.join(self.root, safe_component(session), safe_component(chunk_id) + ".jsonl")
+
+    def write(self, entry: dict) -> tuple[str, str]:
+        """Durably store one chunk (temp file + fsync + rename) and index it: (path, chunk_id).
+
+        If a different chunk already has this id in this session, the new one gets a
+        content-hash suffix; the same chunk written twice is a no-op (idempotent).
+        """
+        session, chunk = entry["session_id"], entry["chunk_id"]
+        path = self.chunk_path(session, chunk)
+        existing = self._read_file(path) if os.path.exists(path) else None
+        if existing is not None and existing.get("records") != entry["records"]:
+            h = hashlib.sha256(json.dumps(entry["records"], sort_keys=True).encode()).hexdigest()[:8]
+            entry = dict(entry, chunk_id=f"{chunk}-{h}")
+            path = self.chunk_path(session, entry["chunk_id"])
+            existing = self._read_file(path) if os.path.exists(path) else None
+        if existing is None:
+            atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n")
+        else:
+            entry = existing
+        self._index_add(entry, path)
+        return path, entry["chunk_id"]
+
+    def _read_file(self, path: str) -> dict:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as e:
+            raise InputError(path, e.lineno, f"corrupt cold-storage file: {e.msg}") from None
+
+    def iter_files(self) -> Iterator[tuple[str, dict]]:
+        if not os.path.isdir(self.root):
+            return
+        for sess in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if not sess.is_dir():
+                continue
+            for f in sorted(os.scandir(sess.path), key=lambda e: e.name):
+                if f.name.endswith(".jsonl") and not f.name.startswith("."):
+                    yield f.path, self._read_file(f.path)
+
+    # ---- index (derived) ----
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            os.makedirs(self.root, exist_ok=True)
+            fresh = not os.path.exists(self.index_path)
+            self._db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.executescript(SCHEMA)
+            if fresh and any(True for _ in self.iter_files()):
+                self.reindex()
+        return self._db
+
+    def _index_add(self, entry: dict, path: str) -> None:
+        text = entry_text(entry)
+        row = (entry["session_id"], entry["chunk_id"], path, entry.get("timestamp"), entry.get("dropped_at"),
+               entry.get("tokens"), entry.get("relevance_score"), entry.get("drop_reason"),
+               entry.get("prompt_at_drop"), entry.get("recoverable_until"), entry.get("gist"), text,
+               hashlib.sha256(text.encode()).hexdigest(), os.path.getsize(path) if os.path.exists(path) else 0)
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("DELETE FROM chunks_fts WHERE session=? AND chunk_id=?", row[:2])
+            db.execute("INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute("INSERT INTO chunks_fts VALUES (?,?,?)", (row[0], row[1], text))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+
+    def reindex(self) -> int:
+        """Rebuild the index from the files (the files are the truth)."""
+        with locked(self.index_path):
+            db = self._db or sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+            self._db = db
+            db.executescript(SCHEMA)
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("DELETE FROM chunks")
+            db.execute("DELETE FROM chunks_fts")
+            db.execute("COMMIT")
+            n = 0
+            for path, entry in self.iter_files():
+                self._index_add(entry, path)
+                n += 1
+            return n
+
+    def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
+        q = "SELECT session, chunk_id, tokens, score, reason, dropped_at, recoverable_until, gist, path, bytes " \
+            "FROM chunks"
+        args: list = []
+        if session:
+            q += " WHERE session=?"
+            args.append(session)
+        q += " ORDER BY dropped_at, session, chunk_id"
+        cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "path", "bytes"]
+        out = [dict(zip(cols, r)) for r in self.db.execute(q, args)]
+        if expired:
+            t = ref or now()
+            out = [r for r in out if (parse_ts(r["expires"]) or t) < t]
+        return out
+
+    def find(self, chunk_id: str, session: str | None = None) -> list[dict]:
+        q = "SELECT session, chunk_id, path FROM chunks WHERE chunk_id=?"
+        args = [chunk_id]
+        if session:
+            q += " AND session=?"
+            args.append(session)
+        found = [{"session": s, "chunk": c, "path": p} for s, c, p in self.db.execute(q, args)]
+        if not found:  # the index may lag the files: look on disk too
+            sessions = [session] if session else [e.name for e in os.scandir(self.root) if e.is_dir()] \
+                if os.path.isdir(self.root) else []
+            for s in sessions:
+                p = os.path.join(self.root, safe_component(s), safe_component(chunk_id) + ".jsonl")
+                if os.path.exists(p):
+                    e = self._read_file(p)
+                    found.append({"session": e["session_id"], "chunk": e["chunk_id"], "path": p})
+        return found
+
+    def load(self, path: str) -> dict:
+        return self._read_file(path)
+
+    def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
+        """(session, chunk_id, gist, text, bm25) for keyword matches, best first."""
+        from ..core.bm25 import tokenize
+
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms:
+            return []
+        match = " OR ".join('"' + t.replace('"', '') + '"' for t in terms)
+        q = ("SELECT f.session, f.chunk_id, c.gist, c.text, bm25(chunks_fts) AS rank FROM chunks_fts f "
+             "JOIN chunks c ON c.session=f.session AND c.chunk_id=f.chunk_id WHERE chunks_fts MATCH ?")
+        args: list = [match]
+        if session:
+            q += " AND f.session=?"
+            args.append(session)
+        q += " ORDER BY rank LIMIT ?"
+        args.append(limit)
+        return list(self.db.execute(q, args))
+
+    def all_texts(self, session: str | None = None) -> list[tuple]:
+        q = "SELECT session, chunk_id, gist, text FROM chunks"
+        args = []
+        if session:
+            q += " WHERE session=?"
+            args.append(session)
+        return list(self.db.execute(q, args))
+
+    def count(self) -> int:
+        return self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+
+    def delete(self, session: str, chunk_id: str, path: str) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+        d = os.path.dirname(path)
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        db.execute("DELETE FROM chunks WHERE session=? AND chunk_id=?", (session, chunk_id))
+        db.execute("DELETE FROM chunks_fts WHERE session=? AND chunk_id=?", (session, chunk_id))
+        db.execute("COMMIT")
+
+    def stats(self) -> list[dict]:
+        q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM chunks "
+             "GROUP BY session ORDER BY session")
+        return [{"session": s, "chunks": n, "tokens": t or 0, "bytes": b or 0, "first_drop": f, "last_drop": l}
+                for s, n, t, b, f, l in self.db.execute(q)]
+
+
+def new_entry(session: str, chunk_id: str, records: list[dict], tokens: int, reason: str, score,
+              prompt: str | None, days: int, gist: str, when: datetime | None = None) -> dict:
+    t = when or now()
+    ts = [r.get("ts") for r in records if r.get("ts")]
+    return {
+        "chunk_id": chunk_id,
+        "session_id": session,
+        "timestamp": max(ts) if ts else iso(t),
+        "dropped_at": iso(t),
+        "records": records,
+        "tokens": tokens,
+        "drop_reason": reason,
+        "relevance_score": score,
+        "prompt_at_drop": prompt,
+        "recoverable_until": iso(t + timedelta(days=days)),
+        "gist": gist,
+    }
