@@ -28,7 +28,7 @@ def texts_10k() -> list[str]:
     out, k = [], 0
     while len(out) < 10_000:
         for t in base:
-            out.append(f"[{k}] {t[:1500]}")  # unique texts, so nothing is shared in the cache
+            out.append(f"[{k}] {t[:400]}")  # unique texts, so nothing is shared in the cache
             k += 1
     return out[:10_000]
 

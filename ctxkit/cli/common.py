@@ -116,3 +116,21 @@ def pass_home(f):
     def wrapper(*args, **kwargs):
         return f(get_home(), *args, **kwargs)
     return home_option(wrapper)
+
+
+def _set_workspace(ctx, param, value):
+    if value:
+        ctx.find_root().meta["ctx.workspace"] = value
+    return value
+
+
+workspace_option = click.option("--workspace", metavar="DIR", expose_value=False, callback=_set_workspace,
+                                help="Workspace holding CONTEXT.md (default: $CTX_WORKSPACE, ./.ctx/, "
+                                     "or $CTX_HOME/workspace).")
+
+
+def get_workspace() -> str:
+    from ..sources.workspace import resolve_workspace
+
+    ctx = click.get_current_context()
+    return resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home().workspace_dir)

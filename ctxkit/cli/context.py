@@ -1,0 +1,122 @@
+"""ctx context show|update|path: the CONTEXT.md working-state document."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from ..core.context_md import Item, merge_items, render
+from ..sources.workspace import ContextFile
+from .common import get_workspace, home_option, workspace_option
+
+
+@click.group("context")
+def context():
+    """Read and update CONTEXT.md, the one working-state document.
+
+    \b
+    Examples:
+      ctx context show
+      ctx context update --focus "JWT refresh" --add-decision "Use RS256" --why "key rotation"
+    """
+
+
+@context.command("show")
+@click.option("--json", "as_json", is_flag=True, help="The structured view: version, task, sections.")
+@workspace_option
+@home_option
+def show(as_json):
+    """Print CONTEXT.md (as markdown, or --json).
+
+    \b
+    Examples:
+      ctx context show
+      ctx context show --json | jq '.sections.Files'
+    """
+    cf = ContextFile(get_workspace())
+    ctx = cf.read()
+    if as_json:
+        click.echo(json.dumps({"path": cf.path, **ctx.as_dict()}))
+    elif cf.exists():
+        click.echo(render(ctx), nl=False)
+    else:
+        click.echo(f"ctx: no CONTEXT.md yet at {cf.path} (ctx compact or ctx context update writes one)", err=True)
+
+
+@context.command("path")
+@workspace_option
+@home_option
+def path():
+    """Print the path of CONTEXT.md.
+
+    \b
+    Example:
+      $EDITOR "$(ctx context path)"
+    """
+    click.echo(ContextFile(get_workspace()).path)
+
+
+def _now_item(items: list[Item], label: str, value: str) -> list[Item]:
+    rest = [i for i in items if not i.text.lower().startswith(label.lower() + ":")]
+    return [Item(text=f"{label}: {value}")] + rest if value else rest
+
+
+@context.command("update")
+@click.option("--focus", metavar="TEXT", help="Now → Focus.")
+@click.option("--task", metavar="TEXT", help="The Task sentence (and Now → Task).")
+@click.option("--blocked", metavar="TEXT", help="Now → Blocked.")
+@click.option("--add-decision", "decisions", multiple=True, metavar="TEXT", help="Append to Decisions.")
+@click.option("--why", metavar="TEXT", help="Rationale for the decision(s) added.")
+@click.option("--add-fact", "facts", multiple=True, metavar="TEXT", help="Append to Facts.")
+@click.option("--add-pending", "pending", multiple=True, metavar="TEXT", help="Append an open item to Pending.")
+@click.option("--done", "done", multiple=True, metavar="TEXT", help="Tick the Pending item with this text.")
+@click.option("--add-error", "errors", multiple=True, metavar="TEXT", help="Append to Errors.")
+@click.option("--add-recent", "recent", multiple=True, metavar="TEXT", help="Append to Recent (max 5).")
+@click.option("--agent", metavar="NAME", help="Who made the change (kept on decisions).")
+@click.option("--if-version", type=int, metavar="N", help="Only if CONTEXT.md is still at version N; exit 4 otherwise.")
+@click.option("--json", "as_json", is_flag=True, help="Print the new structured state.")
+@workspace_option
+@home_option
+def update(focus, task, blocked, decisions, why, facts, pending, done, errors, recent, agent, if_version, as_json):
+    """Change CONTEXT.md under a lock and bump its version (safe with many writers).
+
+    \b
+    Examples:
+      ctx context update --focus "refresh tokens" --add-pending "test the refresh flow"
+      v=$(ctx context show --json | jq .version); ctx context update --if-version "$v" --done "test the refresh flow"
+    """
+    def change(ctx):
+        now = ctx.items("Now")
+        if focus is not None:
+            now = _now_item(now, "Focus", focus)
+        if task is not None:
+            ctx.task = task
+            now = _now_item(now, "Task", task)
+        if blocked is not None:
+            now = _now_item(now, "Blocked", blocked)
+        if now:
+            order = {"focus": 0, "task": 1, "blocked": 2}
+            now.sort(key=lambda i: order.get(i.text.split(":", 1)[0].lower(), 3))
+            ctx.sections["Now"] = now
+        if decisions:
+            ctx.sections["Decisions"] = merge_items(ctx.items("Decisions"),
+                                                    [Item(text=d, why=why, by=agent) for d in decisions])
+        if facts:
+            ctx.sections["Facts"] = merge_items(ctx.items("Facts"), [Item(text=f) for f in facts])
+        if pending:
+            ctx.sections["Pending"] = merge_items(ctx.items("Pending"), [Item(text=p, done=False) for p in pending])
+        for d in done:
+            for item in ctx.items("Pending"):
+                if item.text == d or item.key() == Item(text=d).key():
+                    item.done = True
+        if errors:
+            ctx.sections["Errors"] = merge_items(ctx.items("Errors"), [Item(text=e) for e in errors])
+        if recent:
+            ctx.sections["Recent"] = merge_items(ctx.items("Recent"), [Item(text=r) for r in recent], cap=5)
+        return ctx
+
+    new = ContextFile(get_workspace()).update(change, if_version)
+    if as_json:
+        click.echo(json.dumps(new.as_dict()))
+    else:
+        click.echo(f"ctx: CONTEXT.md is at version {new.version}", err=True)

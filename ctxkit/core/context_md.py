@@ -1,0 +1,251 @@
+"""CONTEXT.md: one working-state document with a fixed grammar (pure parse / render / merge).
+
+    <!-- ctx:context v1 version=N updated=ISO [session=S through=ID] -->
+    # Context
+
+    ## Task
+    One sentence.
+
+    ## Decisions
+    - Use RS256 — why: distributed verification (by agent-a)
+
+    ## Pending
+    - [ ] test the refresh flow
+    - [x] write the migration
+
+    ## Files
+    - `auth/jwt.py` — modified
+
+Sections are `## Name`; items are `- text`, with `- [ ]` / `- [x]` for checkable
+items and `— why: …` for rationale. Indented lines continue the item above.
+Unknown sections are kept as they are. Anything else is an error naming the line.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+MARKER = re.compile(r"^<!--\s*ctx:context\s+v(\d+)(.*?)-->\s*$")
+KV = re.compile(r"(\w+)=(\S+)")
+HEADING = re.compile(r"^##\s+(.+?)\s*$")
+ITEM = re.compile(r"^[-*]\s+(?:\[( |x|X)\]\s+)?(.*)$")
+WHY = re.compile(r"\s+—\s+why:\s+(.*)$")
+BY = re.compile(r"\s+\(by ([^()]+)\)$")
+
+# Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
+# context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
+ORDER = ["Now", "Time", "Task", "Goals", "Decisions", "Constraints", "Facts", "Pending", "Errors", "Files",
+         "Key entities", "Recent", "External"]
+FREE_TEXT = {"Task"}
+CHECKABLE = {"Pending", "Goals"}
+MAX_ITEMS = 10
+MAX_ITEMS_BY_SECTION = {"Files": 50, "Key entities": 30}
+
+
+class ContextFormatError(ValueError):
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+@dataclass
+class Item:
+    text: str
+    done: bool | None = None      # None: not a checkbox item
+    why: str | None = None
+    by: str | None = None
+
+    def key(self) -> str:
+        return normalize(self.text)
+
+    def render(self) -> str:
+        box = "" if self.done is None else ("[x] " if self.done else "[ ] ")
+        why = f" — why: {self.why}" if self.why else ""
+        by = f" (by {self.by})" if self.by else ""
+        return f"- {box}{self.text}{why}{by}"
+
+    def as_dict(self) -> dict:
+        d: dict = {"text": self.text}
+        if self.done is not None:
+            d["done"] = self.done
+        if self.why:
+            d["why"] = self.why
+        if self.by:
+            d["by"] = self.by
+        return d
+
+
+@dataclass
+class Context:
+    version: int = 0
+    updated: str | None = None
+    state: dict = field(default_factory=dict)       # e.g. session, through
+    task: str = ""
+    sections: dict = field(default_factory=dict)    # name -> list[Item]
+
+    def items(self, name: str) -> list[Item]:
+        return self.sections.setdefault(name, [])
+
+    def as_dict(self) -> dict:
+        out: dict = {"version": self.version, "updated": self.updated, **({"state": self.state} if self.state else {})}
+        out["task"] = self.task
+        out["sections"] = {k: [i.as_dict() for i in v] for k, v in self.sections.items()}
+        return out
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"[^a-z0-9./_-]+", " ", text.lower()).strip()
+
+
+def parse(text: str) -> Context:
+    ctx = Context()
+    current: str | None = None
+    free: list[str] = []
+    last_item: Item | None = None
+    for n, raw in enumerate(text.split("\n"), 1):
+        line = raw.rstrip()
+        m = MARKER.match(line)
+        if m:
+            if m.group(1) != "1":
+                raise ContextFormatError(n, f"unsupported CONTEXT.md version v{m.group(1)}")
+            for k, v in KV.findall(m.group(2)):
+                if k == "version":
+                    ctx.version = int(v) if v.isdigit() else 0
+                elif k == "updated":
+                    ctx.updated = v
+                else:
+                    ctx.state[k] = v
+            continue
+        if not line.strip():
+            last_item = None if current not in FREE_TEXT else last_item
+            continue
+        if line.startswith("# ") and current is None:
+            continue  # the document title
+        h = HEADING.match(line)
+        if h:
+            if current in FREE_TEXT:
+                ctx.task = " ".join(free).strip()
+            current, free, last_item = h.group(1), [], None
+            if current not in FREE_TEXT:
+                ctx.sections.setdefault(current, [])
+            continue
+        if current is None:
+            raise ContextFormatError(n, "text before the first '## Section' heading")
+        if current in FREE_TEXT:
+            free.append(line.strip())
+            continue
+        im = ITEM.match(line)
+        if im:
+            body = im.group(2).strip()
+            item = Item(text=body)
+            if im.group(1) is not None:
+                item.done = im.group(1).lower() == "x"
+            bm = BY.search(item.text)
+            if bm:
+                item.by, item.text = bm.group(1), item.text[: bm.start()]
+            wm = WHY.search(item.text)
+            if wm:
+                item.why, item.text = wm.group(1).strip(), item.text[: wm.start()].strip()
+            ctx.sections[current].append(item)
+            last_item = item
+            continue
+        if raw.startswith(("  ", "\t")) and last_item is not None:
+            last_item.text += " " + line.strip()
+            continue
+        raise ContextFormatError(n, f"expected '- item' in section '{current}', got: {line.strip()[:60]}")
+    if current in FREE_TEXT:
+        ctx.task = " ".join(free).strip()
+    return ctx
+
+
+def render(ctx: Context) -> str:
+    marker = f"<!-- ctx:context v1 version={ctx.version}"
+    if ctx.updated:
+        marker += f" updated={ctx.updated}"
+    for k, v in sorted(ctx.state.items()):
+        marker += f" {k}={v}"
+    lines = [marker + " -->", "# Context", ""]
+    names = [n for n in ORDER if n in ctx.sections or (n == "Task" and ctx.task)]
+    names += [n for n in ctx.sections if n not in ORDER]
+    for name in names:
+        lines.append(f"## {name}")
+        if name in FREE_TEXT:
+            lines.append(ctx.task)
+        else:
+            lines.extend(i.render() for i in ctx.sections.get(name, []))
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+RESOLVED = re.compile(r"\b(resolved|fixed|solved|works now|passing|passes)\b", re.I)
+
+
+def merge_items(old: list[Item], new: list[Item], cap: int = MAX_ITEMS) -> list[Item]:
+    """Deduplicated by normalized text; a newer item with the same key replaces the older
+    one (newer wins) and moves to the end; the newest `cap` items are kept."""
+    out: dict[str, Item] = {}
+    for it in list(old) + list(new):
+        k = it.key()
+        if not k:
+            continue
+        out.pop(k, None)
+        out[k] = it
+    items = list(out.values())
+    return items[-cap:] if cap else items
+
+
+def _terms(text: str) -> set[str]:
+    return {t for t in re.findall(r"[a-z0-9_./-]{4,}", text.lower())}
+
+
+def merge(base: Context, new: Context) -> Context:
+    """Anchored merge: the existing document plus a newer extraction, section by section."""
+    out = Context(version=base.version, updated=base.updated, state=dict(base.state), task=base.task,
+                  sections={k: list(v) for k, v in base.sections.items()})
+    if new.task:
+        out.task = new.task
+    for name, items in new.sections.items():
+        cap = MAX_ITEMS_BY_SECTION.get(name, MAX_ITEMS)
+        if name == "Files":
+            out.sections[name] = merge_files(out.sections.get(name, []), items, cap)
+        else:
+            out.sections[name] = merge_items(out.sections.get(name, []), items, cap)
+    # Resolved errors leave Pending: a pending item sharing terms with a resolved error is done.
+    resolved = [e for e in out.sections.get("Errors", []) if RESOLVED.search(e.text)]
+    if resolved and out.sections.get("Pending"):
+        keep = []
+        for p in out.sections["Pending"]:
+            pt = _terms(p.text)
+            if p.done is not True and any(len(pt & _terms(e.text)) >= 2 for e in resolved):
+                continue
+            keep.append(p)
+        out.sections["Pending"] = keep
+    return out
+
+
+FILE_ITEM = re.compile(r"^`(.+?)`\s+—\s+(\w+)$")
+
+
+def file_items(trail: dict) -> list[Item]:
+    return [Item(text=f"`{path}` — {action}") for path, action in trail.items()]
+
+
+def files_of(items: list[Item]) -> dict:
+    out = {}
+    for it in items:
+        m = FILE_ITEM.match(it.text)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def merge_files(old: list[Item], new: list[Item], cap: int) -> list[Item]:
+    """By path, the last action wins and moves the path to the end (most recent last)."""
+    from .artifacts import combine
+
+    trail = files_of(old)
+    for path, action in files_of(new).items():
+        trail[path] = combine(trail.pop(path, None), action)
+    items = file_items(trail)
+    return items[-cap:]

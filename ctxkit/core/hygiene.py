@@ -1,0 +1,63 @@
+"""Summary hygiene (pure): strip thinking and chat-template tokens, reject meta-commentary,
+and check that every path, number and identifier a model wrote occurs in the source."""
+from __future__ import annotations
+
+import re
+
+THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>", re.S | re.I)
+THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
+THINK_CLOSE_ONLY = re.compile(r"^.*?</(think|thinking|reasoning)>", re.S | re.I)
+TEMPLATE = re.compile(r"<\|[^|>]{1,40}\|>|</?s>|\[/?INST\]|<<SYS>>|<</SYS>>|<start_of_turn>|<end_of_turn>")
+META = re.compile(r"^\s*(i should|i will|i'll|i need to|i think|i'm going to|let me|let's see|the user wants|"
+                  r"the user is asking|the user asked|okay[,.]|ok[,.]|sure[,.]|as an ai|here is|here's|"
+                  r"in this conversation|this summary|i can|i would|we should prompt|note:)", re.I)
+
+PATH = re.compile(r"(?:[\w.~-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|ex|exs|heex|c|h|cpp|md|json|"
+                  r"ya?ml|toml|sh|txt|cfg|ini|lock|sql|html|css)\b")
+NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
+BACKTICK = re.compile(r"`([^`\n]+)`")
+IDENT = re.compile(r"\b(?:[a-z]+_[a-z0-9_]+|[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]+|"
+                   r"[A-Za-z_]\w*\.[A-Za-z_]\w*(?:\.\w+)*|[A-Za-z_]\w*\(\))")
+
+
+def strip_thinking(text: str) -> str:
+    """Remove <think>…</think> blocks; an unclosed opening tag drops the rest; a stray
+    closing tag drops what came before it (the model's hidden reasoning)."""
+    text = THINK_BLOCK.sub("", text)
+    m = THINK_OPEN.search(text)
+    if m:
+        text = text[: m.start()]
+    if re.search(r"</(think|thinking|reasoning)>", text, re.I):
+        text = THINK_CLOSE_ONLY.sub("", text)
+    return text
+
+
+def clean(text: str) -> str:
+    return TEMPLATE.sub("", strip_thinking(text)).strip()
+
+
+def is_meta(bullet: str) -> bool:
+    b = re.sub(r"^\s*(now|so|first|next|then|alright|great|good|perfect)[,.!:]?\s+", "", bullet, flags=re.I)
+    return bool(META.match(bullet) or META.match(b))
+
+
+def claims(bullet: str) -> set[str]:
+    """The checkable atoms of a bullet: paths, numbers, identifiers, backticked terms."""
+    out = set()
+    for m in BACKTICK.finditer(bullet):
+        out.add(m.group(1).strip())
+    for rx in (PATH, IDENT):
+        out.update(m.group(0) for m in rx.finditer(bullet))
+    for m in NUMBER.finditer(bullet):
+        if len(m.group(0)) > 1 or True:
+            out.add(m.group(0))
+    return {c for c in out if c}
+
+
+def unsupported(bullet: str, source: str) -> list[str]:
+    """Atoms of `bullet` that do not occur in `source` (empty: the bullet is faithful)."""
+    return sorted(c for c in claims(bullet) if c not in source)
+
+
+def faithful(bullet: str, source: str) -> bool:
+    return not unsupported(bullet, source)
