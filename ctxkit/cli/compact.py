@@ -75,6 +75,10 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
                                summarizer, model_path, force, dry_run)
     records = list(InputRecords(file, from_, skip_invalid))
     rep = run_compaction(records, tok, opts, home, get_workspace())
+    if not dry_run:
+        from ..store import sessions
+
+        sessions.touch(home, records, file)
     if dry_run:
         _dry_run_report(rep, as_json)
         return

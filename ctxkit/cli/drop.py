@@ -110,6 +110,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
             summarized += 1
         out.write_all(g)
         after += tokens
+    from ..store import sessions
+
+    sessions.touch(home, records, file)
     logs.append(home, "compaction", {
         "event": "relevance_drop", "trigger": "manual", "tokens_before": before, "tokens_after": after,
         "chunks_dropped": dropped, "chunks_summarized": summarized, "chunks_total": len(groups),

@@ -29,6 +29,13 @@ COMMANDS = {
     "compact": ("ctxkit.cli.compact", "compact", "Summarize the older span into CONTEXT.md and a summary record."),
     "context": ("ctxkit.cli.context", "context", "Show and update CONTEXT.md, the working-state document."),
     "eval": ("ctxkit.cli.eval_cmd", "eval_cmd", "Probe what a compacted stream kept, and its compression."),
+    "prompt": ("ctxkit.cli.prompt", "prompt", "Build a lean, layered, cache-friendly system prompt."),
+    "tools": ("ctxkit.cli.tools_cmd", "tools", "List tool names; show one tool's schema on demand."),
+    "memory": ("ctxkit.cli.memory", "memory", "Search MEMORY.md and observations for relevant snippets."),
+    "time": ("ctxkit.cli.time_cmd", "time_cmd", "Now, the last interaction, and what the gap means."),
+    "external": ("ctxkit.cli.external", "external", "Git changes and outside edits since the last session."),
+    "dedupe": ("ctxkit.cli.dedupe", "dedupe", "Find duplicated passages across workspace files."),
+    "session": ("ctxkit.cli.session", "session", "List, show and restore sessions."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
 }

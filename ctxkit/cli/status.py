@@ -76,11 +76,21 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             usage.add(rec)
         batch.clear()
 
+    seen_for_index: list[dict] = []
     for rec in InputRecords(file, from_, skip_invalid):
         batch.append(rec)
+        if log_it:
+            slim = {k: rec.get(k) for k in ("session", "ts", "role", "kind", "flags")}
+            if rec.get("role") == "user":
+                slim["content"] = (rec.get("content") or "")[:100]
+            seen_for_index.append(slim)
         if len(batch) >= BATCH:
             flush()
     flush()
+    if log_it:
+        from ..store import sessions
+
+        sessions.touch(home, seen_for_index, file)
     d = usage.as_dict()
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact

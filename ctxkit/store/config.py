@@ -54,6 +54,10 @@ KNOBS: dict[str, Knob] = {
     "openai_base_url": Knob(str, "http://127.0.0.1:8080/v1", "OpenAI-compatible endpoint for --summarizer openai"),
     "openai_model": Knob(str, "", "model name sent to that endpoint"),
     "openai_api_key_env": Knob(str, "OPENAI_API_KEY", "environment variable holding the endpoint's API key"),
+    # prompt
+    "tools_registry": Knob(str, "", "tool-schema registry file (default: the workspace's tools.json/yaml)"),
+    "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build"),
+    "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
     # logging
     "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),
     "log_compaction": Knob(bool, True, "append compaction events to compaction.jsonl"),

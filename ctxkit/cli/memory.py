@@ -1,0 +1,61 @@
+"""ctx memory search: semantic search over MEMORY.md and observations."""
+from __future__ import annotations
+
+import click
+
+from ..sources.memory import search
+from ..store import logs
+from .common import emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .count import resolve_tokenizer
+
+
+def memory_search(query: str, k: int, min_score: float, embedder_name: str | None, log: bool = True):
+    from .score import make_embedder
+
+    home = get_home()
+    name = home.config.get("embedder", embedder_name)
+    ws = get_workspace()
+    emb = make_embedder(home, name, 0)
+    hits, total = search(ws, query, k, min_score, emb)
+    if log:
+        tok = resolve_tokenizer(None, None)
+        from ..sources.memory import snippets
+
+        all_tokens = sum(tok.count(s["snippet"]) for s in snippets(ws))
+        hit_tokens = sum(tok.count(h["snippet"]) for h in hits)
+        logs.append(home, "curation", {"event": "memory_search", "query": query, "hits_found": len(hits),
+                                       "total_hits_before_curation": total,
+                                       "token_savings": all_tokens - hit_tokens, "embedder": name})
+    return hits
+
+
+@click.group("memory")
+def memory():
+    """Long-term memory: MEMORY.md bullets and observations/*.md, retrieved on demand.
+
+    \b
+    Example:
+      ctx memory search "LoRA training" --k 5
+    """
+
+
+@memory.command("search")
+@click.argument("query")
+@click.option("--k", type=click.IntRange(min=1), default=5, show_default=True, help="How many snippets.")
+@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True, help="Least score.")
+@click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
+@jq_option
+@output_options
+@workspace_option
+@home_option
+def search_cmd(query, k, min_score, embedder, jq_expr, table, as_json, table_fmt):
+    """Snippets relevant to QUERY with their source file:line and score.
+
+    \b
+    Examples:
+      ctx memory search "LoRA training" --k 5 -t
+      ctx memory search "deploy" --embedder keyword --jq .snippet -r
+    """
+    hits = memory_search(query, k, min_score, embedder)
+    emit_listing(hits, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
+                 columns=["score", "source", "snippet"])

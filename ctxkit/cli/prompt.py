@@ -1,0 +1,137 @@
+"""ctx prompt build: a lean, layered, cache-friendly system prompt."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..backends.tokenizers import annotate
+from ..core.groups import iter_groups
+from ..core.truncate import truncate_groups
+from ..errors import CtxError
+from ..io.adapters import open_records
+from ..io.jsonl import Source
+from ..services.prompt import build
+from .common import emit_listing, get_home, get_workspace, home_option, workspace_option
+from .count import resolve_tokenizer
+
+
+def to_message(r: dict) -> dict | None:
+    """A ctx record as an OpenAI chat message (events and thinking are not sent)."""
+    if r.get("kind") == "event" or {"thinking", "reasoning"} & set(r.get("flags") or ()):
+        return None
+    role = r.get("role") or "user"
+    if r.get("kind") in ("summary", "stub") and role not in ("system", "user"):
+        role = "user"
+    m: dict = {"role": role, "content": r.get("content") or ""}
+    if r.get("tool_calls"):
+        m["tool_calls"] = r["tool_calls"]
+        if not m["content"]:
+            m["content"] = None
+    if role == "tool":
+        m["tool_call_id"] = r.get("tool_call_id")
+        if r.get("name"):
+            m["name"] = r["name"]
+    return m
+
+
+@click.group("prompt")
+def prompt():
+    """Assemble the system prompt (and a ready-to-POST messages array).
+
+    \b
+    Examples:
+      ctx prompt build --budget 2000
+      ctx prompt build --query "LoRA training" --format messages --records kept.jsonl > request.json
+    """
+
+
+@prompt.command("build")
+@click.option("--query", "-q", metavar="TEXT", help="Add a Relevant Memory section for this query.")
+@click.option("--budget", type=click.IntRange(min=1), metavar="N", help="Token budget of the system prompt "
+              "(config: prompt_budget, 2000).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "messages"]), default="text", show_default=True,
+              help="text, json (sections with sources and tokens), or an OpenAI messages array.")
+@click.option("--records", "records_file", metavar="FILE", help="With --format messages: the conversation to append "
+              "(as much of the newest as fits --history-budget).")
+@click.option("--history-budget", type=click.IntRange(min=1), metavar="N",
+              help="Tokens for --records (default: max_tokens - reserve_tokens - the prompt).")
+@click.option("--git/--no-git", "with_git", default=False, help="Add git changes since the last session.")
+@click.option("--explain", is_flag=True, help="Instead of the prompt: tokens per section, sources, what was "
+              "left out and why.")
+@click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="For --query (config: embedder).")
+@workspace_option
+@home_option
+def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder):
+    """Build a lean system prompt: identity, tool names, CONTEXT.md, memory on demand, time.
+
+    Static part first (byte-identical while its files are unchanged, so provider prompt
+    caches stay valid), dynamic part last. What does not fit is dropped or cut at a
+    paragraph boundary and reported by --explain; CONTEXT.md and files marked
+    `<!-- ctx:pinned -->` are never dropped or shortened.
+
+    \b
+    Examples:
+      ctx prompt build --workspace ~/agent --budget 2000
+      ctx prompt build --explain
+      ctx prompt build -q "LoRA training" --format messages --records kept.jsonl > request.json
+    """
+    home = get_home()
+    cfg = home.config
+    ws = get_workspace()
+    tok = resolve_tokenizer(None, None)
+    budget = cfg.get("prompt_budget", budget)
+    tool_names = None
+    try:
+        from .tools_cmd import load_tools, registry_path
+
+        if registry_path(None):
+            from ..sources.tools_registry import tool_name
+
+            tool_names = [tool_name(t) for t in load_tools(None)]
+    except CtxError:
+        tool_names = None
+    hits = None
+    if query:
+        from .memory import memory_search
+
+        hits = memory_search(query, 10, 0.0, embedder)
+    from .time_cmd import time_facts
+
+    tf = time_facts(home)
+    git_lines = None
+    if with_git:
+        from ..sources.external import git_changes, modified_files, summary_lines
+        from .external import last_session_time
+
+        when = last_session_time(home)
+        git_lines = summary_lines(git_changes(os.getcwd(), when), modified_files(ws, when))
+    p = build(home_workspace=home.workspace_dir, workspace=ws, cwd=os.getcwd(), budget=budget, count=tok.count,
+              tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
+              time_lines=tf["block"], git_lines=git_lines)
+    text = p.text()
+    total = tok.count(text)
+    if explain:
+        rows = [{"section": s.name.split(" (")[0], "source": s.source, "tokens": s.tokens, "status": s.status,
+                 "static": s.static, "note": s.note} for s in p.sections]
+        rows.append({"section": "TOTAL", "source": "", "tokens": total, "status": f"budget {budget}",
+                     "static": "", "note": ""})
+        emit_listing(rows, table=True, as_json=False)
+        return
+    if fmt == "text":
+        click.echo(text, nl=False)
+    elif fmt == "json":
+        click.echo(json.dumps({"tokens": total, "budget": budget, "sources": p.sources, "system": text,
+                               "sections": [{"name": s.name, "source": s.source, "tokens": s.tokens,
+                                             "status": s.status, "note": s.note, "static": s.static}
+                                            for s in p.sections]}))
+    else:
+        messages = [{"role": "system", "content": text}]
+        if records_file:
+            limit = history_budget or max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens") - total)
+            recs = list(annotate(tok, open_records(Source(records_file)), reuse=True))
+            groups = list(iter_groups([r for r in recs if r.get("kind") != "event"]))
+            for i in truncate_groups(groups, limit, "oldest_first"):
+                messages.extend(m for m in map(to_message, groups[i]) if m)
+        click.echo(json.dumps({"messages": messages}, ensure_ascii=False))

@@ -1,0 +1,121 @@
+"""ctx session list|show|restore: sessions from the index, logs and cold storage."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..core.compact import summary_record
+from ..core.context_md import Context
+from ..core.timeutil import now_iso
+from ..errors import CtxError
+from ..io.adapters import open_records
+from ..io.jsonl import Source, Writer
+from ..sources.workspace import ContextFile
+from ..store import sessions
+from ..store.cold import ColdStorage
+from .common import emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+
+
+def all_sessions(home) -> dict:
+    idx = sessions.load(home)
+    try:
+        for st in ColdStorage(home.cold_storage_dir).stats():
+            e = idx.setdefault(st["session"], {"session": st["session"]})
+            e["cold_chunks"] = st["chunks"]
+            e.setdefault("last_activity", st["last_drop"])
+    except Exception:  # noqa: BLE001 - an unreadable index must not hide the session list
+        pass
+    return idx
+
+
+@click.group("session")
+def session():
+    """Sessions ctx has seen: list them, show one, restore one to continue from.
+
+    \b
+    Examples:
+      ctx session list -t
+      ctx session restore conv-2025-11-09-001 --last 10 > resume.jsonl
+    """
+
+
+@session.command("list")
+@jq_option
+@output_options
+@home_option
+def list_(jq_expr, table, as_json, table_fmt):
+    """Sessions, most recent last: started, last activity, records, title.
+
+    \b
+    Example:
+      ctx session list -t
+    """
+    rows = sorted(all_sessions(get_home()).values(), key=lambda e: e.get("last_activity") or "")
+    rows = [{k: e.get(k) for k in ("session", "started", "last_activity", "records", "cold_chunks", "title")}
+            for e in rows]
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+
+
+@session.command("show")
+@click.argument("session_id")
+@home_option
+def show(session_id):
+    """One session's index entry as JSON.
+
+    \b
+    Example:
+      ctx session show abc | jq .source
+    """
+    e = all_sessions(get_home()).get(session_id)
+    if e is None:
+        raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
+    click.echo(json.dumps(e))
+
+
+@session.command("restore")
+@click.argument("session_id")
+@click.option("--last", "last_n", type=click.IntRange(min=0), default=10, show_default=True,
+              help="How many of the session's last records to print after its state.")
+@workspace_option
+@home_option
+def restore(session_id, last_n):
+    """Print the session's CONTEXT.md state (as a summary record) and its last records.
+
+    The stream is ready to continue from: pipe it into an agent or `ctx prompt build
+    --records`. The state goes to stderr in human form too.
+
+    \b
+    Example:
+      ctx session restore abc --last 10 > resume.jsonl
+    """
+    home = get_home()
+    e = all_sessions(home).get(session_id)
+    if e is None:
+        raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
+    ctx = ContextFile(get_workspace()).read()
+    out = Writer()
+    if ctx.task or any(ctx.sections.values()):
+        out.write(summary_record(Context(task=ctx.task, sections=ctx.sections), session_id, now_iso(),
+                                 {"restored_from": "CONTEXT.md"}))
+    goals = [i for i in ctx.sections.get("Goals", []) if not i.done]
+    pending = [i.text for i in ctx.sections.get("Pending", []) if not i.done]
+    click.echo(f"Session {session_id}: {e.get('title') or ''}", err=True)
+    click.echo(f"  Active goals: {len(goals)} · Last activity: {e.get('last_activity')}", err=True)
+    if pending:
+        click.echo(f"  Next steps: {', '.join(pending[:3])}", err=True)
+    src = e.get("source")
+    if last_n and src and os.path.exists(src):
+        recs = [r for r in open_records(Source(src)) if r.get("session") == session_id and r.get("kind") != "event"]
+        from ..core.groups import iter_groups
+
+        groups = list(iter_groups(recs))
+        tail: list[dict] = []
+        for g in reversed(groups):  # whole groups only
+            if len(tail) >= last_n:
+                break
+            tail = g + tail
+        out.write_all(tail)
+    elif last_n:
+        click.echo(f"ctx: the session's transcript is not known (no source in the index)", err=True)

@@ -1,0 +1,69 @@
+"""The session index ($CTX_HOME/sessions.json): started, last activity, records, title, source."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterable
+
+from ..core.timeutil import now_iso
+from .atomic import atomic_write, locked
+
+
+def index_path(home) -> str:
+    return os.path.join(home.path, "sessions.json")
+
+
+def load(home) -> dict:
+    p = index_path(home)
+    if not os.path.exists(p):
+        return {}
+    with open(p, encoding="utf-8") as f:
+        try:
+            data = json.load(f)
+        except json.JSONDecodeError:
+            return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _title(text: str) -> str:
+    import re
+
+    text = re.sub(r"<[^>]+>", " ", text or "")
+    text = " ".join(text.split())
+    return text[:60] + ("…" if len(text) > 60 else "")
+
+
+def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]:
+    """Fold a stream's sessions into the index (locked read-modify-write)."""
+    seen: dict[str, dict] = {}
+    for r in records:
+        sid = r.get("session")
+        if not sid or r.get("kind") == "event":
+            continue
+        s = seen.setdefault(sid, {"records": 0, "first": None, "last": None, "title": ""})
+        s["records"] += 1
+        ts = r.get("ts")
+        if ts:
+            s["first"] = min(s["first"] or ts, ts)
+            s["last"] = max(s["last"] or ts, ts)
+        if not s["title"] and r.get("role") == "user" and r.get("kind") == "message" and \
+                not {"meta", "orphan_result", "demo"} & set(r.get("flags") or ()) and r.get("content"):
+            s["title"] = _title(r["content"])
+    if not seen:
+        return []
+    p = index_path(home)
+    with locked(p):
+        idx = load(home)
+        for sid, s in seen.items():
+            e = idx.get(sid, {})
+            e["session"] = sid
+            e["started"] = min(filter(None, [e.get("started"), s["first"]]), default=None)
+            e["last_activity"] = max(filter(None, [e.get("last_activity"), s["last"]]), default=None)
+            e["records"] = max(e.get("records", 0), s["records"])
+            e["title"] = e.get("title") or s["title"]
+            e["seen_at"] = now_iso()
+            if source and source != "-":
+                e["source"] = os.path.abspath(source)
+            idx[sid] = e
+        atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
+    return list(seen)
