@@ -1,4 +1,6 @@
 # Two commands: `make run` (demo on a bundled real transcript) and `make test`.
+# llama-cpp-python is built from source; GGML_NATIVE=OFF because a native build crashed
+# (SIGSEGV in llama_decode) on this project's machines.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,7 +15,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
-	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml]'
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml,llama]'
 	@touch $(STAMP)
 
 CTX := CTX_HOME=$(DEMO_HOME) $(BIN)/ctx

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..core.model_output import PROMPT, SCHEMA
 from ..errors import ConfigError, CtxError
 
-OUTPUT_TOKENS = 512
+OUTPUT_TOKENS = 384
 
 
 class SummarizerFailed(CtxError):
@@ -93,24 +93,24 @@ class LlamaSummarizer:
         start = time.monotonic()
         texts, completion = [], 0
 
-        def stop(_ids, _logits) -> bool:
-            return time.monotonic() > deadline
-
-        from llama_cpp import StoppingCriteriaList
-
         for chunk in split_text(span_text, self._budget_chars()):
             if time.monotonic() > deadline:
                 raise SummarizerFailed(f"llama summarizer timed out after {timeout_s:.0f}s")
-            res = self.llm.create_chat_completion(
+            # Streamed, so the deadline is checked after every token and generation stops there.
+            stream = self.llm.create_chat_completion(
                 messages=[{"role": "system", "content": PROMPT},
                           {"role": "user", "content": f"Conversation:\n{chunk}"}],
-                temperature=0.0, max_tokens=OUTPUT_TOKENS, seed=0,
-                response_format={"type": "json_object", "schema": SCHEMA},
-                stopping_criteria=StoppingCriteriaList([stop]))
-            if time.monotonic() > deadline:
-                raise SummarizerFailed(f"llama summarizer timed out after {timeout_s:.0f}s")
-            texts.append(res["choices"][0]["message"].get("content") or "")
-            completion += (res.get("usage") or {}).get("completion_tokens", 0)
+                temperature=0.0, max_tokens=OUTPUT_TOKENS, seed=0, stream=True,
+                response_format={"type": "json_object", "schema": SCHEMA})
+            parts = []
+            for piece in stream:
+                delta = piece["choices"][0].get("delta") or {}
+                if delta.get("content"):
+                    parts.append(delta["content"])
+                    completion += 1
+                if time.monotonic() > deadline:
+                    raise SummarizerFailed(f"llama summarizer timed out after {timeout_s:.0f}s")
+            texts.append("".join(parts))
         return Generation(texts, completion, time.monotonic() - start)
 
 

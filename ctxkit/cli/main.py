@@ -36,6 +36,7 @@ COMMANDS = {
     "external": ("ctxkit.cli.external", "external", "Git changes and outside edits since the last session."),
     "dedupe": ("ctxkit.cli.dedupe", "dedupe", "Find duplicated passages across workspace files."),
     "session": ("ctxkit.cli.session", "session", "List, show and restore sessions."),
+    "hook": ("ctxkit.cli.hook", "hook", "Run ctxkit from Claude Code's (or any agent's) hooks."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
 }

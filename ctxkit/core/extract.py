@@ -102,6 +102,8 @@ def summarize(span: Sequence[dict], task_from: Sequence[dict] | None = None) -> 
         if {"thinking", "reasoning"} & set(R.flags(r)):
             continue
         for s in sentences(clean(r.get("content") or "")):
+            if s.endswith(":") or len(s.split()) < 5 or is_meta(s):
+                continue  # lead-ins, fragments and commentary are not facts
             if DECISION.search(s):
                 decisions.append(s)
             elif PENDING.search(s):
