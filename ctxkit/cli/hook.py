@@ -94,9 +94,10 @@ def handle(event: str, data: dict, home) -> tuple[str | None, str | None]:
         if pct < trigger:
             return None, None
         rep = _compact(home, recs, force=False)
-        if rep.acted:
+        cf = ContextFile(get_workspace())
+        if rep.acted or cf.exists():
             return (f"Context is at {pct:.0%} of the budget. The older part of this conversation is "
-                    f"summarized in {rep.context_path}; rely on it for earlier decisions, files and errors."), None
+                    f"summarized in {cf.path}; rely on it for earlier decisions, files and errors."), None
         return None, None
     if event == "PreCompact":
         rep = _compact(home, recs, force=True, whole=True)

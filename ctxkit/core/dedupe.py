@@ -6,24 +6,17 @@ from typing import Sequence
 
 
 def passages(name: str, text: str) -> list[tuple[str, int, str]]:
-    """(file, first line, text) for every bullet, heading-free paragraph or list item."""
-    out, buf, start = [], [], 0
+    """(file, line, text) for every non-heading line with 4+ words (list markers stripped):
+    the duplication map works line by line, like seed 001's (AGENTS.md L7 / MEMORY.md L5)."""
+    out = []
     for n, line in enumerate(text.split("\n"), 1):
         s = line.strip()
-        bullet = re.match(r"^([-*+]|\d+[.)])\s+", s)
-        if not s or s.startswith("#") or bullet:
-            if buf:
-                out.append((name, start, " ".join(buf)))
-                buf = []
-            if bullet:
-                out.append((name, n, s[bullet.end():]))
+        if not s or s.startswith(("#", "<!--", "```")):
             continue
-        if not buf:
-            start = n
-        buf.append(s)
-    if buf:
-        out.append((name, start, " ".join(buf)))
-    return [p for p in out if len(words(p[2])) >= 4]
+        s = re.sub(r"^([-*+]|\d+[.)])\s+(\[[ xX]\]\s+)?", "", s)
+        if len(words(s)) >= 4:
+            out.append((name, n, s))
+    return out
 
 
 def words(text: str) -> list[str]:

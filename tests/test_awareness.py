@@ -1,0 +1,236 @@
+"""prompt build, tools, memory, time, external, dedupe, session, hooks: on a real workspace
+made in a temp dir (real files, a real git repository)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from ctxkit.core.timeinfo import gap_class
+from ctxkit.core.timeutil import parse_ts
+
+SOUL = """# Soul
+You are Nano, a small local agent that helps Marco with his projects.
+
+## Style
+Be concise, use tools, never fabricate.
+Answer in English unless Marco writes German.
+"""
+USER = "# User\nMarco writes Elixir and Rust.\nAssumptions are forbidden: ask when unsure.\n"
+AGENTS = "# Agents\nAssumptions are forbidden: ask when unsure.\nAlways pass the model to spawn.\n"
+MEMORY = "- LoRA training on the 3B model uses rank 16 and alpha 32\n- The deploy script lives in scripts/deploy.sh\n" \
+         "- Marco prefers pytest over unittest\n"
+TOOLS = [{"type": "function", "function": {"name": n, "description": f"The {n} tool",
+                                           "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}
+         for n in ("exec", "read_file", "write_file", "task_board", "web_search")]
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    ws = tmp_path / "agent"
+    ws.mkdir()
+    (ws / "SOUL.md").write_text(SOUL)
+    (ws / "USER.md").write_text(USER)
+    (ws / "AGENTS.md").write_text(AGENTS)
+    (ws / "MEMORY.md").write_text(MEMORY)
+    (ws / "tools.json").write_text(json.dumps(TOOLS))
+    (ws / "observations").mkdir()
+    (ws / "observations" / "2026-01-01_s1.md").write_text("- Trained a LoRA adapter for 3 epochs\n")
+    return ws
+
+
+def test_prompt_build_text_lean_and_labelled(workspace):
+    res = run("prompt", "build", "--workspace", workspace, "--budget", "2000")
+    assert res.code == 0, res.stderr
+    out = res.stdout
+    assert f"# SOUL.md ({workspace / 'SOUL.md'})" in out
+    assert "Available tools: exec, read_file, write_file, task_board, web_search" in out
+    assert '"parameters"' not in out  # schemas are on demand only
+    assert "# Time" in out and "Last interaction:" in out
+    assert out.count("Assumptions are forbidden") == 1  # duplicated line said once
+    assert int(run("count", input=out).stdout) <= 2000
+
+
+def test_static_part_is_byte_identical_and_first(workspace):
+    a = json.loads(run("prompt", "build", "--workspace", workspace, "--format", "json").stdout)
+    b = json.loads(run("prompt", "build", "--workspace", workspace, "--format", "json").stdout)
+    static_a = a["system"].split("# Time")[0]
+    assert static_a == b["system"].split("# Time")[0]
+    kinds = [s["static"] for s in a["sections"]]
+    assert kinds == sorted(kinds, reverse=True)  # every static section before every dynamic one
+
+
+def test_query_adds_relevant_memory_within_its_budget(workspace, ctx_home):
+    res = run("prompt", "build", "--workspace", workspace, "--query", "LoRA training", "--embedder", "keyword")
+    assert "# Relevant Memory" in res.stdout and "rank 16" in res.stdout
+    cur = [json.loads(x) for x in open(ctx_home / "logs" / "curation.jsonl")]
+    assert cur[-1]["query"] == "LoRA training" and cur[-1]["hits_found"] >= 1
+    assert cur[-1]["total_hits_before_curation"] >= cur[-1]["hits_found"]
+
+
+def test_budget_drops_and_reports_never_mid_sentence(workspace):
+    (workspace / "CONTEXT.md").write_text("<!-- ctx:context v1 version=1 -->\n# Context\n\n## Task\nShip v2.\n")
+    res = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--format", "json")
+    d = json.loads(res.stdout)
+    statuses = {s["name"].split(" (")[0]: s["status"] for s in d["sections"]}
+    assert statuses["Tools"] == "omitted"
+    assert statuses["Context"] == "included"  # hot context is never dropped
+    for s in d["sections"]:
+        if s["status"] == "shortened":
+            assert s["note"].startswith("cut at a paragraph boundary")
+    explain = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--explain").stdout
+    assert "omitted" in explain and "TOTAL" in explain
+
+
+def test_pinned_file_never_dropped(workspace):
+    (workspace / "AGENTS.md").write_text("<!-- ctx:pinned -->\nNever push to main. " * 3)
+    d = json.loads(run("prompt", "build", "--workspace", workspace, "--budget", "60", "--format", "json").stdout)
+    agents = [s for s in d["sections"] if s["name"].startswith("AGENTS.md") and str(workspace) in s["name"]]
+    assert agents and agents[0]["status"] == "included"
+
+
+def test_messages_format_with_records(workspace):
+    recs = corpus("tau-bench_gpt-4o-airline_idx173_task23.json")
+    kept = workspace / "kept.jsonl"
+    kept.write_text(run("import", recs).stdout)
+    d = json.loads(run("prompt", "build", "--workspace", workspace, "--format", "messages", "--records", kept,
+                       "--history-budget", "1500").stdout)
+    msgs = d["messages"]
+    assert msgs[0]["role"] == "system" and len(msgs) > 2
+    calls = {c["id"] for m in msgs for c in m.get("tool_calls") or ()}
+    assert calls == {m["tool_call_id"] for m in msgs if m["role"] == "tool"}
+
+
+def test_tools_list_show_and_near_matches(workspace):
+    assert run("tools", "list", "--workspace", workspace).stdout.split() == [t["function"]["name"] for t in TOOLS]
+    shown = json.loads(run("tools", "show", "task_board", "--workspace", workspace).stdout)
+    assert shown["function"]["parameters"]["properties"]["x"]["type"] == "string"
+    res = run("tools", "show", "task_bord", "--workspace", workspace)
+    assert res.code == 1 and "did you mean task_board" in res.stderr
+    y = workspace / "tools.yaml"
+    y.write_text("tools:\n  - type: function\n    function: {name: cron, description: schedule}\n")
+    assert run("tools", "list", "--registry", y).stdout.split() == ["cron"]
+
+
+def test_memory_search_sources_and_scores(workspace):
+    hits = run("memory", "search", "LoRA training", "--workspace", workspace, "--embedder", "keyword",
+               "--json").records()
+    assert hits[0]["source"] in ("MEMORY.md:1", "observations/2026-01-01_s1.md:1")
+    assert all(0 < h["score"] <= 1 for h in hits)
+    real = run("memory", "search", "how do I ship to production", "--workspace", workspace, "--k", "1",
+               "--json").records()
+    assert real[0]["source"] == "MEMORY.md:2"  # semantic (minilm): deploy script, no shared keyword
+
+
+def test_time_gap_classes():
+    now = parse_ts("2026-02-12T13:49:00Z")
+    cases = {"2026-02-12T13:47:00Z": "continue", "2026-02-12T13:30:00Z": "brief",
+             "2026-02-12T12:30:00Z": "reorient", "2026-02-12T09:00:00Z": "summarize",
+             "2026-02-11T09:00:00Z": "next-day"}
+    for ts, cls in cases.items():
+        assert gap_class(parse_ts(ts), now)[0] == cls
+    assert gap_class(None, now)[0] == "first"
+
+
+def test_time_from_the_session_index(ctx_home):
+    run("status", corpus("claude-code_spotter_491e126e_session.jsonl"), "--log")
+    d = run("time", "--json", "--now", "2026-02-10T23:00:00Z").json()
+    assert d["last_interaction"] == "2026-02-10T22:03:51Z" and d["gap_class"] == "reorient"
+    assert d["session"] == "491e126e-1e71-469c-ade2-fcc8af567c74"
+
+
+def test_external_with_a_real_git_repo(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    g = lambda *a: subprocess.run(["git", "-C", str(repo), *a], check=True, capture_output=True)  # noqa: E731
+    g("init", "-q", "-b", "main")
+    g("config", "user.email", "t@example.com")
+    g("config", "user.name", "T")
+    (repo / "a.py").write_text("x = 1\n")
+    g("add", ".")
+    g("commit", "-qm", "first commit")
+    g("remote", "add", "origin", "https://user:s3cret@example.com/r.git")
+    (repo / "a.py").write_text("x = 2\n")
+    (repo / "new.txt").write_text("n\n")
+    d = run("external", "--repo", repo, "--since", "1h", "--json").json()
+    git = d["git"]
+    assert git["branch"] == "main"
+    assert {c["path"] for c in git["changed"]} == {"a.py", "new.txt"}
+    assert [c["subject"] for c in git["commits_since"]] == ["first commit"]
+    assert "s3cret" not in json.dumps(d) and git["remotes"]["origin"] == "https://example.com/r.git"
+    text = run("external", "--repo", repo, "--since", "1h").stdout
+    assert "Branch: main" in text and "Commits since last session: 1" in text
+
+
+def test_external_outside_git_is_a_note(tmp_path):
+    res = run("external", "--repo", tmp_path, "--json")
+    assert res.code == 0 and res.json()["git"]["repo"] is None
+
+
+def test_dedupe_finds_exact_and_near(workspace):
+    rows = run("dedupe", workspace / "USER.md", workspace / "AGENTS.md", workspace / "SOUL.md", "--json").records()
+    exact = [r for r in rows if r["kind"] == "exact"]
+    assert exact and exact[0]["a"].endswith("USER.md:3") and exact[0]["b"].endswith("AGENTS.md:2")
+    assert exact[0]["tokens_wasted_per_turn"] > 5
+    assert run("dedupe", "--workspace", workspace, "-t").code == 0
+
+
+def test_session_list_show_restore(ctx_home, tmp_path):
+    src = corpus("claude-code_spotter_491e126e_session.jsonl")
+    run("compact", src, "--budget", "3000", "--force")
+    rows = run("session", "list", "--json").records()
+    sid = "491e126e-1e71-469c-ade2-fcc8af567c74"
+    assert rows[0]["session"] == sid and rows[0]["records"] == 36
+    assert json.loads(run("session", "show", sid).stdout)["source"] == src
+    res = run("session", "restore", sid, "--last", "4")
+    out = res.records()
+    assert out[0]["kind"] == "summary" and out[0]["meta"]["restored_from"] == "CONTEXT.md"
+    assert out[-1]["id"] == run("import", src).records()[-1]["id"]
+    assert run("session", "restore", "nope").code == 1
+
+
+HOOK_ENV_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name")
+
+
+def test_claude_code_hooks_end_to_end(ctx_home, tmp_path):
+    t = corpus("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl")
+    base = {"session_id": "4d5611e5", "transcript_path": t, "cwd": str(tmp_path)}
+    pre = run("hook", "claude-code", "PreCompact",
+              input=json.dumps({**base, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}))
+    assert pre.code == 0 and pre.stdout == ""
+    ctx_md = ctx_home / "workspace" / "CONTEXT.md"
+    assert "## Files" in ctx_md.read_text()
+    start = run("hook", "claude-code", "SessionStart",
+                input=json.dumps({**base, "hook_event_name": "SessionStart", "source": "startup"}))
+    out = json.loads(start.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart"
+    assert "## Files" in out["additionalContext"] and "Last interaction" in out["additionalContext"]
+    low = run("hook", "claude-code", "UserPromptSubmit",
+              input=json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}),
+              env={"CTX_MAX_TOKENS": "10000000"})
+    assert low.code == 0 and low.stdout == ""  # below the trigger: nothing to say
+    high = run("hook", "claude-code", "UserPromptSubmit",
+               input=json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}),
+               env={"CTX_MAX_TOKENS": "60000", "CTX_RESERVE_TOKENS": "0"})
+    assert json.loads(high.stdout)["hookSpecificOutput"]["additionalContext"].startswith("Context is at")
+    stop = run("hook", "claude-code", "Stop", input=json.dumps({**base, "hook_event_name": "Stop"}))
+    assert stop.code == 0
+    assert run("session", "list", "--json").records()[0]["session"].startswith("4d5611e5")
+    bad = run("hook", "claude-code", "Stop", input="{not json")
+    assert bad.code == 1  # fail open: never 2, which would block Claude
+    missing = run("hook", "claude-code", "Stop", input=json.dumps({"transcript_path": "/nope.jsonl"}))
+    assert missing.code == 1 and "/nope.jsonl" in missing.stderr
+
+
+def test_generic_hook_prints_plain_text(ctx_home):
+    t = corpus("claude-code_spotter_491e126e_session.jsonl")
+    assert run("hook", "generic", "SessionEnd", "--transcript", t).code == 0
+    out = run("hook", "generic", "SessionStart", "--transcript", t).stdout
+    assert out.startswith("# Context") and "## Time" in out
+
+
+def test_example_settings_wire_every_event():
+    d = json.load(open(os.path.join(ROOT, "examples", "claude-code", "settings.json")))
+    for ev in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
+        assert d["hooks"][ev][0]["hooks"][0]["command"] == f"ctx hook claude-code {ev}"
