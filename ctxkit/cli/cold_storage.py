@@ -7,7 +7,7 @@ from ..core.bm25 import normalized
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..store.cold import ColdStorage, check_id
-from .common import emit_listing, get_home, home_option, jq_option, output_options
+from .common import note, emit_listing, get_home, home_option, jq_option, output_options
 
 FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
 FTS_CANDIDATES = 200
@@ -146,10 +146,10 @@ def purge(expired, session, dry_run):
     rows = store.rows(session, expired)
     for r in rows:
         if dry_run:
-            click.echo(f"would delete {r['session']}/{r['chunk']} ({r['tokens']} tokens)", err=True)
+            note(f"would delete {r['session']}/{r['chunk']} ({r['tokens']} tokens)")
         else:
             store.delete(r["session"], r["chunk"], r["path"])
-    click.echo(f"ctx: {'would purge' if dry_run else 'purged'} {len(rows)} chunk(s)", err=True)
+    note(f"ctx: {'would purge' if dry_run else 'purged'} {len(rows)} chunk(s)")
 
 
 @cold_storage.command("reindex")
@@ -162,7 +162,7 @@ def reindex():
       ctx cold-storage reindex && ctx cold-storage stats -t
     """
     n = _store().reindex()
-    click.echo(f"ctx: indexed {n} chunk(s)", err=True)
+    note(f"ctx: indexed {n} chunk(s)")
 
 
 @cold_storage.command("stats")

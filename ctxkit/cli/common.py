@@ -134,3 +134,12 @@ def get_workspace() -> str:
 
     ctx = click.get_current_context()
     return resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home().workspace_dir)
+
+
+def note(message: str) -> None:
+    """An informational line on stderr; silenced by --quiet / CTX_QUIET=1 (errors never are)."""
+    import os
+
+    if os.environ.get("CTX_QUIET", "") not in ("", "0"):
+        return
+    click.echo(message, err=True)

@@ -10,7 +10,7 @@ from ..core.context_md import render
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.compaction import Options, compact as run_compaction
-from .common import InputRecords, get_home, get_workspace, home_option, input_options, workspace_option
+from .common import note, InputRecords, get_home, get_workspace, home_option, input_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
 
@@ -87,11 +87,10 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         extra = f"; degraded: {rep.degraded}" if rep.degraded else ""
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"
                       if rep.kept_bullets or rep.discarded_bullets else "")
-        click.echo(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
-                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}",
-                   err=True)
+        note(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
+                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}")
     else:
-        click.echo(f"ctx: compact: {rep.reason}; records passed through unchanged", err=True)
+        note(f"ctx: compact: {rep.reason}; records passed through unchanged")
 
 
 def _dry_run_report(rep, as_json: bool) -> None:

@@ -7,7 +7,7 @@ import click
 
 from ..core.context_md import Item, merge_items, render
 from ..sources.workspace import ContextFile
-from .common import get_workspace, home_option, workspace_option
+from .common import note, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -40,7 +40,7 @@ def show(as_json):
     elif cf.exists():
         click.echo(render(ctx), nl=False)
     else:
-        click.echo(f"ctx: no CONTEXT.md yet at {cf.path} (ctx compact or ctx context update writes one)", err=True)
+        note(f"ctx: no CONTEXT.md yet at {cf.path} (ctx compact or ctx context update writes one)")
 
 
 @context.command("path")
@@ -119,4 +119,4 @@ def update(focus, task, blocked, decisions, why, facts, pending, done, errors, r
     if as_json:
         click.echo(json.dumps(new.as_dict()))
     else:
-        click.echo(f"ctx: CONTEXT.md is at version {new.version}", err=True)
+        note(f"ctx: CONTEXT.md is at version {new.version}")

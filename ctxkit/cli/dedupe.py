@@ -8,7 +8,7 @@ import click
 
 from ..core.dedupe import duplicates
 from ..errors import InputError
-from .common import emit_listing, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import note, emit_listing, get_workspace, home_option, jq_option, output_options, workspace_option
 from .count import resolve_tokenizer
 
 DEFAULT_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md", "TOOLS.md", "USER.md")
@@ -52,4 +52,4 @@ def dedupe(files, threshold, jq_expr, table, as_json, table_fmt):
                  columns=["a", "b", "kind", "similarity", "tokens_wasted_per_turn", "text"] if rows else None)
     if rows:
         total = sum(r["tokens_wasted_per_turn"] for r in rows)
-        click.echo(f"ctx: {len(rows)} duplicate passage(s), about {total} tokens wasted per turn", err=True)
+        note(f"ctx: {len(rows)} duplicate passage(s), about {total} tokens wasted per turn")

@@ -14,7 +14,7 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..store import logs
 from ..store.cold import ColdStorage, check_id, new_entry
-from .common import InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options
+from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options
 from .count import resolve_tokenizer
 from .score import SCORE_EVENT
 
@@ -118,8 +118,8 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
         "chunks_dropped": dropped, "chunks_summarized": summarized, "chunks_total": len(groups),
         "query": query, "duration_s": round(time.monotonic() - started, 3),
         "config_used": f"relevance_cutoff={cutoff} relevance_keep={keep_at} min_chunks_to_keep={min_keep}"})
-    click.echo(f"ctx: dropped {dropped} of {len(groups)} chunks to cold storage, flagged {summarized} to "
-               f"summarize; {before} -> {after} tokens", err=True)
+    note(f"ctx: dropped {dropped} of {len(groups)} chunks to cold storage, flagged {summarized} to "
+               f"summarize; {before} -> {after} tokens")
 
 
 def _stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:

@@ -20,7 +20,7 @@ from ..io.adapters import open_records
 from ..io.jsonl import Source
 from ..sources.workspace import ContextFile
 from ..store import logs, sessions
-from .common import get_home, get_workspace, home_option, workspace_option
+from .common import note, get_home, get_workspace, home_option, workspace_option
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd")
 
@@ -151,11 +151,11 @@ def claude_code(event):
         local = os.path.join(data["cwd"], ".ctx")
         if os.path.isdir(local):
             click.get_current_context().find_root().meta.setdefault("ctx.workspace", local)
-    context, note = handle(event, data, get_home())
+    context, msg = handle(event, data, get_home())
     if context and event in ("SessionStart", "UserPromptSubmit"):
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}))
-    elif note:
-        click.echo(note, err=True)
+    elif msg:
+        note(msg)
 
 
 @hook.command("generic")
@@ -171,9 +171,9 @@ def generic(event, transcript, session):
     Example:
       ctx hook generic SessionStart --transcript ~/agent/session.jsonl >> system_prompt.txt
     """
-    context, note = handle(event, {"transcript_path": transcript, "session_id": session, "cwd": os.getcwd()},
+    context, msg = handle(event, {"transcript_path": transcript, "session_id": session, "cwd": os.getcwd()},
                            get_home())
     if context:
         click.echo(context)
-    if note:
-        click.echo(note, err=True)
+    if msg:
+        note(msg)

@@ -79,6 +79,9 @@ def _set_home(ctx, param, value):
 @click.version_option(__version__, "-V", "--version", prog_name="ctx")
 @click.option("--home", metavar="DIR", expose_value=False, callback=_set_home, is_eager=True,
               help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+@click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
+              callback=lambda c, p, v: os.environ.__setitem__("CTX_QUIET", "1") if v else None,
+              help="No informational lines on stderr (errors still show). Also CTX_QUIET=1.")
 @click.option("--traceback", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda c, p, v: c.meta.__setitem__("ctx.traceback", v),
               help="Show a full traceback on errors (also CTX_DEBUG=1).")

@@ -13,7 +13,7 @@ from ..store import logs
 from ..store.atomic import atomic_write, locked
 from ..store.cold import ColdStorage, check_id
 from .cold_storage import search_cold
-from .common import get_home, home_option
+from .common import note, get_home, home_option
 
 
 def resolve_chunk(store: ColdStorage, chunk_id: str, session: str | None) -> dict:
@@ -102,7 +102,7 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
         atomic_write(path, "".join(dumps(r) + "\n" for r in records))
     for entry, score in picked:
         log_recovery(home, entry, method, query, score, into=path)
-        click.echo(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}", err=True)
+        note(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}")
 
 
 def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float, when) -> list[dict]:
@@ -130,7 +130,7 @@ def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_
             records, ok = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
             if ok:
                 log_recovery(home, entry, "auto", query, round(sim, 4))
-                click.echo(f"ctx: auto-recovered {entry['chunk_id']} (similarity {sim:.2f})", err=True)
+                note(f"ctx: auto-recovered {entry['chunk_id']} (similarity {sim:.2f})")
     return records
 
 

@@ -6,7 +6,7 @@ import shutil
 import click
 
 from ..errors import UsageProblem
-from .common import get_home, home_option
+from .common import note, get_home, home_option
 
 
 @click.command("reset")
@@ -26,12 +26,12 @@ def reset(force):
     home = get_home()
     paths = home.owned_paths()
     if not paths:
-        click.echo(f"nothing to delete under {home.path}", err=True)
+        note(f"nothing to delete under {home.path}")
         return
     if not force:
         for p in paths:
-            click.echo(f"would delete {p}", err=True)
+            note(f"would delete {p}")
         raise UsageProblem("refusing to delete without --force")
     for p in paths:
         shutil.rmtree(p)
-        click.echo(f"deleted {p}", err=True)
+        note(f"deleted {p}")

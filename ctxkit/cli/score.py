@@ -11,7 +11,7 @@ from ..core.timeutil import iso, now, parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from .. import records as R
-from .common import InputRecords, get_home, home_option, input_options
+from .common import note, InputRecords, get_home, home_option, input_options
 from .progress import progress_bar
 
 SCORE_EVENT = "score"
@@ -97,7 +97,7 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
     for g in groups:
         out.write_all(g)
     if getattr(emb, "encoded", 0):
-        click.echo(f"ctx: scored {len(scorable)} chunks ({emb.encoded} newly embedded)", err=True)
+        note(f"ctx: scored {len(scorable)} chunks ({emb.encoded} newly embedded)")
 
 
 def _auto_recover(home, records, query, embedder_name, min_score, when):

@@ -15,7 +15,7 @@ from ..io.jsonl import Source, Writer
 from ..sources.workspace import ContextFile
 from ..store import sessions
 from ..store.cold import ColdStorage
-from .common import emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import note, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 
 
 def all_sessions(home) -> dict:
@@ -101,10 +101,10 @@ def restore(session_id, last_n):
                                  {"restored_from": "CONTEXT.md"}))
     goals = [i for i in ctx.sections.get("Goals", []) if not i.done]
     pending = [i.text for i in ctx.sections.get("Pending", []) if not i.done]
-    click.echo(f"Session {session_id}: {e.get('title') or ''}", err=True)
-    click.echo(f"  Active goals: {len(goals)} · Last activity: {e.get('last_activity')}", err=True)
+    note(f"Session {session_id}: {e.get('title') or ''}")
+    note(f"  Active goals: {len(goals)} · Last activity: {e.get('last_activity')}")
     if pending:
-        click.echo(f"  Next steps: {', '.join(pending[:3])}", err=True)
+        note(f"  Next steps: {', '.join(pending[:3])}")
     src = e.get("source")
     if last_n and src and os.path.exists(src):
         recs = [r for r in open_records(Source(src)) if r.get("session") == session_id and r.get("kind") != "event"]
@@ -118,4 +118,4 @@ def restore(session_id, last_n):
             tail = g + tail
         out.write_all(tail)
     elif last_n:
-        click.echo(f"ctx: the session's transcript is not known (no source in the index)", err=True)
+        note(f"ctx: the session's transcript is not known (no source in the index)")

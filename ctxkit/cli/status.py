@@ -11,7 +11,7 @@ from ..errors import ExitStatus
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
 from ..store import logs
-from .common import InputRecords, get_home, home_option, input_options
+from .common import note, InputRecords, get_home, home_option, input_options
 from .count import resolve_tokenizer, tokenizer_options
 
 BATCH = 2048
@@ -107,7 +107,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     else:
         click.echo(json.dumps(d))
     if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
-        click.echo(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}", err=True)
+        note(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}")
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 
 

@@ -7,7 +7,7 @@ from ..backends.tokenizers import annotate
 from ..core.groups import iter_groups
 from ..core.truncate import STRATEGIES, truncate_groups
 from ..io.jsonl import Writer
-from .common import InputRecords, get_home, home_option, input_options
+from .common import note, InputRecords, get_home, home_option, input_options
 from .count import resolve_tokenizer, tokenizer_options
 from .status import budget_options, resolve_budget
 
@@ -45,5 +45,5 @@ def truncate(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, re
     dropped = len(groups) - len(keep)
     if dropped:
         total = sum(r.get("tokens") or 0 for g in groups for r in g)
-        click.echo(f"ctx: truncate ({strategy}) kept {len(keep)} of {len(groups)} groups, "
-                   f"{kept_tokens} of {total} tokens (budget {limit})", err=True)
+        note(f"ctx: truncate ({strategy}) kept {len(keep)} of {len(groups)} groups, "
+                   f"{kept_tokens} of {total} tokens (budget {limit})")
