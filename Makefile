@@ -8,7 +8,7 @@ STAMP := $(VENV)/.ctxkit-installed
 DEMO_HOME := .ctx-demo
 DEMO := examples/claude-code_spotter_491e126e_session.jsonl
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench clean docs man completions
 
 setup: $(STAMP)
 
@@ -43,6 +43,16 @@ test: setup
 bench: setup
 	$(BIN)/python -m pip install -q ttok
 	$(BIN)/python bench/run_all.py
+
+man: setup
+	$(BIN)/python -m ctxkit.cli.docgen man
+
+completions: setup
+	@mkdir -p completions
+	for sh in bash zsh fish; do $(BIN)/ctx completion $$sh > completions/ctx.$$sh; done
+
+docs: man completions
+	$(BIN)/python -m ctxkit.cli.docgen readme
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import click
 
+from .completion import complete_chunk, complete_session
+
 from ..core.bm25 import normalized
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
@@ -58,7 +60,7 @@ def _store() -> ColdStorage:
 
 
 @cold_storage.command("list")
-@click.option("--session", metavar="ID", help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--expired", is_flag=True, help="Only chunks past recoverable_until.")
 @jq_option
 @output_options
@@ -78,8 +80,8 @@ def list_(session, expired, jq_expr, table, as_json, table_fmt):
 
 
 @cold_storage.command("show")
-@click.argument("chunk_id")
-@click.option("--session", metavar="ID", help="The chunk's session, when the id is in several.")
+@click.argument("chunk_id", shell_complete=complete_chunk)
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="The chunk's session, when the id is in several.")
 @click.option("--entry", is_flag=True, help="Print the whole stored entry (metadata + records) as one JSON object.")
 @home_option
 def show(chunk_id, session, entry):
@@ -105,7 +107,7 @@ def show(chunk_id, session, entry):
 @cold_storage.command("search")
 @click.argument("query")
 @click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True, help="How many hits.")
-@click.option("--session", metavar="ID", help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
 @jq_option
 @output_options
@@ -127,7 +129,7 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
 
 @cold_storage.command("purge")
 @click.option("--expired", is_flag=True, help="Delete chunks past recoverable_until.")
-@click.option("--session", metavar="ID", help="Delete every chunk of this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="Delete every chunk of this session.")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @home_option
 def purge(expired, session, dry_run):

@@ -5,6 +5,8 @@ import time
 
 import click
 
+from .completion import complete_chunk, complete_session
+
 from .. import records as R
 from ..backends.tokenizers import count_records
 from ..core.drop import DROP, SUMMARIZE, decide, gist, stub_text
@@ -132,7 +134,7 @@ def _stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score
 
 
 @click.command("drops")
-@click.option("--session", metavar="ID", help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--since", metavar="WHEN", help="Only drops since a duration ago (24h, 7d) or an ISO time.")
 @click.option("--reason", metavar="R", help="Only this drop reason (e.g. low_relevance).")
 @jq_option

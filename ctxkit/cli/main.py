@@ -37,6 +37,8 @@ COMMANDS = {
     "dedupe": ("ctxkit.cli.dedupe", "dedupe", "Find duplicated passages across workspace files."),
     "session": ("ctxkit.cli.session", "session", "List, show and restore sessions."),
     "hook": ("ctxkit.cli.hook", "hook", "Run ctxkit from Claude Code's (or any agent's) hooks."),
+    "completion": ("ctxkit.cli.completion", "completion", "Print the shell completion script for bash, zsh or fish."),
+    "stats": ("ctxkit.cli.stats", "stats", "Tuning statistics: drops, compaction, recovery, a suggested cutoff."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
 }

@@ -5,6 +5,8 @@ import io
 
 import click
 
+from .completion import complete_chunk, complete_session
+
 from ..core.splice import splice, stubs
 from ..errors import CtxError, InputError, UsageProblem
 from ..io.adapters import open_records
@@ -36,8 +38,8 @@ def log_recovery(home, entry: dict, method: str, query=None, score=None, into=No
 
 
 @click.command("recover")
-@click.option("--chunk-id", metavar="ID", help="The chunk to bring back (from a stub or ctx drops).")
-@click.option("--session", metavar="ID", help="The chunk's session, when the id is in several.")
+@click.option("--chunk-id", metavar="ID", shell_complete=complete_chunk, help="The chunk to bring back (from a stub or ctx drops).")
+@click.option("--session", metavar="ID", shell_complete=complete_session, help="The chunk's session, when the id is in several.")
 @click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
 @click.option("--limit", type=click.IntRange(min=1), default=1, show_default=True, help="With --query: how many.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,

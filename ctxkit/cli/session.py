@@ -6,6 +6,8 @@ import os
 
 import click
 
+from .completion import complete_chunk, complete_session
+
 from ..core.compact import summary_record
 from ..core.context_md import Context
 from ..core.timeutil import now_iso
@@ -59,7 +61,7 @@ def list_(jq_expr, table, as_json, table_fmt):
 
 
 @session.command("show")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session)
 @home_option
 def show(session_id):
     """One session's index entry as JSON.
@@ -75,7 +77,7 @@ def show(session_id):
 
 
 @session.command("restore")
-@click.argument("session_id")
+@click.argument("session_id", shell_complete=complete_session)
 @click.option("--last", "last_n", type=click.IntRange(min=0), default=10, show_default=True,
               help="How many of the session's last records to print after its state.")
 @workspace_option

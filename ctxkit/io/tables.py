@@ -38,7 +38,7 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
     full = [[_cell(r.get(c), 10_000) for c in columns] for r in rows]
     if fmt == "simple":
         limits = fit_widths([max([len(c)] + [len(row[i]) for row in full]) for i, c in enumerate(columns)],
-                            width - 2 * (len(columns) - 1))
+                            width - 2 * len(columns) - 2)
         full = [[v if len(v) <= limits[i] else v[: max(1, limits[i] - 1)] + "…" for i, v in enumerate(row)]
                 for row in full]
     return tabulate(full, headers=columns, tablefmt=fmt, disable_numparse=True)

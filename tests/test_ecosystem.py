@@ -1,0 +1,138 @@
+"""Man pages, completions, docs from the CLI, stats, terminal manners."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from ctxkit.cli import docgen
+from ctxkit.cli.completion import script
+from ctxkit.cli.main import COMMANDS
+
+
+def test_man_pages_and_readme_reference_are_fresh():
+    assert docgen.main(["check"]) == 0, "run `make docs`: man/ or the README reference is stale"
+
+
+def test_every_command_is_in_readme_and_man():
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for path, _ in docgen.commands():
+        assert f"#### `ctx {' '.join(path)}`" in readme
+    for name in COMMANDS:
+        assert os.path.exists(os.path.join(ROOT, "man", f"ctx-{name}.1")), name
+        assert name in open(os.path.join(ROOT, "man", "ctx.1")).read()
+
+
+@pytest.mark.skipif(not shutil.which("groff"), reason="groff not installed")
+def test_man_pages_render_without_warnings():
+    for f in sorted(os.listdir(os.path.join(ROOT, "man"))):
+        p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", os.path.join(ROOT, "man", f)],
+                           capture_output=True, text=True)
+        assert p.returncode == 0 and p.stderr == "", (f, p.stderr[:300])
+        import re
+
+        plain = re.sub(".\x08", "", p.stdout)  # undo overstrike bold
+        assert "EXIT STATUS" in plain and "ENVIRONMENT" in plain and "SEE ALSO" in plain
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_completion_scripts_are_committed_and_fresh(shell):
+    committed = open(os.path.join(ROOT, "completions", f"ctx.{shell}")).read()
+    assert committed == script(shell)
+    assert run("completion", shell).stdout == committed
+
+
+def _bash_complete(words, cword, home):
+    env = ctx_subprocess_env(home)
+    env["PATH"] = os.path.dirname(PY) + os.pathsep + env.get("PATH", "")
+    cmd = (f"source {ROOT}/completions/ctx.bash; COMP_WORDS=({words}); COMP_CWORD={cword}; "
+           "_ctx_completion ctx; printf '%s\\n' \"${COMPREPLY[@]}\"")
+    p = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env, timeout=60)
+    return p.stdout.split()
+
+
+def test_bash_completes_commands_and_cold_ids_for_real(tmp_path, ctx_home):
+    home = tmp_path / "h"
+    assert _bash_complete("ctx cold-st", 1, home) == ["cold-storage"]
+    assert "search" in _bash_complete("ctx cold-storage s", 2, home)
+    # dynamic: chunk and session ids from the cold-storage index
+    from test_relevance import SESSION, jsonl
+
+    env = ctx_subprocess_env(home)
+    scored = subprocess.run([PY, "-m", "ctxkit", "score", "-q", "JWT refresh token", "--embedder", "keyword",
+                             "--now", "2026-01-01T06:00:00Z"], input=jsonl(SESSION), capture_output=True,
+                            text=True, env=env, cwd=ROOT).stdout
+    subprocess.run([PY, "-m", "ctxkit", "drop", "--min-keep", "1", "--cutoff", "0.3"], input=scored,
+                   capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    chunks = _bash_complete("ctx recover --chunk-id c-", 3, home)
+    assert chunks and all(c.startswith("c-0") for c in chunks)
+    assert _bash_complete("ctx cold-storage list --session s", 4, home) == ["s1"]
+
+
+def test_dynamic_completion_imports_nothing_heavy(tmp_path):
+    env = ctx_subprocess_env(tmp_path / "h")
+    env.update({"COMP_WORDS": "ctx recover --chunk-id c-", "COMP_CWORD": "3", "_CTX_COMPLETE": "bash_complete"})
+    probe = ("import sys, runpy\nsys.argv=['ctx']\n"
+             "try:\n from ctxkit.cli.main import main; main()\nexcept SystemExit: pass\n"
+             "sys.stderr.write('HEAVY=' + repr([m for m in ('torch','sentence_transformers','llama_cpp','git','numpy')"
+             " if m in sys.modules]))")
+    p = subprocess.run([PY, "-c", probe], capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert "HEAVY=[]" in p.stderr
+
+
+def test_stats_drops_compaction_recovery_suggest(ctx_home):
+    from test_relevance import SESSION, jsonl
+
+    s = run("score", "-q", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
+            input=jsonl(SESSION)).stdout
+    kept = run("drop", "--min-keep", "1", "--cutoff", "0.3", input=s).records()
+    stub = next(r for r in kept if r["kind"] == "stub")
+    run("recover", "--chunk-id", stub["meta"]["chunk_id"])
+    d = run("stats", "drops", "--json").json()
+    assert d["drops"] >= 2 and d["reasons"] == {"low_relevance": d["drops"]}
+    assert d["tokens_saved"]["sum"] > 0 and d["score"]["p50"] <= 0.3
+    text = run("stats", "drops").stdout
+    assert "0.1-0.2 |" in text and "#" in text
+    c = run("stats", "compaction", "--json").json()
+    assert c["acted"] >= 1 and c["saved"]["sum"] > 0
+    r = run("stats", "recovery", "--json").json()
+    assert r["recoveries"] == 1 and r["methods"] == {"id": 1}
+    sug = run("stats", "suggest", "--json").json()
+    assert sug["wrong_drops"] == 1 and sug["suggested_cutoff"] < stub["score"]
+    assert "based on" in run("stats", "suggest").stdout
+    assert run("stats", "drops", "--plot", ctx_home / "x.png").code in (0, 1)
+
+
+def test_quiet_silences_notes_not_errors():
+    path = corpus("tau-bench_gpt-4o-airline_idx173_task23.json")
+    loud = run("truncate", path, "--budget", "500")
+    quiet = run("--quiet", "truncate", path, "--budget", "500")
+    assert "kept" in loud.stderr and quiet.stderr == "" and quiet.stdout == loud.stdout
+    assert run("--quiet", "import", "/nope").stderr.startswith("Error:")
+
+
+def test_progress_never_pollutes_stdout_when_piped(ctx_home):
+    path = corpus("claude-code_spotter_491e126e_session.jsonl")
+    res = run("score", path, "--query", "beads", "--embedder", "minilm")
+    assert all(json.loads(x) for x in res.stdout.strip().split("\n"))  # only JSON on stdout
+
+
+def test_tables_fit_the_terminal():
+    from ctxkit.io.tables import render_table
+
+    rows = [{"a": "x" * 200, "b": "short", "c": 1}]
+    out = render_table(rows, width=60)
+    assert max(len(line) for line in out.split("\n")) <= 60
+    assert "short" in out and "…" in out
+
+
+def test_cron_example_and_exit_codes_documented():
+    cron = open(os.path.join(ROOT, "examples", "cron", "crontab")).read()
+    assert "ctx status" in cron and "--notify-if-pct 0.5 --log" in cron.replace("--log --notify-if-pct 0.5",
+                                                                                "--notify-if-pct 0.5 --log")
+    assert "ctx cold-storage purge --expired" in cron and "ctx compact" in cron
+    man = open(os.path.join(ROOT, "man", "ctx.1")).read()
+    for code in ("0", "1", "2", "3", "4", "130"):
+        assert f".B {code}\n" in man
