@@ -13,7 +13,11 @@ from ctxkit.cli.main import COMMANDS
 
 
 def test_man_pages_and_readme_reference_are_fresh():
-    assert docgen.main(["check"]) == 0, "run `make docs`: man/ or the README reference is stale"
+    import difflib
+
+    cur = open(os.path.join(ROOT, "README.md")).read()
+    diff = "".join(list(difflib.unified_diff(cur.splitlines(1), docgen.readme_with_reference(cur).splitlines(1)))[:20])
+    assert docgen.main(["check"]) == 0, "run `make docs`: man/ or the README reference is stale\n" + diff
 
 
 def test_every_command_is_in_readme_and_man():

@@ -140,6 +140,7 @@ def note(message: str) -> None:
     """An informational line on stderr; silenced by --quiet / CTX_QUIET=1 (errors never are)."""
     import os
 
-    if os.environ.get("CTX_QUIET", "") not in ("", "0"):
+    ctx = click.get_current_context(silent=True)
+    if os.environ.get("CTX_QUIET", "") not in ("", "0") or (ctx is not None and ctx.find_root().meta.get("ctx.quiet")):
         return
     click.echo(message, err=True)

@@ -48,11 +48,13 @@ def commands() -> list[tuple[list[str], click.Command]]:
 
 
 def help_text(path: list[str], cmd: click.Command) -> str:
-    parent = click.Context(cli, info_name="ctx", terminal_width=100, max_content_width=100)
+    parent = click.Context(cli, info_name="ctx", terminal_width=100, max_content_width=100,
+                           help_option_names=["-h", "--help"])
     ctx = parent
     for i, name in enumerate(path):
         c = cli.get_command(None, path[0]) if i == 0 else ctx.command.commands[name]
-        ctx = click.Context(c, info_name=name, parent=ctx, terminal_width=100, max_content_width=100)
+        ctx = click.Context(c, info_name=name, parent=ctx, terminal_width=100, max_content_width=100,
+                            help_option_names=["-h", "--help"])
     return cmd.get_help(ctx)
 
 
@@ -101,7 +103,7 @@ def man_page(path: list[str], cmd: click.Command) -> str:
              ".SH NAME", f"{esc(name)} \\- {esc(summary)}", ".SH SYNOPSIS"]
     subs = [(p, c) for p, c in commands() if path and len(p) == 2 and p[0] == path[0]]
     if path and not subs:
-        usage = " ".join(cmd.collect_usage_pieces(click.Context(cmd)))
+        usage = " ".join(cmd.collect_usage_pieces(click.Context(cmd, help_option_names=["-h", "--help"])))
         lines += [f".B ctx {esc(' '.join(path))}", esc(usage)]
     elif path:
         lines += [f".B ctx {esc(path[0])}", "COMMAND [OPTIONS] [ARGS]"]
@@ -122,7 +124,7 @@ def man_page(path: list[str], cmd: click.Command) -> str:
             lines += [".TP", f".BR ctx\\-{esc(n)} (1)", esc(COMMANDS[n][2])]
     for sp, sc in subs:
         s_sum, s_desc, s_ex = split_doc(sc.help or "")
-        usage = " ".join(sc.collect_usage_pieces(click.Context(sc)))
+        usage = " ".join(sc.collect_usage_pieces(click.Context(sc, help_option_names=["-h", "--help"])))
         lines += [f".SS ctx {esc(' '.join(sp))}", f".B ctx {esc(' '.join(sp))}", esc(usage), ".br", esc(s_sum)]
         for n, h in option_rows(sc):
             lines += [".TP", f".B {esc(n)}", esc(h) or "\\&"]

@@ -37,6 +37,14 @@ COMMANDS = {
     "dedupe": ("ctxkit.cli.dedupe", "dedupe", "Find duplicated passages across workspace files."),
     "session": ("ctxkit.cli.session", "session", "List, show and restore sessions."),
     "hook": ("ctxkit.cli.hook", "hook", "Run ctxkit from Claude Code's (or any agent's) hooks."),
+    "goal": ("ctxkit.cli.hot", "goal", "Add, start, complete and list goals in CONTEXT.md."),
+    "decision": ("ctxkit.cli.hot", "decision", "Log a decision with its rationale."),
+    "constraint": ("ctxkit.cli.hot", "constraint", "Add, remove and list session constraints."),
+    "remember": ("ctxkit.cli.hot", "remember", "Pin a fact that compaction never removes."),
+    "entities": ("ctxkit.cli.hot", "entities", "Extract files, functions, packages, people, URLs into CONTEXT.md."),
+    "observe": ("ctxkit.cli.lifecycle", "observe", "Write an observation of a session and update CONTEXT.md."),
+    "reflect": ("ctxkit.cli.lifecycle", "reflect", "Crystallize observations into MEMORY.md facts."),
+    "maintain": ("ctxkit.cli.lifecycle", "maintain", "Apply the whole context policy in one idempotent pass."),
     "completion": ("ctxkit.cli.completion", "completion", "Print the shell completion script for bash, zsh or fish."),
     "stats": ("ctxkit.cli.stats", "stats", "Tuning statistics: drops, compaction, recovery, a suggested cutoff."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
@@ -82,7 +90,7 @@ def _set_home(ctx, param, value):
 @click.option("--home", metavar="DIR", expose_value=False, callback=_set_home, is_eager=True,
               help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
 @click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
-              callback=lambda c, p, v: os.environ.__setitem__("CTX_QUIET", "1") if v else None,
+              callback=lambda c, p, v: c.meta.__setitem__("ctx.quiet", v),
               help="No informational lines on stderr (errors still show). Also CTX_QUIET=1.")
 @click.option("--traceback", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda c, p, v: c.meta.__setitem__("ctx.traceback", v),

@@ -34,8 +34,8 @@ BY = re.compile(r"\s+\(by ([^()]+)\)$")
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
-ORDER = ["Now", "Time", "Task", "Goals", "Decisions", "Constraints", "Facts", "Pending", "Errors", "Files",
-         "Key entities", "Recent", "External"]
+ORDER = ["Now", "Time", "Task", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Pending", "Errors",
+         "Files", "Key entities", "Recent", "External"]
 FREE_TEXT = {"Task"}
 CHECKABLE = {"Pending", "Goals"}
 MAX_ITEMS = 10
@@ -249,3 +249,24 @@ def merge_files(old: list[Item], new: list[Item], cap: int) -> list[Item]:
         trail[path] = combine(trail.pop(path, None), action)
     items = file_items(trail)
     return items[-cap:]
+
+
+GOAL_DONE_AT = re.compile(r"^g-\d+ \(complete ([\dT:Z-]+)")
+
+
+def aged_out(ctx: Context, now, hours: float) -> Context:
+    """A copy without goals completed more than `hours` ago (they stay in the file and logs)."""
+    from .timeutil import parse_ts
+
+    out = Context(version=ctx.version, updated=ctx.updated, state=dict(ctx.state), task=ctx.task,
+                  sections={k: list(v) for k, v in ctx.sections.items()})
+    keep = []
+    for it in out.sections.get("Goals", []):
+        m = GOAL_DONE_AT.match(it.text)
+        t = parse_ts(m.group(1)) if m else None
+        if t is not None and (now - t).total_seconds() > hours * 3600:
+            continue
+        keep.append(it)
+    if "Goals" in out.sections:
+        out.sections["Goals"] = keep
+    return out

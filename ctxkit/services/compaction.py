@@ -20,7 +20,7 @@ from ..core.timeutil import now_iso
 from ..sources.workspace import ContextFile
 from ..store import logs
 
-TEMPLATE_SECTIONS = ("Goals", "Decisions", "Constraints", "Facts", "Pending", "Errors", "Files")
+TEMPLATE_SECTIONS = ("Goals", "Decisions", "Constraints", "Pinned", "Facts", "Pending", "Errors", "Files")
 
 
 @dataclass
@@ -140,45 +140,50 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
                 skip = i
     sel = select(groups, opts.budget, opts.preserve_ratio, skip)
     span_idx = [i for i in sel.summarize if not is_compaction_summary(groups[i])]
-    if not span_idx:
+    # groups an earlier run summarized (up to CONTEXT.md's `through`): represented by the summary
+    covered = [i for i in range(skip + 1) if i not in sel.protected and not is_compaction_summary(groups[i])
+               and not all(r.get("kind") == "event" for r in groups[i])]
+    if not span_idx and not covered:
         rep.reason += "; nothing to summarize: every group fits the preserved window or is protected"
         rep.records = records
         return _finish(rep, home, started, opts)
-    span = [r for i in span_idx for r in groups[i]]
-    new_ctx = summarize_span(span, records, opts, rep)
-    base = existing
-    if not cfile.exists():  # no CONTEXT.md: anchor on the stream's last compaction summary, if any
-        prev = [g for g in groups if is_compaction_summary(g)]
-        if prev:
-            body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
-            try:
-                base = C.parse(body)
-            except C.ContextFormatError:
-                base = C.Context()
-    through = groups[max(span_idx)][-1].get("id")
+    through = existing.state.get("through")
+    if span_idx:
+        span = [r for i in span_idx for r in groups[i]]
+        new_ctx = summarize_span(span, records, opts, rep)
+        base = existing
+        if not cfile.exists():  # no CONTEXT.md: anchor on the stream's last compaction summary, if any
+            prev = [g for g in groups if is_compaction_summary(g)]
+            if prev:
+                body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
+                try:
+                    base = C.parse(body)
+                except C.ContextFormatError:
+                    base = C.Context()
+        through = groups[max(span_idx)][-1].get("id")
 
-    def change(cur: C.Context) -> C.Context:
-        merged = C.merge(cur if cfile.exists() else base, new_ctx)
-        if session:
-            merged.state["session"] = session
-        if through:
-            merged.state["through"] = through
-        return merged
+        def change(cur: C.Context) -> C.Context:
+            merged = C.merge(cur if cfile.exists() else base, new_ctx)
+            if session:
+                merged.state["session"] = session
+            if through:
+                merged.state["through"] = through
+            return merged
 
-    if opts.dry_run:
-        rep.context = change(existing)
+        rep.context = change(existing) if opts.dry_run else cfile.update(change)
     else:
-        rep.context = cfile.update(change)
+        rep.summarizer = "none (already summarized in CONTEXT.md)"
+        rep.context = existing
     summary_ctx = C.Context(task=rep.context.task, sections={k: list(v) for k, v in rep.context.sections.items()
                                                              if k in TEMPLATE_SECTIONS})
     ts = now_iso()
-    meta = {"summarizer": rep.summarizer, "groups_summarized": len(span_idx), "through": through}
+    meta = {"summarizer": rep.summarizer, "groups_summarized": len(span_idx) + len(covered), "through": through}
     if rep.degraded:
         meta["degraded"] = rep.degraded
     summ = fit_summary(summary_ctx, session, ts, meta, tok, opts.target_tokens)
     out: list[dict] = []
     placed = False
-    drop = set(span_idx) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
+    drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
     for i, g in enumerate(groups):
         if i in drop:
             if not placed:

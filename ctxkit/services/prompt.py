@@ -104,7 +104,7 @@ def cut_to(text: str, max_tokens: int, count) -> tuple[str, bool]:
 
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
-          git_lines: list[str] | None) -> Prompt:
+          git_lines: list[str] | None, age_out_hours: float = 24.0) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
     dirs = layer_dirs(home_workspace, workspace, cwd)
@@ -128,7 +128,10 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
     if os.path.exists(cpath):
         with open(cpath, encoding="utf-8") as f:
             raw = f.read()
-        ctx = parse(raw)
+        from ..core.context_md import aged_out
+        from ..core.timeutil import now
+
+        ctx = aged_out(parse(raw), now(), age_out_hours)
         body = "\n".join(x for x in render(ctx).split("\n")[2:]).strip()  # no marker, no title
         p.sources.append(cpath)
         p.sections.append(Section(f"Context ({cpath})", clean(body), cpath, tier=0, static=False))

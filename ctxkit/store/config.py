@@ -58,6 +58,11 @@ KNOBS: dict[str, Knob] = {
     "tools_registry": Knob(str, "", "tool-schema registry file (default: the workspace's tools.json/yaml)"),
     "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build"),
     "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
+    # working state and memory lifecycle
+    "age_out_hours": Knob(float, 24.0, "completed goals leave the prompt after this many hours (they stay in the file)"),
+    "context_max_age_hours": Knob(float, 24.0, "ctx reflect refreshes a CONTEXT.md older than this"),
+    "summary_every_messages": Knob(int, 15, "ctx maintain refreshes the summary every N new messages"),
+    "observe_trigger_pct": Knob(float, 0.80, "ctx maintain writes an observation at this share of the budget"),
     # logging
     "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),
     "log_compaction": Knob(bool, True, "append compaction events to compaction.jsonl"),

@@ -1,0 +1,158 @@
+"""ctx observe, ctx reflect, ctx maintain: the memory lifecycle and the one command for hooks and cron."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from ..services.memory import observe as run_observe
+from ..services.memory import reflect as run_reflect
+from ..store import logs
+from ..store.atomic import atomic_write, locked
+from .common import InputRecords, get_home, get_workspace, home_option, input_options, note, workspace_option
+
+
+@click.command("observe")
+@input_options
+@workspace_option
+@home_option
+def observe(file, from_, skip_invalid):
+    """Write what happened in a session to observations/ and update CONTEXT.md.
+
+    An extractive observation: requests, decisions, outcomes, files, errors, pending.
+
+    \b
+    Example:
+      ctx observe ~/.claude/projects/x/abc.jsonl && ls "$(dirname "$(ctx context path)")/observations"
+    """
+    records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
+    path, ctx = run_observe(records, get_workspace())
+    click.echo(path)
+    note(f"ctx: CONTEXT.md is at version {ctx.version}")
+
+
+@click.command("reflect")
+@click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
+              help="minilm also catches near duplicates by meaning (config: embedder).")
+@click.option("--json", "as_json", is_flag=True, help="What was added and skipped, as JSON.")
+@workspace_option
+@home_option
+def reflect(embedder, as_json):
+    """Crystallize observations into MEMORY.md: flat facts, deduplicated, each with its source.
+
+    Nothing narrative, no session state, nothing AGENTS.md / SOUL.md / USER.md already say.
+    Also refreshes a CONTEXT.md older than context_max_age_hours from the newest observation.
+
+    \b
+    Example:
+      ctx reflect && tail "$(dirname "$(ctx context path)")/MEMORY.md"
+    """
+    home = get_home()
+    name = home.config.get("embedder", embedder)
+    emb = None
+    if name == "minilm":
+        from .score import make_embedder
+
+        emb = make_embedder(home, name, 0)
+    res = run_reflect(get_workspace(), emb, home.config.get("context_max_age_hours"))
+    if as_json:
+        click.echo(json.dumps(res))
+    else:
+        click.echo(f"added {res['added']} fact(s) to {res['memory']}; skipped {res['skipped']}"
+                   + ("; CONTEXT.md refreshed" if res["context_refreshed"] else ""))
+
+
+def _state_path(home) -> str:
+    return os.path.join(home.path, "maintain-state.json")
+
+
+@click.command("maintain")
+@input_options
+@click.option("--session-end", is_flag=True, help="The session is over: also write an observation.")
+@workspace_option
+@home_option
+def maintain(file, from_, skip_invalid, session_end):
+    """Apply the whole policy from config in one idempotent pass; print what it did as JSONL.
+
+    curation at curation_trigger_pct (40 %), compaction at compaction_trigger_pct (50 %),
+    an observation at observe_trigger_pct (80 %), emergency compaction at max_context_pct
+    (85 %), a summary refresh every summary_every_messages new messages, an observation at
+    session end. Remembers the last record it processed: an unchanged session is one
+    "nothing to do" event, exit 0. Safe to run concurrently with itself.
+
+    \b
+    Examples:
+      ctx maintain ~/.claude/projects/x/abc.jsonl
+      */5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log
+    """
+    home = get_home()
+    cfg = home.config
+    records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
+    session = next((r.get("session") for r in records if r.get("session")), "default")
+    last_id = records[-1].get("id") if records else None
+    events = []
+    sp = _state_path(home)
+    with locked(sp):
+        state = json.load(open(sp)) if os.path.exists(sp) else {}
+        st = state.get(session, {})
+        if st.get("last_id") == last_id and not session_end:
+            events.append({"event": "nothing_to_do", "session": session, "reason": "no new records"})
+        else:
+            events += _policy(home, cfg, records, session, st, session_end)
+            st["last_id"] = last_id
+            st["records"] = len(records)
+            state[session] = st
+            atomic_write(sp, json.dumps(state, indent=1, sort_keys=True) + "\n")
+    for ev in events:
+        click.echo(json.dumps(ev))
+
+
+def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
+    from ..backends.tokenizers import count_records
+    from ..core.extract import latest_request
+    from ..store import sessions
+    from .count import resolve_tokenizer
+    from .status import resolve_budget
+
+    tok = resolve_tokenizer(None, None)
+    budget = resolve_budget(None, None, None)
+    pct = sum(count_records(tok, records, reuse=True)) / budget if records else 0.0
+    events = [{"event": "status", "session": session, "pct_used": round(pct, 4), "records": len(records)}]
+    sessions.touch(home, records)
+    done_something = False
+    if pct >= cfg.get("curation_trigger_pct"):
+        q = latest_request(records)
+        if q:
+            from .memory import memory_search
+
+            hits = memory_search(q, 5, 0.0, None)
+            events.append({"event": "curation", "query": q[:100], "hits": len(hits)})
+            done_something = True
+    new_msgs = len(records) - st.get("summary_at", 0)
+    if pct >= cfg.get("compaction_trigger_pct") or new_msgs >= cfg.get("summary_every_messages"):
+        from ..services.compaction import compact
+        from .compact import options_from_config
+
+        emergency = pct >= cfg.get("max_context_pct")
+        opts = options_from_config(cfg, budget, force=True)
+        if emergency:
+            opts.preserve_ratio = opts.preserve_ratio / 2
+        rep = compact(records, tok, opts, home, get_workspace())
+        kind = "emergency_compaction" if emergency else ("compaction" if pct >= cfg.get("compaction_trigger_pct")
+                                                         else "summary_refresh")
+        events.append({"event": kind, "groups_summarized": rep.groups_summarized, "tokens_before": rep.tokens_before,
+                       "tokens_after": rep.tokens_after, "degraded": rep.degraded, "context_md": rep.context_path})
+        st["summary_at"] = len(records)
+        done_something = True
+    if session_end or pct >= cfg.get("observe_trigger_pct"):
+        path, _ = run_observe(records, get_workspace())
+        events.append({"event": "observation", "path": path, "reason": "session_end" if session_end else "threshold"})
+        done_something = True
+    if not done_something:
+        events.append({"event": "nothing_to_do", "session": session,
+                       "reason": f"{pct:.1%} used, {new_msgs} new messages: nothing is due"})
+    logs.append(home, "compaction", {"event": "maintain", "session": session,
+                                     "actions": [e["event"] for e in events[1:]], "pct_used": round(pct, 4),
+                                     "tokens_before": 0, "tokens_after": 0})
+    return events

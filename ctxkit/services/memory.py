@@ -1,0 +1,158 @@
+"""Observer and reflector (seed 000 §4, seed 001 layer 1).
+
+observe: what happened in a session -> observations/{timestamp}_{session}.md + CONTEXT.md.
+reflect: observations -> MEMORY.md flat fact bullets (no narrative, no session state, nothing
+AGENTS/SOUL/USER already say, deduplicated, each traceable to its observation), and a stale
+CONTEXT.md refreshed from the newest observation.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+from datetime import datetime
+
+from ..core import context_md as C
+from ..core.dedupe import jaccard, shingles
+from ..core.extract import latest_request, sentences, summarize
+from ..core.hygiene import is_meta
+from ..core.timeutil import iso, now
+from ..sources.workspace import ContextFile
+from ..store.atomic import atomic_write, locked
+from ..store.cold import safe_component
+
+OBS_SECTIONS = ("Requests", "Decisions", "Outcomes", "Files", "Errors", "Pending")
+FACT_SECTIONS = ("Decisions", "Outcomes")
+NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday)", re.I)
+
+
+def observation(records: list[dict]) -> dict[str, list[str]]:
+    ctx = summarize(records, task_from=records)
+    requests = []
+    for r in records:
+        if r.get("role") == "user" and r.get("kind") == "message" and \
+                not {"meta", "orphan_result", "demo"} & set(r.get("flags") or ()):
+            first = next(iter(sentences(re.sub(r"<[^>]+>", " ", r.get("content") or ""))), "")
+            if first and first not in requests:
+                requests.append(first)
+    return {"Requests": requests[-10:], "Decisions": [i.text for i in ctx.sections.get("Decisions", [])],
+            "Outcomes": [i.text for i in ctx.sections.get("Facts", [])],
+            "Files": [i.text for i in ctx.sections.get("Files", [])],
+            "Errors": [i.text for i in ctx.sections.get("Errors", [])],
+            "Pending": [i.text for i in ctx.sections.get("Pending", [])]}
+
+
+def observe(records: list[dict], workspace: str, when: datetime | None = None) -> tuple[str, C.Context]:
+    when = when or now()
+    session = next((r.get("session") for r in records if r.get("session")), "session")
+    obs = observation(records)
+    lines = [f"# Observation: {session}", f"<!-- ctx:observation session={session} at={iso(when)} -->", ""]
+    for name in OBS_SECTIONS:
+        lines.append(f"## {name}")
+        lines += [f"- {x}" for x in obs[name]]
+        lines.append("")
+    d = os.path.join(workspace, "observations")
+    path = os.path.join(d, f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(session)}.md")
+    atomic_write(path, "\n".join(lines))
+    task = latest_request(records)
+
+    def change(ctx: C.Context) -> C.Context:
+        new = summarize(records, task_from=records)
+        merged = C.merge(ctx, new)
+        if task:
+            merged.sections["Now"] = [C.Item(text=f"Focus: {task}")] + [
+                i for i in merged.sections.get("Now", []) if not i.text.startswith("Focus:")]
+            merged.sections["Recent"] = C.merge_items(merged.sections.get("Recent", []),
+                                                      [C.Item(text=f"{session}: {task}")], cap=5)
+        return merged
+
+    return path, ContextFile(workspace).update(change)
+
+
+def _bullets(path: str) -> list[tuple[str, int, str]]:
+    out, section = [], None
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            h = re.match(r"^##\s+(.+?)\s*$", line)
+            if h:
+                section = h.group(1)
+                continue
+            m = re.match(r"^-\s+(.*\S)\s*$", line)
+            if m and section:
+                out.append((section, n, m.group(1)))
+    return out
+
+
+def _said(text: str, others: list[set]) -> bool:
+    sh = shingles(text)
+    return any(jaccard(sh, o) >= 0.6 for o in others)
+
+
+def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
+    memory_path = os.path.join(workspace, "MEMORY.md")
+    identity = []
+    for name in ("AGENTS.md", "SOUL.md", "USER.md"):
+        p = os.path.join(workspace, name)
+        if os.path.exists(p):
+            identity += [shingles(x) for x in open(p, encoding="utf-8").read().split("\n") if len(x.split()) >= 4]
+    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0}
+    with locked(memory_path):
+        existing = open(memory_path, encoding="utf-8").read() if os.path.exists(memory_path) else ""
+        have = [re.sub(r"\s+\(from [^)]*\)$", "", m.group(1)) for m in re.finditer(r"^-\s+(.*)$", existing, re.M)]
+        have_sh = [shingles(h) for h in have]
+        cands = []
+        for obs in sorted(glob.glob(os.path.join(workspace, "observations", "*.md"))):
+            rel = os.path.relpath(obs, workspace)
+            for section, line, text in _bullets(obs):
+                if section in FACT_SECTIONS:
+                    cands.append((text, f"{rel}:{line}"))
+
+        for text, src in cands:
+            if is_meta(text):
+                skipped["meta"] += 1
+                continue
+            if NARRATIVE.match(text):
+                skipped["narrative"] += 1
+                continue
+            if _said(text, identity):
+                skipped["in_identity_files"] += 1
+                continue
+            norm = " ".join(text.lower().split())
+            if any(norm == " ".join(h.lower().split()) for h in have) or _said(text, have_sh):
+                skipped["duplicate"] += 1
+                continue
+            if embedder is not None and have:
+                sims = embedder.similarities(text, have)
+                if sims and max(sims) >= 0.9:
+                    skipped["duplicate"] += 1
+                    continue
+            have.append(text)
+            have_sh.append(shingles(text))
+            added.append(f"- {text} (from {src})")
+        if added:
+            body = existing.rstrip("\n") + ("\n" if existing.strip() else "") + "\n".join(added) + "\n"
+            atomic_write(memory_path, body)
+    refreshed = refresh_context(workspace, max_age_hours)
+    return {"added": len(added), "skipped": skipped, "memory": memory_path, "context_refreshed": refreshed,
+            "bullets": added}
+
+
+def refresh_context(workspace: str, max_age_hours: float) -> bool:
+    """CONTEXT.md older than max_age_hours -> refreshed from the newest observation."""
+    cf = ContextFile(workspace)
+    obs = sorted(glob.glob(os.path.join(workspace, "observations", "*.md")))
+    if not obs:
+        return False
+    if cf.exists() and (now().timestamp() - os.path.getmtime(cf.path)) < max_age_hours * 3600:
+        return False
+    latest = _bullets(obs[-1])
+    new = C.Context()
+    mapping = {"Decisions": "Decisions", "Outcomes": "Facts", "Errors": "Errors", "Pending": "Pending"}
+    for section, _, text in latest:
+        if section in mapping:
+            new.items(mapping[section]).append(C.Item(text=text, done=False if section == "Pending" else None))
+    req = [t for s, _, t in latest if s == "Requests"]
+    if req:
+        new.task = req[-1]
+    cf.update(lambda ctx: C.merge(ctx, new))
+    return True

@@ -1,0 +1,157 @@
+"""Hot context verbs, observer, reflector, maintain."""
+import json
+import multiprocessing as mp
+import os
+import subprocess
+
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from ctxkit.core import context_md as C
+from ctxkit.core.entities import extract
+
+CC = "claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl"
+
+
+def doc(ctx_home):
+    return C.parse((ctx_home / "workspace" / "CONTEXT.md").read_text())
+
+
+def test_goals_decisions_constraints_remember(ctx_home):
+    assert run("goal", "add", "Implement JWT auth", "--priority", "high").stdout.strip() == "g-001"
+    assert run("goal", "add", "Write tests", "--parent", "g-001", "--agent", "bot").stdout.strip() == "g-002"
+    assert run("goal", "add", "x", "--parent", "g-404").code == 1
+    run("goal", "start", "g-002")
+    run("goal", "complete", "g-001")
+    goals = [json.loads(x) for x in run("goal", "list", "--json").stdout.splitlines()]
+    assert [(g["id"], g["status"], g["priority"], g["parent"]) for g in goals] == [
+        ("g-001", "complete", "high", None), ("g-002", "in-progress", "medium", "g-001")]
+    assert goals[1]["by"] == "bot"
+    run("decision", "log", "Use RS256", "--why", "key rotation", "--agent", "agent-a")
+    run("constraint", "add", "TTL must be 1 hour")
+    assert run("constraint", "list").stdout.strip() == "TTL must be 1 hour"
+    assert run("constraint", "remove", "nope").code == 1
+    run("remember", "Staging DB is read-only on Fridays")
+    d = doc(ctx_home)
+    assert d.sections["Decisions"][0].why == "key rotation" and d.sections["Decisions"][0].by == "agent-a"
+    assert d.sections["Pinned"][0].text == "Staging DB is read-only on Fridays"
+    assert run("goal", "start", "g-002", "--if-version", "1").code == 4
+
+
+def test_pinned_fact_survives_compaction(ctx_home):
+    run("remember", "The deploy key lives in vault:secret/deploy")
+    path = corpus(CC)
+    run("compact", path, "--budget", "3000", "--force")
+    run("compact", path, "--budget", "2000", "--force")
+    d = doc(ctx_home)
+    assert [i.text for i in d.sections["Pinned"]] == ["The deploy key lives in vault:secret/deploy"]
+    summary = [r for r in run("compact", path, "--budget", "2000", "--force").records() if r["kind"] == "summary"]
+    assert "vault:secret/deploy" in summary[0]["content"]
+
+
+def test_completed_goals_age_out_of_the_prompt_but_stay_in_the_file(ctx_home):
+    run("goal", "add", "Old goal")
+    run("goal", "complete", "g-001")
+    run("goal", "add", "Live goal")
+    ws = ctx_home / "workspace"
+    assert "Old goal" in run("prompt", "build", "--workspace", ws).stdout
+    out = run("prompt", "build", "--workspace", ws, env={"CTX_AGE_OUT_HOURS": "0"}).stdout
+    assert "Old goal" not in out and "Live goal" in out
+    assert "Old goal" in (ws / "CONTEXT.md").read_text()
+
+
+def test_entities_are_extracted_and_merged(ctx_home):
+    recs = [{"v": 1, "kind": "message", "role": "user", "content": "Ask @sarah about src/auth/jwt.py, see "
+             "https://example.com/rfc7519 and `validate_token()`; run pip install pyjwt cryptography"}]
+    found = extract(recs)
+    assert found["people"] == ["@sarah"] and found["urls"] == ["https://example.com/rfc7519"]
+    assert "src/auth/jwt.py" in found["files"] and "validate_token" in found["functions"]
+    assert found["packages"] == ["pyjwt", "cryptography"]
+    run("entities", "-", input=json.dumps(recs[0]) + "\n")
+    items = [i.text for i in doc(ctx_home).sections["Key entities"]]
+    assert "people: @sarah" in items
+
+
+def _mixed_updates(home, k):
+    env = ctx_subprocess_env(home)
+    os.environ.update(env)
+    from ctxkit.cli.main import main
+
+    for i in range(50):
+        args = [["decision", "log", f"d{k}-{i}"], ["constraint", "add", f"c{k}-{i}"], ["remember", f"r{k}-{i}"],
+                ["goal", "add", f"g{k}-{i}"]][i % 4]
+        try:
+            main(args)
+        except SystemExit as e:
+            assert e.code in (0, None)
+
+
+def test_eight_processes_fifty_mixed_updates_lose_nothing(tmp_path):
+    home = tmp_path / "h"
+    procs = [mp.Process(target=_mixed_updates, args=(home, k)) for k in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(300)
+    assert all(p.exitcode == 0 for p in procs)
+    d = C.parse((home / "workspace" / "CONTEXT.md").read_text())
+    assert d.version == 400
+    # every update applied (version 400); uncapped sections keep every item, capped ones their newest
+    assert {i.text for i in d.sections["Pinned"]} == {f"r{k}-{i}" for k in range(8) for i in range(2, 50, 4)}
+    assert len(d.sections["Decisions"]) == 10 and len(d.sections["Constraints"]) == 30
+    goals = [i for i in d.sections["Goals"]]
+    assert len(goals) == 8 * 12 and len({g.text.split(" ")[0] for g in goals}) == 96  # unique ids under the lock
+
+
+def test_observe_then_reflect_fill_memory_with_traceable_facts(ctx_home):
+    path = corpus(CC)
+    ws = ctx_home / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "AGENTS.md").write_text("Always read mix.exs before changing dependencies in the project.\n")
+    res = run("observe", path)
+    assert res.code == 0, res.stderr
+    obs = res.stdout.strip()
+    assert os.path.basename(obs).endswith("_6c2214d7-b87e-4432-8e41-22ba294ea584.agent-afc096d.md")
+    text = open(obs).read()
+    for s in ("## Requests", "## Decisions", "## Outcomes", "## Files", "## Errors"):
+        assert s in text
+    assert doc(ctx_home).sections["Recent"]
+    r1 = run("reflect", "--json", "--embedder", "keyword").json()
+    mem = (ws / "MEMORY.md").read_text()
+    assert r1["added"] >= 1
+    for line in mem.strip().split("\n"):
+        assert line.startswith("- ") and "(from observations/" in line and "<think" not in line
+    r2 = run("reflect", "--json", "--embedder", "keyword").json()
+    assert r2["added"] == 0 and r2["skipped"]["duplicate"] >= r1["added"]  # idempotent
+
+
+def test_reflect_refreshes_a_stale_context(ctx_home):
+    path = corpus(CC)
+    run("observe", path)
+    cpath = ctx_home / "workspace" / "CONTEXT.md"
+    old = os.path.getmtime(cpath) - 3 * 86400
+    os.utime(cpath, (old, old))
+    assert run("reflect", "--json", "--embedder", "keyword").json()["context_refreshed"] is True
+
+
+def test_maintain_is_idempotent_and_reports_events(ctx_home, tmp_path):
+    path = corpus(CC)
+    first = [json.loads(x) for x in run("maintain", path).stdout.splitlines()]
+    assert first[0]["event"] == "status"
+    assert {"summary_refresh"} <= {e["event"] for e in first}
+    again = [json.loads(x) for x in run("maintain", path).stdout.splitlines()]
+    assert again == [{"event": "nothing_to_do", "session": first[0]["session"], "reason": "no new records"}]
+    hot = [json.loads(x) for x in run("maintain", path, "--session-end",
+                                      env={"CTX_MAX_TOKENS": "40000", "CTX_RESERVE_TOKENS": "0"}).stdout.splitlines()]
+    kinds = [e["event"] for e in hot]
+    assert "curation" in kinds and "emergency_compaction" in kinds and "observation" in kinds
+
+
+def test_maintain_concurrent_with_itself(tmp_path):
+    home = tmp_path / "h"
+    env = ctx_subprocess_env(home)
+    path = corpus(CC)
+    procs = [subprocess.Popen([PY, "-m", "ctxkit", "maintain", path], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              env=env, cwd=ROOT, text=True) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    events = [json.loads(x)["event"] for o, _ in outs for x in o.splitlines()]
+    assert events.count("status") == 1 and events.count("nothing_to_do") == 2
