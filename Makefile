@@ -34,7 +34,14 @@ run: setup
 	@echo "== 5. find a dropped chunk again and splice it back"
 	$(CTX) cold-storage search "mix.exs" --limit 3 -t
 	$(CTX) recover --chunk-id "$$($(CTX) cold-storage search mix.exs --limit 1 --jq .chunk -r)" --into $(DEMO_HOME)/kept.jsonl
-	@echo "== 6. or cut to a hard budget, whole tool-call groups only"
+	@echo "== 6. compact the older span into CONTEXT.md (extractive, verified) and probe what it kept"
+	$(CTX) compact $(DEMO_HOME)/kept.jsonl --budget 4000 --force > $(DEMO_HOME)/compacted.jsonl
+	$(CTX) context show
+	$(CTX) eval $(DEMO_HOME)/session.jsonl --candidate $(DEMO_HOME)/compacted.jsonl -t
+	@echo "== 7. the lean system prompt for the next turn"
+	$(CTX) prompt build --explain
+	$(CTX) prompt build --format messages --records $(DEMO_HOME)/compacted.jsonl | $(CTX) count
+	@echo "== 8. or cut to a hard budget, whole tool-call groups only"
 	$(CTX) truncate $(DEMO_HOME)/session.jsonl --budget 8000 --strategy middle_out | $(CTX) count
 
 test: setup

@@ -237,3 +237,14 @@ def test_eval_probes_and_compression(ctx_home, tmp_path):
     trows = {r["category"]: r for r in run("eval", path, "--candidate", trunc, "--json").records()}
     assert trows["artifact"]["recall"] < rows["artifact"]["recall"]  # truncation loses the trail
     assert "category" in run("eval", path, "--candidate", cand, "-t").stdout
+
+
+def test_compaction_reads_dropped_chunks_from_cold_storage(ctx_home, tmp_path):
+    """drop -> compact: the artifact trail of dropped chunks still reaches CONTEXT.md."""
+    path = corpus(CC)
+    scored = run("score", path, "-q", "unrelated gardening question", "--embedder", "keyword").stdout
+    kept = run("drop", "--min-keep", "2", "--cutoff", "0.99", "--keep", "1.0", input=scored)
+    assert any(r["kind"] == "stub" for r in kept.records())
+    run("compact", "-", "--budget", "3000", "--force", input=kept.stdout)
+    files = C.files_of(C.parse((ctx_home / "workspace" / "CONTEXT.md").read_text()).sections["Files"])
+    assert len(files) >= 28  # nearly the whole trail, though most chunks were stubs in the input

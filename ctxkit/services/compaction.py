@@ -116,6 +116,26 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options, rep
         return C.Context(task=latest_request(all_records))
 
 
+def expand_stubs(span: list[dict]) -> list[dict]:
+    """A dropped chunk's stub stands for records that are still in cold storage: summarize those,
+    so the artifact trail and errors of dropped chunks reach CONTEXT.md too."""
+    import json
+    import os
+
+    out = []
+    for r in span:
+        path = (r.get("meta") or {}).get("cold_storage_path") if r.get("kind") == "stub" else None
+        if path and os.path.exists(path):
+            try:
+                with open(path, encoding="utf-8") as f:
+                    out.extend(json.loads(f.read()).get("records") or [r])
+                continue
+            except (OSError, ValueError):
+                pass
+        out.append(r)
+    return out
+
+
 def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Report:
     started = time.monotonic()
     records = list(annotate(tok, records, reuse=True))
@@ -149,7 +169,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         return _finish(rep, home, started, opts)
     through = existing.state.get("through")
     if span_idx:
-        span = [r for i in span_idx for r in groups[i]]
+        span = expand_stubs([r for i in span_idx for r in groups[i]])
         new_ctx = summarize_span(span, records, opts, rep)
         base = existing
         if not cfile.exists():  # no CONTEXT.md: anchor on the stream's last compaction summary, if any
