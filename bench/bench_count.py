@@ -8,7 +8,7 @@ import json
 import os
 import time
 
-from _common import ENV, PY, build_session, timed
+from _common import PY, build_session, timed
 
 
 def main(mb: int = 50) -> dict:

@@ -5,9 +5,8 @@ Goal: at most 150 ms above bare Python start-up.
 from __future__ import annotations
 
 import json
-import subprocess
 
-from _common import DATA, ENV, PY, build_session, timed
+from _common import DATA, PY, build_session, timed
 
 
 def main() -> dict:

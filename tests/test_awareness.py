@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from conftest import ROOT, corpus, run
 from ctxkit.core.timeinfo import gap_class
 from ctxkit.core.timeutil import parse_ts
 

@@ -4,7 +4,6 @@ import multiprocessing as mp
 import os
 import subprocess
 
-import pytest
 
 from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
 from ctxkit.core import context_md as C

@@ -2,7 +2,6 @@
 import json
 import os
 
-import pytest
 
 from conftest import run
 from ctxkit.store.config import KNOBS
@@ -55,26 +54,26 @@ def test_home_flag_overrides_env(tmp_path):
     assert run("config", "path", "--home", other).stdout.strip() == str(other / "config.yaml")
 
 
-def test_every_knob_is_read_by_code():
-    """Each config knob is used outside the config module (no dead knobs, unlike seed 003)."""
+def package_code_outside_config() -> str:
     root = os.path.join(os.path.dirname(__file__), "..", "ctxkit")
     code = ""
     for d, _, files in os.walk(root):
         for f in files:
             if f.endswith(".py") and f != "config.py":
                 code += open(os.path.join(d, f)).read()
+    return code
+
+
+def test_every_knob_is_read_by_code():
+    """Each config knob is used outside the config module (no dead knobs, unlike seed 003)."""
+    code = package_code_outside_config()
     unused = [k for k in KNOBS if f'"{k}"' not in code and not KNOBS[k].reserved]
     assert unused == [], f"knobs never read: {unused}"
 
 
 def test_reserved_knobs_are_not_read_yet():
     """A knob marked reserved must really be unread, so the mark is removed when a command reads it."""
-    root = os.path.join(os.path.dirname(__file__), "..", "ctxkit")
-    code = ""
-    for d, _, files in os.walk(root):
-        for f in files:
-            if f.endswith(".py") and f != "config.py":
-                code += open(os.path.join(d, f)).read()
+    code = package_code_outside_config()
     stale = [k for k in KNOBS if KNOBS[k].reserved and f'"{k}"' in code]
     assert stale == []
 
@@ -123,7 +122,6 @@ def test_atomic_write_and_lock(tmp_path):
 def test_concurrent_log_appends_lose_nothing(tmp_path):
     import multiprocessing as mp
 
-    from ctxkit.store.atomic import append_line
 
     path = str(tmp_path / "log.jsonl")
     procs = [mp.Process(target=_appender, args=(path, k)) for k in range(4)]

@@ -1,7 +1,6 @@
 """ctx count: tiktoken offline, model map, per-record annotation, plain text like ttok."""
 import hashlib
 import json
-import os
 import subprocess
 
 import pytest

@@ -17,7 +17,7 @@ CC_FILES = {
 
 def source_counts(path):
     """Count the raw Claude Code file independently of the importer."""
-    calls = results = user_text = thinking_turns = 0
+    calls = results = user_text = 0
     ids = set()
     think_ids = set()
     for line in open(path):

@@ -1,10 +1,7 @@
 """Streaming I/O manners: FILE:LINE errors, --skip-invalid, empty input, pipes, Ctrl-C."""
 import json
-import os
 import signal
 import subprocess
-import sys
-import time
 
 from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
 

@@ -1,8 +1,6 @@
 """The model summarizers, for real: SmolLM2-135M through llama-cpp-python, and the same model
 behind llama_cpp.server as an OpenAI-compatible endpoint on 127.0.0.1."""
 import json
-import os
-import re
 import socket
 import subprocess
 import time
@@ -10,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PY, ROOT, corpus, run
+from conftest import PY, run
 from ctxkit.core import context_md as C
 from ctxkit.core.hygiene import PATH
 

@@ -1,5 +1,4 @@
 """ctx truncate: seed 002 semantics over atomic groups; never an orphaned call or result."""
-import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

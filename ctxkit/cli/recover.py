@@ -112,7 +112,6 @@ def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_
     present = stubs(records)
     if not present:
         return records
-    from ..backends.embedders import get_embedder
     from ..core.score import chunk_text
 
     store = ColdStorage(home.cold_storage_dir)

@@ -6,7 +6,7 @@ import os
 
 import click
 
-from .completion import complete_chunk, complete_session
+from .completion import complete_session
 
 from ..core.compact import summary_record
 from ..core.context_md import Context
@@ -120,4 +120,4 @@ def restore(session_id, last_n):
             tail = g + tail
         out.write_all(tail)
     elif last_n:
-        note(f"ctx: the session's transcript is not known (no source in the index)")
+        note("ctx: the session's transcript is not known (no source in the index)")
