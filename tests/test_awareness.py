@@ -234,3 +234,17 @@ def test_example_settings_wire_every_event():
     d = json.load(open(os.path.join(ROOT, "examples", "claude-code", "settings.json")))
     for ev in ("SessionStart", "UserPromptSubmit", "PreCompact", "Stop", "SessionEnd"):
         assert d["hooks"][ev][0]["hooks"][0]["command"] == f"ctx hook claude-code {ev}"
+
+
+def test_memory_search_include_cold_finds_dropped_chunks(workspace, ctx_home):
+    from test_relevance import SESSION, jsonl
+
+    s = run("score", "-q", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
+            input=jsonl(SESSION)).stdout
+    run("drop", "--min-keep", "1", "--cutoff", "0.3", input=s)
+    hits = run("memory", "search", "pasta recipe", "--workspace", workspace, "--embedder", "keyword",
+               "--include-cold", "--json").records()
+    cold = [h for h in hits if h["source"].startswith("cold:s1/")]
+    assert cold and cold[0]["recover"].startswith("ctx recover --chunk-id ")
+    back = run(*cold[0]["recover"].split()[1:])
+    assert back.code == 0 and back.records()

@@ -140,3 +140,14 @@ def test_cron_example_and_exit_codes_documented():
     man = open(os.path.join(ROOT, "man", "ctx.1")).read()
     for code in ("0", "1", "2", "3", "4", "130"):
         assert f".B {code}\n" in man
+
+
+@pytest.mark.skipif(not shutil.which("fish"), reason="fish not installed (.ci/run installs it when it can)")
+def test_fish_completion_for_real(tmp_path):
+    env = ctx_subprocess_env(tmp_path / "h")
+    env["PATH"] = os.path.dirname(PY) + os.pathsep + env.get("PATH", "")
+    p = subprocess.run(["fish", "-c", f"source {ROOT}/completions/ctx.fish; complete -C 'ctx cold-st'; "
+                                      "complete -C 'ctx cold-storage s'"], capture_output=True, text=True, env=env,
+                       timeout=60)
+    names = [line.split("\t")[0] for line in p.stdout.splitlines()]
+    assert names[0] == "cold-storage" and {"search", "show", "stats"} <= set(names)

@@ -9,7 +9,8 @@ from .common import emit_listing, get_home, get_workspace, home_option, jq_optio
 from .count import resolve_tokenizer
 
 
-def memory_search(query: str, k: int, min_score: float, embedder_name: str | None, log: bool = True):
+def memory_search(query: str, k: int, min_score: float, embedder_name: str | None, log: bool = True,
+                  include_cold: bool = False):
     from .score import make_embedder
 
     home = get_home()
@@ -17,6 +18,16 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
     ws = get_workspace()
     emb = make_embedder(home, name, 0)
     hits, total = search(ws, query, k, min_score, emb)
+    if include_cold:
+        from ..store.cold import ColdStorage
+        from .cold_storage import search_cold
+
+        cold = [{"snippet": r["gist"], "source": f"cold:{r['session']}/{r['chunk']}", "score": r["score"],
+                 "recover": f"ctx recover --chunk-id {r['chunk']} --session {r['session']}"}
+                for r in search_cold(home, ColdStorage(home.cold_storage_dir), query, k, None, name)
+                if r["score"] >= min_score and r["score"] > 0]
+        total += len(cold)
+        hits = sorted(hits + cold, key=lambda h: -h["score"])[:k]
     if log:
         tok = resolve_tokenizer(None, None)
         from ..sources.memory import snippets
@@ -44,18 +55,20 @@ def memory():
 @click.option("--k", type=click.IntRange(min=1), default=5, show_default=True, help="How many snippets.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True, help="Least score.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
+@click.option("--include-cold", is_flag=True, help="Also search dropped chunks in cold storage (source cold:SESSION/CHUNK).")
 @jq_option
 @output_options
 @workspace_option
 @home_option
-def search_cmd(query, k, min_score, embedder, jq_expr, table, as_json, table_fmt):
+def search_cmd(query, k, min_score, embedder, include_cold, jq_expr, table, as_json, table_fmt):
     """Snippets relevant to QUERY with their source file:line and score.
 
     \b
     Examples:
       ctx memory search "LoRA training" --k 5 -t
       ctx memory search "deploy" --embedder keyword --jq .snippet -r
+      ctx memory search "refresh token" --include-cold --jq .recover -r
     """
-    hits = memory_search(query, k, min_score, embedder)
+    hits = memory_search(query, k, min_score, embedder, include_cold=include_cold)
     emit_listing(hits, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
                  columns=["score", "source", "snippet"])
