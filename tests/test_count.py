@@ -101,3 +101,14 @@ def test_corrupt_seed_is_refused(tmp_path, monkeypatch):
 def test_per_record_rejects_plain_text():
     res = run("count", "--per-record", input="just text")
     assert res.code == 2
+
+
+def test_long_text_is_counted_exactly_in_parallel_pieces():
+    from ctxkit.backends.tokenizers import split_exact
+
+    base = run("import", corpus("claude-code_spotter_491e126e_session.jsonl")).stdout
+    text = (base + "\n  indented line\n\n\nx = 1  \n") * 8
+    assert len(text) > 1 << 20
+    tok = get_tokenizer("cl100k_base")
+    assert "".join(split_exact(text)) == text and len(split_exact(text)) > 2
+    assert tok.count(text) == len(tok.enc.encode_ordinary(text))

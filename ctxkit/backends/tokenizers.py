@@ -108,6 +108,8 @@ class TiktokenTokenizer(Tokenizer):
         self.exact = exact
 
     def count(self, text: str) -> int:
+        if len(text) > 1 << 20:
+            return sum(self.count_batch(split_exact(text)))
         return len(self.enc.encode_ordinary(text)) if text else 0
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
@@ -120,6 +122,22 @@ class TiktokenTokenizer(Tokenizer):
 
     def decode(self, ids: Sequence[int]) -> str:
         return self.enc.decode(list(ids))
+
+
+def split_exact(text: str, size: int = 1 << 18) -> list[str]:
+    """Pieces of about `size` characters cut right after a newline that is followed by a
+    non-space character: no tiktoken pre-token spans such a cut, so the counts add up exactly."""
+    out, start = [], 0
+    while start < len(text):
+        cut = text.find("\n", start + size)
+        while cut != -1 and cut + 1 < len(text) and text[cut + 1].isspace():
+            cut = text.find("\n", cut + 1)
+        if cut == -1:
+            out.append(text[start:])
+            break
+        out.append(text[start:cut + 1])
+        start = cut + 1
+    return out
 
 
 class ApproxTokenizer(Tokenizer):

@@ -70,7 +70,10 @@ class Source:
             yield line
 
     def read_all(self) -> str:
-        return "".join(self.lines())
+        stream = self._open()
+        head = "".join(self._peeked)
+        self._peeked = []
+        return head + stream.read()
 
     def close(self) -> None:
         if self._stream is not None and self.path != "-":
