@@ -107,7 +107,7 @@ def test_long_text_is_counted_exactly_in_parallel_pieces():
     from ctxkit.backends.tokenizers import split_exact
 
     base = run("import", corpus("claude-code_spotter_491e126e_session.jsonl")).stdout
-    text = (base + "\n  indented line\n\n\nx = 1  \n") * 8
+    text = (base + "\n  indented line\n\n\nx = 1  \n") * 20
     assert len(text) > 1 << 20
     tok = get_tokenizer("cl100k_base")
     assert "".join(split_exact(text)) == text and len(split_exact(text)) > 2

@@ -98,9 +98,12 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options, rep
             if report.kept_bullets == 0:
                 raise RuntimeError("no bullet of the model's survived verification")
             merged.task = merged.task or latest_request(all_records)
-            from ..core.artifacts import trail
-
-            merged.sections["Files"] = C.file_items(trail(span))
+            # the deterministic parts are never left to a model: the artifact trail, and the
+            # error lines taken from failed tool results, join whatever the model kept
+            facts = summarize(span, task_from=all_records)
+            merged.sections["Errors"] = C.merge_items(facts.sections.get("Errors", []),
+                                                      merged.sections.get("Errors", []))
+            merged.sections["Files"] = facts.sections["Files"]
             report.summarizer = opts.summarizer
             return merged
         except Exception as e:  # noqa: BLE001 - any model failure degrades, never aborts
