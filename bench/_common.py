@@ -67,8 +67,13 @@ def timed(cmd: list[str], stdin=None, repeat: int = 1) -> float:
 
 
 def peak_rss_mb(cmd: list[str]) -> float:
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if status != 0:
-        raise SystemExit(f"{cmd} failed with status {status}")
-    return usage.ru_maxrss / 1024
+    """Peak RSS of one command, from GNU time (fork accounting in this process would count the
+    benchmark's own memory, e.g. a loaded model, against the child)."""
+    import shutil
+
+    gtime = shutil.which("time") or "/usr/bin/time"
+    p = subprocess.run([gtime, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       env=ENV)
+    if p.returncode != 0:
+        raise SystemExit(f"{cmd} failed: {p.stderr[-300:]}")
+    return int(p.stderr.strip().splitlines()[-1]) / 1024

@@ -14,7 +14,7 @@ from ..store import logs
 from .common import note, InputRecords, get_home, home_option, input_options
 from .count import resolve_tokenizer, tokenizer_options
 
-BATCH = 2048
+BATCH = 256
 
 
 def budget_options(f):
