@@ -27,6 +27,8 @@ def sentences(text: str) -> list[str]:
     text = re.sub(r"```.*?```", " ", text or "", flags=re.S)  # code blocks are not sentences
     out = []
     for s in SENT.split(text):
+        if s.lstrip().startswith("|"):
+            continue  # markdown table rows are layout, not sentences
         s = re.sub(r"^[#>*\-\s\d.)]+", "", s).strip()
         s = re.sub(r"\*\*|__", "", s)
         if 12 <= len(s):

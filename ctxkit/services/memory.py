@@ -23,7 +23,9 @@ from ..store.cold import safe_component
 
 OBS_SECTIONS = ("Requests", "Decisions", "Outcomes", "Files", "Errors", "Pending")
 FACT_SECTIONS = ("Decisions", "Outcomes")
-NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday)", re.I)
+# narrative and session plans ("Let's use find_file ...") are not long-term facts
+NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday|"
+                       r"let'?s |now )", re.I)
 
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
