@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT, hash TEXT, bytes INTEGER,
     PRIMARY KEY (session, chunk_id)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(session UNINDEXED, chunk_id UNINDEXED, text);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_text USING fts5(text);
 """
 
 
@@ -114,8 +114,10 @@ class ColdStorage:
             self._db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
-            if fresh and any(True for _ in self.iter_files()):
-                self.reindex()
+            stale = not fresh and self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] and \
+                not self._db.execute("SELECT COUNT(*) FROM chunks_text").fetchone()[0]
+            if (fresh and any(True for _ in self.iter_files())) or stale:
+                self.reindex()  # a new index, or one from before the text table: rebuild from the files
         return self._db
 
     def _index_add(self, entry: dict, path: str) -> None:
@@ -127,9 +129,13 @@ class ColdStorage:
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            db.execute("DELETE FROM chunks_fts WHERE session=? AND chunk_id=?", row[:2])
-            db.execute("INSERT OR REPLACE INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
-            db.execute("INSERT INTO chunks_fts VALUES (?,?,?)", (row[0], row[1], text))
+            # the FTS row shares the chunk's rowid: replacing a chunk is two keyed deletes, not a scan
+            old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", row[:2]).fetchone()
+            if old:
+                db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
+                db.execute("DELETE FROM chunks WHERE rowid=?", old)
+            cur = db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute("INSERT INTO chunks_text(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
@@ -143,7 +149,7 @@ class ColdStorage:
             db.executescript(SCHEMA)
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM chunks")
-            db.execute("DELETE FROM chunks_fts")
+            db.execute("DELETE FROM chunks_text")
             db.execute("COMMIT")
             n = 0
             for path, entry in self.iter_files():
@@ -194,11 +200,11 @@ class ColdStorage:
         if not terms:
             return []
         match = " OR ".join('"' + t.replace('"', '') + '"' for t in terms)
-        q = ("SELECT f.session, f.chunk_id, c.gist, c.text, bm25(chunks_fts) AS rank FROM chunks_fts f "
-             "JOIN chunks c ON c.session=f.session AND c.chunk_id=f.chunk_id WHERE chunks_fts MATCH ?")
+        q = ("SELECT c.session, c.chunk_id, c.gist, c.text, bm25(chunks_text) AS rank FROM chunks_text "
+             "JOIN chunks c ON c.rowid = chunks_text.rowid WHERE chunks_text MATCH ?")
         args: list = [match]
         if session:
-            q += " AND f.session=?"
+            q += " AND c.session=?"
             args.append(session)
         q += " ORDER BY rank LIMIT ?"
         args.append(limit)
@@ -227,8 +233,10 @@ class ColdStorage:
             pass
         db = self.db
         db.execute("BEGIN IMMEDIATE")
-        db.execute("DELETE FROM chunks WHERE session=? AND chunk_id=?", (session, chunk_id))
-        db.execute("DELETE FROM chunks_fts WHERE session=? AND chunk_id=?", (session, chunk_id))
+        old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", (session, chunk_id)).fetchone()
+        if old:
+            db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
+            db.execute("DELETE FROM chunks WHERE rowid=?", old)
         db.execute("COMMIT")
 
     def stats(self) -> list[dict]:
