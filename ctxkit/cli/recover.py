@@ -107,7 +107,7 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
         note(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}")
 
 
-def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float, when) -> list[dict]:
+def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float) -> list[dict]:
     """Splice back the cold chunks of this stream's stubs whose similarity to the query passes min_score."""
     present = stubs(records)
     if not present:

@@ -1,8 +1,6 @@
 """ctx score: relevance of every chunk (similarity + recency + importance)."""
 from __future__ import annotations
 
-import sys
-
 import click
 
 from ..core.groups import iter_groups
@@ -81,7 +79,7 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
     name = cfg.get("embedder", embedder)
     if auto_recover:
-        records = _auto_recover(home, records, query, name, cfg.get("auto_recover_min_score"), when)
+        records = _auto_recover(home, records, query, name, cfg.get("auto_recover_min_score"))
     groups = list(iter_groups(records))
     scorable = [i for i, g in enumerate(groups) if any(r.get("kind") == "message" for r in g)]
     texts = [chunk_text(groups[i]) for i in scorable]
@@ -100,11 +98,8 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
         note(f"ctx: scored {len(scorable)} chunks ({emb.encoded} newly embedded)")
 
 
-def _auto_recover(home, records, query, embedder_name, min_score, when):
+def _auto_recover(home, records, query, embedder_name, min_score):
     from .recover import auto_recover
 
-    return auto_recover(home, records, query, embedder_name, min_score, when)
+    return auto_recover(home, records, query, embedder_name, min_score)
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(score())
