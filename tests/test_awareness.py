@@ -194,8 +194,8 @@ HOOK_ENV_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name")
 
 
 def test_claude_code_hooks_end_to_end(ctx_home, tmp_path):
-    t = corpus("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl")
-    base = {"session_id": "4d5611e5", "transcript_path": t, "cwd": str(tmp_path)}
+    t = corpus("claude-code_spotter_491e126e_session.jsonl")
+    base = {"session_id": "491e126e", "transcript_path": t, "cwd": str(tmp_path)}
     pre = run("hook", "claude-code", "PreCompact",
               input=json.dumps({**base, "hook_event_name": "PreCompact", "trigger": "auto", "custom_instructions": ""}))
     assert pre.code == 0 and pre.stdout == ""
@@ -212,11 +212,11 @@ def test_claude_code_hooks_end_to_end(ctx_home, tmp_path):
     assert low.code == 0 and low.stdout == ""  # below the trigger: nothing to say
     high = run("hook", "claude-code", "UserPromptSubmit",
                input=json.dumps({**base, "hook_event_name": "UserPromptSubmit", "prompt": "go on"}),
-               env={"CTX_MAX_TOKENS": "60000", "CTX_RESERVE_TOKENS": "0"})
+               env={"CTX_MAX_TOKENS": "18000", "CTX_RESERVE_TOKENS": "0"})
     assert json.loads(high.stdout)["hookSpecificOutput"]["additionalContext"].startswith("Context is at")
     stop = run("hook", "claude-code", "Stop", input=json.dumps({**base, "hook_event_name": "Stop"}))
     assert stop.code == 0
-    assert run("session", "list", "--json").records()[0]["session"].startswith("4d5611e5")
+    assert run("session", "list", "--json").records()[0]["session"].startswith("491e126e")
     bad = run("hook", "claude-code", "Stop", input="{not json")
     assert bad.code == 1  # fail open: never 2, which would block Claude
     missing = run("hook", "claude-code", "Stop", input=json.dumps({"transcript_path": "/nope.jsonl"}))

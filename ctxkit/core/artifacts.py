@@ -12,7 +12,8 @@ import re
 import shlex
 from typing import Iterable, Sequence
 
-READ, CREATED, MODIFIED, DELETED = "read", "created", "modified", "deleted"
+READ, CREATED, MODIFIED, DELETED, SEARCHED = "read", "created", "modified", "deleted", "searched"
+SEARCH_TOOLS = ("grep", "glob", "search", "find", "ls", "list")
 
 CC_TOOLS = {"read": READ, "write": CREATED, "edit": MODIFIED, "multiedit": MODIFIED, "notebookedit": MODIFIED,
             "notebookread": READ}
@@ -108,6 +109,8 @@ def call_actions(call: dict, result: str | None = None) -> list[tuple[str, str]]
         for verb, action in VERB_ACTIONS:
             if verb in lname:
                 return [(action, path)]
+        if any(t in lname for t in SEARCH_TOOLS):
+            return [(SEARCHED, path)]
         return []
     if lname == "applypatch" or "*** Begin Patch" in str(args):
         return [({"Add": CREATED, "Update": MODIFIED, "Delete": DELETED}[v], p.strip())
@@ -138,8 +141,10 @@ def combine(prev: str | None, action: str) -> str:
     that a file created here stays `created` when edited, and a read never hides a write."""
     if prev == CREATED and action in (MODIFIED, READ):
         return CREATED
-    if prev == MODIFIED and action == READ:
-        return MODIFIED
+    if prev in (CREATED, MODIFIED, DELETED) and action in (READ, SEARCHED):
+        return prev
+    if prev == READ and action == SEARCHED:
+        return READ
     return action
 
 

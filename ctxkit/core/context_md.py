@@ -34,12 +34,13 @@ BY = re.compile(r"\s+\(by ([^()]+)\)$")
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
-ORDER = ["Now", "Time", "Task", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Pending", "Errors",
-         "Files", "Key entities", "Recent", "External"]
-FREE_TEXT = {"Task"}
+ORDER = ["Now", "Time", "Task", "Latest request", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
+         "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
+FREE_TEXT = {"Task": "task", "Latest request": "latest"}
 CHECKABLE = {"Pending", "Goals"}
 MAX_ITEMS = 10
-MAX_ITEMS_BY_SECTION = {"Files": 50, "Key entities": 30}
+MAX_ITEMS_BY_SECTION = {"Files": 200, "Key entities": 40, "Facts": 40, "Decisions": 20, "Errors": 20,
+                        "Progress": 20, "Pending": 20}
 
 
 class ContextFormatError(ValueError):
@@ -83,6 +84,7 @@ class Context:
     state: dict = field(default_factory=dict)       # e.g. session, through
     task: str = ""
     sections: dict = field(default_factory=dict)    # name -> list[Item]
+    latest: str = ""                                # the newest request, when it is not the task
 
     def items(self, name: str) -> list[Item]:
         return self.sections.setdefault(name, [])
@@ -90,6 +92,8 @@ class Context:
     def as_dict(self) -> dict:
         out: dict = {"version": self.version, "updated": self.updated, **({"state": self.state} if self.state else {})}
         out["task"] = self.task
+        if self.latest:
+            out["latest_request"] = self.latest
         out["sections"] = {k: [i.as_dict() for i in v] for k, v in self.sections.items()}
         return out
 
@@ -125,7 +129,7 @@ def parse(text: str) -> Context:
         h = HEADING.match(line)
         if h:
             if current in FREE_TEXT:
-                ctx.task = " ".join(free).strip()
+                setattr(ctx, FREE_TEXT[current], " ".join(free).strip())
             current, free, last_item = h.group(1), [], None
             if current not in FREE_TEXT:
                 ctx.sections.setdefault(current, [])
@@ -155,7 +159,7 @@ def parse(text: str) -> Context:
             continue
         raise ContextFormatError(n, f"expected '- item' in section '{current}', got: {line.strip()[:60]}")
     if current in FREE_TEXT:
-        ctx.task = " ".join(free).strip()
+        setattr(ctx, FREE_TEXT[current], " ".join(free).strip())
     return ctx
 
 
@@ -166,12 +170,12 @@ def render(ctx: Context) -> str:
     for k, v in sorted(ctx.state.items()):
         marker += f" {k}={v}"
     lines = [marker + " -->", "# Context", ""]
-    names = [n for n in ORDER if n in ctx.sections or (n == "Task" and ctx.task)]
+    names = [n for n in ORDER if n in ctx.sections or (n in FREE_TEXT and getattr(ctx, FREE_TEXT[n]))]
     names += [n for n in ctx.sections if n not in ORDER]
     for name in names:
         lines.append(f"## {name}")
         if name in FREE_TEXT:
-            lines.append(ctx.task)
+            lines.append(getattr(ctx, FREE_TEXT[name]))
         else:
             lines.extend(i.render() for i in ctx.sections.get(name, []))
         lines.append("")
@@ -202,9 +206,11 @@ def _terms(text: str) -> set[str]:
 def merge(base: Context, new: Context) -> Context:
     """Anchored merge: the existing document plus a newer extraction, section by section."""
     out = Context(version=base.version, updated=base.updated, state=dict(base.state), task=base.task,
-                  sections={k: list(v) for k, v in base.sections.items()})
+                  sections={k: list(v) for k, v in base.sections.items()}, latest=base.latest)
     if new.task:
         out.task = new.task
+    if new.latest or new.task:
+        out.latest = new.latest if new.latest != out.task else ""
     for name, items in new.sections.items():
         cap = MAX_ITEMS_BY_SECTION.get(name, MAX_ITEMS)
         if name == "Files":
@@ -259,7 +265,7 @@ def aged_out(ctx: Context, now, hours: float) -> Context:
     from .timeutil import parse_ts
 
     out = Context(version=ctx.version, updated=ctx.updated, state=dict(ctx.state), task=ctx.task,
-                  sections={k: list(v) for k, v in ctx.sections.items()})
+                  sections={k: list(v) for k, v in ctx.sections.items()}, latest=ctx.latest)
     keep = []
     for it in out.sections.get("Goals", []):
         m = GOAL_DONE_AT.match(it.text)

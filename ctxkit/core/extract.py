@@ -36,21 +36,12 @@ def sentences(text: str) -> list[str]:
     return out
 
 
-def _real_user(r: dict) -> bool:
-    fl = R.flags(r)
-    return r.get("kind") == "message" and r.get("role") == "user" and not \
-        ({"meta", "orphan_result", "demo"} & set(fl)) and bool((r.get("content") or "").strip())
-
-
 def latest_request(records: Sequence[dict]) -> str:
-    for r in reversed(records):
-        if _real_user(r):
-            text = clean(r["content"])
-            text = re.sub(r"<[^>]+>", " ", text)
-            first = next((s for s in sentences(text)), text.strip())
-            first = " ".join(first.split())
-            return first if len(first) <= MAX_LEN else first[: MAX_LEN - 1] + "…"
-    return ""
+    """The newest real request, brief (core.requests is the one definition)."""
+    from .requests import brief, last_request
+
+    t = last_request(records)
+    return brief(t, MAX_LEN) if t else ""
 
 
 def error_lines(records: Sequence[dict]) -> list[tuple[int, str]]:
@@ -80,47 +71,14 @@ def error_lines(records: Sequence[dict]) -> list[tuple[int, str]]:
     return out
 
 
-def _pick(cands: list[str], n: int = MAX_ITEMS) -> list[Item]:
-    seen, out = set(), []
-    for c in reversed(cands):  # newest first, then restore order
-        k = re.sub(r"\W+", " ", c.lower()).strip()
-        if k in seen or is_meta(c):
-            continue
-        seen.add(k)
-        out.append(Item(text=c))
-        if len(out) >= n:
-            break
-    return list(reversed(out))
+def summarize(span: Sequence[dict], task_from: Sequence[dict] | None = None, budget: int | None = None,
+              count=None) -> Context:
+    """Fill the template from a span: distill typed facts, then write them (within `budget`
+    tokens when given, else every bullet the facts support)."""
+    from .distill import distill
+    from .writeup import everything, write
 
-
-def summarize(span: Sequence[dict], task_from: Sequence[dict] | None = None) -> Context:
-    """Fill the template from a span of records."""
-    ctx = Context()
-    ctx.task = latest_request(task_from if task_from is not None else span)
-    decisions, facts, pending = [], [], []
-    for r in span:
-        if r.get("kind") not in ("message", "summary") or r.get("role") == "tool":
-            continue
-        if {"thinking", "reasoning"} & set(R.flags(r)):
-            continue
-        for s in sentences(clean(r.get("content") or "")):
-            if s.endswith(":") or len(s.split()) < 5 or is_meta(s):
-                continue  # lead-ins, fragments and commentary are not facts
-            if DECISION.search(s):
-                decisions.append(s)
-            elif PENDING.search(s):
-                pending.append(s)
-            elif r.get("role") == "assistant" and FACT.search(s):
-                facts.append(s)
-    errs = error_lines(span)
-    later_text = [clean(r.get("content") or "") for r in span]
-    errors = []
-    for i, line in errs:
-        after = " ".join(later_text[i + 1:])
-        errors.append(line + (" — resolved later" if RESOLVED.search(after) else ""))
-    ctx.sections["Decisions"] = _pick(decisions)
-    ctx.sections["Facts"] = _pick(facts)
-    ctx.sections["Pending"] = [Item(text=i.text, done=False) for i in _pick(pending)]
-    ctx.sections["Errors"] = _pick(errors)
-    ctx.sections["Files"] = file_items(trail(span))
-    return ctx
+    d = distill(span, task_from)
+    if budget is None or count is None:
+        return everything(d)
+    return write(d, budget, count)

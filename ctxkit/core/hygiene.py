@@ -41,6 +41,66 @@ def is_meta(bullet: str) -> bool:
     return bool(META.match(bullet) or META.match(b))
 
 
+NARRATION = re.compile(
+    r"^\s*(?:(?:now|so|ok|okay|alright|great|good|perfect|excellent|right|first|next|then|finally)[,.!:]?\s+)*"
+    r"(?:let me|let's|let us|i see|i'll|i will|i need|i should|i can|i'm|i am|i've|i have|i think|i notice|"
+    r"i found|i see that|looking at|now i|we need to|we should|we can|i want|i'd|it looks like|it seems|"
+    r"the user (?:wants|is asking|asked|said)|this (?:summary|conversation)|here is|here's|"
+    r"wait|hmm|oh|ah|actually,)\b"
+    r"|^\s*(?:now|next|then|finally|first|also|looks like|seems like)\b", re.I)
+TEMPLATE_ECHO = re.compile(
+    r"(optional next step|list the next step|primary request and intent|key technical concepts|"
+    r"files and code sections|problem solving:|pending tasks:|current work:|your task is to create|"
+    r"<summary>|</summary>|<analysis>|\[CONTEXT SUMMARY\]|summary of the conversation|"
+    r"- \[ \] (?:todo|item)\b|\{[a-z_]+\})", re.I)
+
+
+def is_narration(text: str) -> bool:
+    """First-person narration or hedging that seed 001 keeps out of a summary."""
+    return bool(NARRATION.match(text) or is_meta(text))
+
+
+def is_template_echo(text: str) -> bool:
+    return bool(TEMPLATE_ECHO.search(text))
+
+
+def ends_mid_word(text: str) -> bool:
+    """A bullet cut off: ends with '...' after a partial word, or inside an open backtick or bracket."""
+    t = text.rstrip()
+    if t.endswith(("...", "…")) and not t.endswith((" …", " ...")):
+        return True
+    return t.count("`") % 2 == 1
+
+
+def near_duplicate(a: str, b: str, threshold: float = 0.8) -> bool:
+    wa = set(re.findall(r"[a-z0-9_]+", a.lower()))
+    wb = set(re.findall(r"[a-z0-9_]+", b.lower()))
+    if not wa or not wb:
+        return a.strip().lower() == b.strip().lower()
+    return len(wa & wb) / min(len(wa), len(wb)) >= threshold
+
+
+def gate(bullets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+    """The one hygiene gate for every summarizer: (kept, [(bullet, reason) rejected])."""
+    kept, rejected = [], []
+    for b in bullets:
+        c = clean(b).replace("\\n", " ").strip()
+        c = re.sub(r"\s+", " ", c)
+        if not c:
+            rejected.append((b, "empty"))
+        elif is_narration(c):
+            rejected.append((b, "narration"))
+        elif is_template_echo(c):
+            rejected.append((b, "template echo"))
+        elif ends_mid_word(c):
+            rejected.append((b, "cut mid-word"))
+        elif any(near_duplicate(c, k) for k in kept):
+            rejected.append((b, "duplicate"))
+        else:
+            kept.append(c)
+    return kept, rejected
+
+
 def claims(bullet: str) -> set[str]:
     """The checkable atoms of a bullet: paths, numbers, identifiers, backticked terms."""
     out = set()

@@ -7,7 +7,9 @@ from typing import Sequence
 
 from .artifacts import trail
 from .bm25 import STOP
-from .extract import error_lines
+from .distill import distill
+from .requests import last_request
+from .writeup import rel
 from .hygiene import BACKTICK, IDENT
 from .score import chunk_text
 
@@ -21,11 +23,10 @@ def stream_text(records: Sequence[dict]) -> str:
 def build(session: Sequence[dict], span: Sequence[dict]) -> dict[str, list[str]]:
     """Probes from the pre-compaction span (and the session's last user request)."""
     probes: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    probes["artifact"] = list(trail(span))
-    probes["error"] = list(dict.fromkeys(line[:80].rstrip(" …") for _, line in error_lines(span)))
-    last = next((r.get("content") or "" for r in reversed(session)
-                 if r.get("role") == "user" and r.get("kind") == "message" and
-                 not {"meta", "orphan_result", "demo"} & set(r.get("flags") or ())), "")
+    d = distill(span, session)
+    probes["artifact"] = [rel(p, d.cwd) for p in trail(span)]
+    probes["error"] = list(dict.fromkeys(_head(e.text) for e in d.errors))
+    last = last_request(session) or ""
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_.-]{3,}", re.sub(r"<[^>]+>", " ", last))
              if w.lower() not in STOP]
     probes["continuation"] = list(dict.fromkeys(words))[:8]
@@ -40,6 +41,13 @@ def build(session: Sequence[dict], span: Sequence[dict]) -> dict[str, list[str]]
         counts[m.group(0)] += 1
     probes["recall"] = [k for k, n in counts.most_common() if n >= 3][:20]
     return probes
+
+
+def _head(line: str, n: int = 60) -> str:
+    """The start of an error line, cut at a word boundary (what a summary must keep verbatim)."""
+    if len(line) <= n:
+        return line.rstrip(" …")
+    return line[:n].rsplit(" ", 1)[0]
 
 
 def score(probes: dict[str, list[str]], candidate_text: str) -> list[dict]:

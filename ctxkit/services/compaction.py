@@ -18,6 +18,7 @@ from ..core.model_output import parse_output, verify
 from ..core.score import chunk_text
 from ..core.timeutil import now_iso
 from ..sources.workspace import ContextFile
+from ..store.session_state import may_replace_workspace, state_file, with_workspace_sections
 from ..store import logs
 
 TEMPLATE_SECTIONS = ("Goals", "Decisions", "Constraints", "Pinned", "Facts", "Pending", "Errors", "Files")
@@ -82,41 +83,75 @@ def _model_summarizer(opts: Options):
     return OpenAISummarizer(o.get("base_url", ""), o.get("model", ""), o.get("api_key"))
 
 
-def summarize_span(span: list[dict], all_records: list[dict], opts: Options, report: Report) -> C.Context:
-    """The ladder: model (verified) -> extractive -> truncate; each fallback is recorded."""
-    source = "\n".join(chunk_text([r]) for r in span)
+def summarize_span(span: list[dict], all_records: list[dict], opts: Options,
+                   report: Report) -> tuple[C.Context, C.Context | None]:
+    """(the full state for CONTEXT.md, the model's verified bullets or None).
+
+    The ladder: model (gets the distilled facts, verified, gated) -> extractive -> truncate;
+    each fallback is recorded. The deterministic parts (Task, Files, Errors, Progress, Pending)
+    are never left to a model."""
+    facts = None
+    try:
+        facts = summarize(span, task_from=all_records)
+    except Exception as e:  # noqa: BLE001 - last rung: keep going with truncation
+        report.degraded = f"extractive failed: {str(e)[:200]}; truncated"
+        report.summarizer = "truncate"
+        return C.Context(task=latest_request(all_records)), None
     if opts.summarizer in ("llama", "openai"):
         try:
-            gen = _model_summarizer(opts).generate(source, opts.timeout_s)
-            report.tokens_per_s = gen.tokens_per_s
-            merged = C.Context()
-            for text in gen.texts:
-                v = verify(parse_output(text), source)
-                report.kept_bullets += v.kept
-                report.discarded_bullets += v.discarded
-                merged = C.merge(merged, v.ctx)
-            if report.kept_bullets == 0:
-                raise RuntimeError("no bullet of the model's survived verification")
-            merged.task = merged.task or latest_request(all_records)
-            # the deterministic parts are never left to a model: the artifact trail, and the
-            # error lines taken from failed tool results, join whatever the model kept
-            facts = summarize(span, task_from=all_records)
-            merged.sections["Errors"] = C.merge_items(facts.sections.get("Errors", []),
-                                                      merged.sections.get("Errors", []))
-            merged.sections["Files"] = facts.sections["Files"]
+            model_ctx = model_bullets(span, all_records, opts, report)
+            merged = C.Context(task=facts.task, latest=facts.latest,
+                               sections={k: list(v) for k, v in facts.sections.items()})
+            for name in ("Decisions", "Facts"):
+                merged.sections[name] = C.merge_items(model_ctx.sections.get(name, []),
+                                                      facts.sections.get(name, []), cap=40)
             report.summarizer = opts.summarizer
-            return merged
+            return merged, model_ctx
         except Exception as e:  # noqa: BLE001 - any model failure degrades, never aborts
             report.degraded = f"{opts.summarizer} failed: {str(e)[:200]}; used extractive"
-    try:
-        ctx = summarize(span, task_from=all_records)
-        report.summarizer = "extractive"
-        return ctx
-    except Exception as e:  # noqa: BLE001 - last rung: keep going with truncation
-        report.degraded = (report.degraded + "; " if report.degraded else "") + \
-            f"extractive failed: {str(e)[:200]}; truncated"
-        report.summarizer = "truncate"
-        return C.Context(task=latest_request(all_records))
+    report.summarizer = "extractive"
+    return facts, None
+
+
+def model_bullets(span: list[dict], all_records: list[dict], opts: Options, report: Report) -> C.Context:
+    """Extract, then abstract: the model rewrites the distilled candidates (<= 2k tokens) as
+    concise Decisions and Facts; every bullet is verified against the span and gated."""
+    from ..core.distill import distill
+    from ..core.hygiene import gate
+
+    source = "\n".join(chunk_text([r]) for r in span)
+    d = distill(span, all_records)
+    brief_in = model_input(d)
+    gen = _model_summarizer(opts).generate(brief_in, opts.timeout_s)
+    report.tokens_per_s = gen.tokens_per_s
+    merged = C.Context()
+    for text in gen.texts:
+        v = verify(parse_output(text), source)
+        report.kept_bullets += v.kept
+        report.discarded_bullets += v.discarded
+        merged = C.merge(merged, v.ctx)
+    for name in ("Decisions", "Facts"):
+        kept, rejected = gate([i.text for i in merged.sections.get(name, [])])
+        report.discarded_bullets += len(rejected)
+        report.kept_bullets -= len(rejected)
+        merged.sections[name] = [C.Item(text=t) for t in kept]
+    if report.kept_bullets <= 0:
+        raise RuntimeError("no bullet of the model's survived verification")
+    return merged
+
+
+def model_input(d, cap_chars: int = 7000) -> str:
+    """What the model reads: the request and the distilled candidate sentences (about 2k tokens)."""
+    lines = [f"Task: {d.task}"]
+    if d.latest and d.latest != d.task:
+        lines.append(f"Latest request: {d.latest}")
+    for title, facts in (("Candidate decisions", d.decisions), ("Candidate facts", d.findings),
+                         ("Errors", d.errors)):
+        if facts:
+            lines.append(title + ":")
+            lines += [f"- {f.text}" for f in facts]
+    text = "\n".join(lines)
+    return text[:cap_chars].rsplit("\n", 1)[0] if len(text) > cap_chars else text
 
 
 def expand_stubs(span: list[dict]) -> list[dict]:
@@ -139,6 +174,18 @@ def expand_stubs(span: list[dict]) -> list[dict]:
     return out
 
 
+def _prior_summary(groups) -> C.Context | None:
+    """The newest compaction summary already in the stream, parsed (its knowledge carries over)."""
+    prev = [g for g in groups if is_compaction_summary(g)]
+    if not prev:
+        return None
+    body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
+    try:
+        return C.parse(body)
+    except C.ContextFormatError:
+        return None
+
+
 def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Report:
     started = time.monotonic()
     records = list(annotate(tok, records, reuse=True))
@@ -151,10 +198,13 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         rep.records = records
         return _finish(rep, home, started, opts)
     rep.reason = "forced" if opts.force and pct < opts.trigger_pct else "token_threshold"
-    cfile = ContextFile(workspace)
-    rep.context_path = cfile.path
-    existing = cfile.read()
     session = next((r.get("session") for r in records if r.get("session")), None)
+    wfile = ContextFile(workspace)
+    workspace_ctx = wfile.read()
+    sfile = state_file(home, session) if session else None
+    # this session's own state: the session store, else the workspace file when it is this session's
+    existing = sfile.read() if sfile is not None and sfile.exists() else \
+        (workspace_ctx if workspace_ctx.state.get("session") == session else C.Context())
     skip = -1
     if existing.state.get("session") == session and existing.state.get("through"):
         through = existing.state["through"]
@@ -171,42 +221,40 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         rep.records = records
         return _finish(rep, home, started, opts)
     through = existing.state.get("through")
+    prior = _prior_summary(groups)
+    model_ctx = None
     if span_idx:
         span = expand_stubs([r for i in span_idx for r in groups[i]])
-        new_ctx = summarize_span(span, records, opts, rep)
-        base = existing
-        if not cfile.exists():  # no CONTEXT.md: anchor on the stream's last compaction summary, if any
-            prev = [g for g in groups if is_compaction_summary(g)]
-            if prev:
-                body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
-                try:
-                    base = C.parse(body)
-                except C.ContextFormatError:
-                    base = C.Context()
+        new_ctx, model_ctx = summarize_span(span, records, opts, rep)
+        base = existing if (existing.task or existing.sections) else (prior or C.Context())
+        if base.task and existing.state.get("session") == session:
+            new_ctx.task = base.task  # the session's first request stays its task
         through = groups[max(span_idx)][-1].get("id")
 
         def change(cur: C.Context) -> C.Context:
-            merged = C.merge(cur if cfile.exists() else base, new_ctx)
+            merged = C.merge(cur if (cur.task or cur.sections) else base, new_ctx)
             if session:
                 merged.state["session"] = session
             if through:
                 merged.state["through"] = through
             return merged
 
-        rep.context = change(existing) if opts.dry_run else cfile.update(change)
+        rep.context = change(existing)
     else:
         rep.summarizer = "none (already summarized in CONTEXT.md)"
         rep.context = existing
-    summary_ctx = C.Context(task=rep.context.task, sections={k: list(v) for k, v in rep.context.sections.items()
-                                                             if k in TEMPLATE_SECTIONS})
     ts = now_iso()
     meta = {"summarizer": rep.summarizer, "groups_summarized": len(span_idx) + len(covered), "through": through}
     if rep.degraded:
         meta["degraded"] = rep.degraded
-    summ = fit_summary(summary_ctx, session, ts, meta, tok, opts.target_tokens)
+    drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
+    kept_tokens = sum(r.get("tokens") or 0 for i, g in enumerate(groups) if i not in drop for r in g)
+    target = summary_budget(opts, kept_tokens)
+    replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]])
+    summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
+                         task=rep.context.task, workspace_ctx=workspace_ctx)
     out: list[dict] = []
     placed = False
-    drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
     for i, g in enumerate(groups):
         if i in drop:
             if not placed:
@@ -216,6 +264,8 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         out.extend(g)
     if not placed:
         out.insert(0, summ)
+    if span_idx and not opts.dry_run:
+        rep.context = save_state(home, workspace, session, rep.context, rep)
     rep.acted = True
     rep.groups_summarized = len(span_idx)
     rep.records = out
@@ -223,24 +273,85 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     return _finish(rep, home, started, opts)
 
 
-TRIM_ORDER = (("Facts", 3), ("Pending", 3), ("Decisions", 3), ("Goals", 3), ("Constraints", 3), ("Errors", 5))
+def summary_budget(opts: Options, kept_tokens: int) -> int:
+    """The summary fills what compaction freed, up to summary_target_tokens."""
+    return max(MIN_SUMMARY_TOKENS, min(opts.target_tokens, opts.budget - kept_tokens))
 
 
-def fit_summary(ctx: C.Context, session, ts: str, meta: dict, tok, target: int) -> dict:
-    """The summary record, trimmed toward `target` tokens: the oldest bullets go first, from
-    the least to the most vital section (Errors last, never below 5); the Files trail and the
-    Task are never cut."""
+MIN_SUMMARY_TOKENS = 120
+
+
+def save_state(home, workspace: str, session, ctx: C.Context, rep: Report) -> C.Context:
+    """Write the session's state to the session store, and to the workspace CONTEXT.md when that
+    is this session's (or nobody's yet). Returns what was written."""
+    wfile = ContextFile(workspace)
+    if session:
+        sfile = state_file(home, session)
+        saved = sfile.update(lambda cur: _replace(cur, ctx))
+        if may_replace_workspace(wfile.read(), session):
+            rep.context_path = wfile.path
+            return wfile.update(lambda cur: with_workspace_sections(_replace(cur, saved), cur))
+        rep.context_path = sfile.path
+        rep.reason += f"; the workspace CONTEXT.md belongs to another session, left as it was " \
+                      f"(`ctx session restore {session}` makes this one current)"
+        return saved
+    rep.context_path = wfile.path
+    return wfile.update(lambda cur: _replace(cur, ctx))
+
+
+def _replace(cur: C.Context, new: C.Context) -> C.Context:
+    out = C.Context(version=cur.version, updated=cur.updated, state=dict(new.state), task=new.task,
+                    sections={k: list(v) for k, v in new.sections.items()}, latest=new.latest)
+    # sections written by hand or by other verbs since (goals, pinned, …) are kept
+    for k, v in cur.sections.items():
+        if k not in out.sections:
+            out.sections[k] = list(v)
+    return out
+
+
+def workspace_tokens(ctx: C.Context | None, count) -> int:
+    if ctx is None:
+        return 0
+    return sum(count(i.render() + "\n") for n in ("Goals", "Constraints", "Pinned") for i in ctx.sections.get(n, []))
+
+
+def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
+                  session, ts: str, meta: dict, tok, target: int, task: str = "",
+                  workspace_ctx: C.Context | None = None) -> dict:
+    """The summary record: the replaced groups distilled and written to fill `target` tokens
+    (the header included). Bullets of an earlier summary in the stream, and a model's verified
+    bullets, join the candidates."""
     from ..backends.tokenizers import count_records
+    from ..core.distill import Fact, distill
+    from ..core.writeup import write
 
-    for name, floor in TRIM_ORDER + ((None, 0),):
-        while True:
-            summ = summary_record(ctx, session, ts, meta)
-            n = count_records(tok, [summ])[0]
-            if n <= target or name is None or len(ctx.sections.get(name, [])) <= floor:
-                break
-            ctx.sections[name] = ctx.sections[name][1:]
-        if n <= target:
-            break
+    d = distill(replaced, records)
+    if task:
+        d.requests.insert(0, Fact("request", task))
+    if model_ctx is not None:
+        d.decisions = [Fact("decision", i.text) for i in model_ctx.sections.get("Decisions", [])] + d.decisions
+        d.findings = [Fact("finding", i.text) for i in model_ctx.sections.get("Facts", [])] + d.findings
+    if prior is not None:
+        for name, attr in (("Decisions", "decisions"), ("Facts", "findings"), ("Errors", "errors"),
+                           ("Progress", "progress"), ("Constraints", "constraints")):
+            getattr(d, attr).extend(Fact(name.lower(), i.text) for i in prior.sections.get(name, []))
+        for it in prior.sections.get("Files", []):
+            for path, action in C.files_of([it]).items():
+                d.files.setdefault(path, (action, 1))
+        if prior.task and not d.requests:
+            d.requests.append(Fact("request", prior.task))
+    header = count_records(tok, [summary_record(C.Context(task="x"), session, ts, meta)])[0]
+
+    def count(text: str) -> int:
+        return tok.count(text)
+
+    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count)), count)
+    if workspace_ctx is not None:  # workspace-level state (goals, constraints, pinned) rides along
+        for name in ("Goals", "Constraints", "Pinned"):
+            if workspace_ctx.sections.get(name):
+                ctx.sections[name] = C.merge_items(ctx.sections.get(name, []), workspace_ctx.sections[name], cap=0)
+    summ = summary_record(ctx, session, ts, meta)
+    n = count_records(tok, [summ])[0]
     summ["tokens"], summ["tokenizer"] = n, tok.name
     return summ
 

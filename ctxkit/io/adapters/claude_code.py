@@ -119,6 +119,15 @@ class _Turn:
 def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
           skipped: list | None = None) -> Iterator[dict]:
     fallback = "claude-code"
+    cwd_seen: dict[str, str] = {}   # session -> the working directory last recorded
+
+    def with_cwd(rec: dict, obj: dict) -> dict:
+        """The record gets meta.cwd when the session's working directory is new or changed."""
+        cwd = obj.get("cwd")
+        if isinstance(cwd, str) and cwd and cwd_seen.get(rec.get("session")) != cwd:
+            cwd_seen[rec.get("session")] = cwd
+            rec.setdefault("meta", {})["cwd"] = cwd
+        return rec
     turn: _Turn | None = None
     turn_no = 0
     call_owner: dict[str, _Turn] = {}
@@ -196,8 +205,8 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                     yield R.make("summary", id=uuid, session=session, ts=ts, role="user",
                                  content="\n".join(texts), source=src, flags=["compact_summary"])
                 else:
-                    yield R.make("message", id=uuid, session=session, ts=ts, role="user",
-                                 content="\n".join(texts), source=src, flags=fl)
+                    yield with_cwd(R.make("message", id=uuid, session=session, ts=ts, role="user",
+                                          content="\n".join(texts), source=src, flags=fl), obj)
             continue
         if typ == "summary":
             yield from flush()
