@@ -165,14 +165,15 @@ def trail(records: Iterable[dict]) -> dict[str, str]:
         out[path] = combine(out.pop(path, None), action)
 
     for r in recs:
+        acts = []
         for call in r.get("tool_calls") or ():
-            for action, path in call_actions(call, results.get(call.get("id"))):
-                touch(action, path)
-        meta = r.get("meta") or {}
+            acts += call_actions(call, results.get(call.get("id")))
+        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
         if r.get("role") == "assistant" and isinstance(meta.get("action"), str):
-            acts, current = swe_action(meta["action"], current)
-            for action, path in acts:
-                touch(action, path)
+            swe, current = swe_action(meta["action"], current)  # tracks the open file for `edit`
+            acts = acts or swe
+        for action, path in acts:
+            touch(action, path)
     return out
 
 

@@ -397,17 +397,17 @@ def _files(d: Distilled, recs: list[dict], results: dict) -> None:
     trail: "OrderedDict[str, str]" = OrderedDict()
     current = None
     for r in recs:
+        acts = []
         for call in r.get("tool_calls") or ():
             res = results.get(call.get("id"))
-            for action, path in call_actions(call, (res or {}).get("content")):
-                path = path.strip()
-                if path:
-                    trail[path] = combine(trail.pop(path, None), action)
-                    touches[path] += 1
+            acts += call_actions(call, (res or {}).get("content"))
         meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
-        if r.get("role") == "assistant" and isinstance(meta.get("action"), str) and not r.get("tool_calls"):
-            acts, current = swe_action(meta["action"], current)
-            for action, path in acts:
+        if r.get("role") == "assistant" and isinstance(meta.get("action"), str):
+            swe, current = swe_action(meta["action"], current)  # tracks the open file for `edit`
+            acts = acts or swe
+        for action, path in acts:
+            path = path.strip()
+            if path:
                 trail[path] = combine(trail.pop(path, None), action)
                 touches[path] += 1
     for p, a in trail.items():

@@ -36,6 +36,7 @@ CONFIRMATION = re.compile(
     r"perfect|done|go|go ahead|proceed|lgtm|sounds good|good|fine|right|correct|exit|quit|bye|goodbye|"
     r"(?:that'?s|this is) (?:all|it)|(?:thank you|thanks),? (?:for|that'?s) [\w\s']{0,40}|"
     r"no,? (?:thanks|thank you)|y/n|a|d|s|all|none)\W*$", re.I)
+PROMPT_ANSWER = re.compile(r"\(Y\)es/\(N\)o")   # an answer to aider's own question
 # aider and Claude Code commands whose arguments are a request
 PROMPT_COMMANDS = {"ask", "code", "architect", "context", "agent", "plan", "review"}
 ISSUE_TAG = re.compile(r"<(issue|pr_description|task|problem_statement)>\s*(.*?)\s*</\1>", re.S | re.I)
@@ -82,9 +83,20 @@ def clean_request(text: str) -> str | None:
             text = rest.strip()
         else:
             return None  # /exit, /add FILE, /clear, /model …: commands, not requests
-    if CONFIRMATION.match(text):
+    if CONFIRMATION.match(text) or PROMPT_ANSWER.search(text):
         return None
     return text
+
+
+def not_user_words(text: str) -> bool:
+    """Text in a user-role message that the user did not write: harness wrappers, reminders,
+    notifications, interruption markers, the compaction prompt, a bare slash command's tags."""
+    if META_PREFIX.match(text):
+        return True
+    if COMMAND_TAG.search(text):
+        args = COMMAND_ARGS.search(text)
+        return not (args and args.group(1).strip())
+    return not REMINDER.sub("", text).strip()
 
 
 def brief(text: str, cap: int = CAP) -> str:

@@ -243,6 +243,9 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     else:
         rep.summarizer = "none (already summarized in CONTEXT.md)"
         rep.context = existing
+        if session and not opts.dry_run and workspace_ctx.state.get("session") != session and \
+                may_replace_workspace(workspace_ctx, session):
+            rep.context = save_state(home, workspace, session, existing, rep)
     ts = now_iso()
     meta = {"summarizer": rep.summarizer, "groups_summarized": len(span_idx) + len(covered), "through": through}
     if rep.degraded:

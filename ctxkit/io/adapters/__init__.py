@@ -14,6 +14,7 @@ from ...core.groups import assign_groups
 from ...errors import InputError
 from ..jsonl import Source, iter_json_lines
 from . import aider, claude_code, codex, openai
+from .pairing import pair
 
 FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "swe-agent", "tau-bench", "aider")
 SUPPORTED = ", ".join(FORMATS[1:])
@@ -63,8 +64,10 @@ def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
     if fmt == "swe-agent":
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
             raise InputError(name, None, "not a SWE-agent trajectory (no `history` list)")
+        traj = doc.get("trajectory") if isinstance(doc.get("trajectory"), list) else []
+        actions = [t.get("action") if isinstance(t, dict) else None for t in traj]
         yield from openai.convert(((i + 1, m) for i, m in enumerate(doc["history"])), source_name=name,
-                                  fmt="swe-agent", session=_stem(source), loc_key="index")
+                                  fmt="swe-agent", session=_stem(source), loc_key="index", actions=actions)
     elif fmt == "tau-bench":
         items = doc if isinstance(doc, list) else [doc]
         for k, item in enumerate(items):
@@ -134,20 +137,20 @@ def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     if kind == "ctx":
         return assign_groups(_ctx(source, **kw))
     if kind == "claude-code":
-        return assign_groups(claude_code.parse(source, **kw))
+        return assign_groups(pair(claude_code.parse(source, **kw)))
     if kind == "codex":
-        return assign_groups(codex.parse(source, **kw))
+        return assign_groups(pair(codex.parse(source, **kw)))
     if kind == "aider":
-        return assign_groups(aider.parse(source))
+        return assign_groups(pair(aider.parse(source)))
     if kind == "openai-lines":
-        return assign_groups(_openai_lines(source, **kw))
+        return assign_groups(pair(_openai_lines(source, **kw)))
     if kind == "openai":
         first = source.first_nonblank()
         if first is not None:
             try:
                 obj = json.loads(first[1])
                 if openai.sniff_line(obj):
-                    return assign_groups(_openai_lines(source, **kw))
+                    return assign_groups(pair(_openai_lines(source, **kw)))
             except json.JSONDecodeError:
                 pass
     doc = _load_doc(source)
@@ -155,4 +158,4 @@ def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     if dfmt is None:
         raise InputError(source.name, None, "unrecognised JSON document",
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
-    return assign_groups(_doc_records(doc, source, dfmt))
+    return assign_groups(pair(_doc_records(doc, source, dfmt)))

@@ -11,6 +11,7 @@ from typing import Iterator
 
 from ... import records as R
 from ...errors import InputError
+from ...core.requests import not_user_words
 from ..jsonl import Source, iter_json_lines
 
 FORMAT = "claude-code"
@@ -199,7 +200,7 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             if texts and any(t.strip() for t in texts):
                 yield from flush()
                 fl = []
-                if obj.get("isMeta"):
+                if obj.get("isMeta") or not_user_words("\n".join(texts)):
                     fl.append("meta")
                 if obj.get("isCompactSummary"):
                     yield R.make("summary", id=uuid, session=session, ts=ts, role="user",

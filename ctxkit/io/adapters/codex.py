@@ -7,10 +7,12 @@ token_count carries provider-reported usage.
 from __future__ import annotations
 
 import json
+import re
 from typing import Iterator
 
 from ... import records as R
 from ...errors import InputError
+from ...core.requests import clean_request
 from ..jsonl import Source, iter_json_lines
 
 FORMAT = "codex"
@@ -36,10 +38,12 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
     session = "codex"
     pending_calls: dict | None = None   # assistant record being built from consecutive calls
     results: list[dict] = []
+    deferred: list[dict] = []           # events seen while calls wait for their output
     turn_no = 0
+    cwd = None
 
     def flush():
-        nonlocal pending_calls, results, turn_no
+        nonlocal pending_calls, results, turn_no, deferred
         if pending_calls is not None:
             turn_no += 1
             pending_calls["_turn"] = turn_no
@@ -49,7 +53,22 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             for r in results:
                 r["_turn"] = turn_no
                 yield r
-        pending_calls, results = None, []
+        yield from deferred
+        pending_calls, results, deferred = None, [], []
+
+    def waiting() -> bool:
+        """Calls of the current turn still wait for their output."""
+        if pending_calls is None:
+            return False
+        answered = {r.get("tool_call_id") for r in results}
+        return any(c["id"] not in answered for c in pending_calls.get("tool_calls") or ())
+
+    def event(rec: dict):
+        """An event never splits a turn: held until the turn's outputs are in."""
+        if waiting():
+            deferred.append(rec)
+            return iter(())
+        return iter([*flush(), rec])
 
     for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
         if not isinstance(obj, dict) or "payload" not in obj:
@@ -63,6 +82,7 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
         rid = R.derive_id("cx", lineno, obj)
         if typ == "session_meta":
             session = str(p.get("id") or session)
+            cwd = p.get("cwd") if isinstance(p.get("cwd"), str) else cwd
             if keep_meta:
                 yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
                              meta={"type": typ, "cwd": p.get("cwd")})
@@ -87,9 +107,10 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 out = p.get("output")
                 if isinstance(out, dict):
                     out = out.get("content") or json.dumps(out, ensure_ascii=False)
+                text = out if isinstance(out, str) else json.dumps(out, ensure_ascii=False)
                 rec = R.make("message", id=rid, session=session, ts=ts, role="tool",
-                             tool_call_id=p.get("call_id"), content=out if isinstance(out, str) else
-                             json.dumps(out, ensure_ascii=False), source=src)
+                             tool_call_id=p.get("call_id"), content=text, source=src,
+                             flags=["error"] if _failed(text) else None)
                 ids = {c["id"] for c in (pending_calls or {}).get("tool_calls", [])}
                 if pending_calls is not None and rec["tool_call_id"] in ids:
                     for c in pending_calls["tool_calls"]:
@@ -102,13 +123,21 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                                  content=f"[tool result {rec.get('tool_call_id')}]\n{rec.get('content', '')}",
                                  source=src, flags=["orphan_result"])
                 continue
-            yield from flush()
+            if pt == "reasoning" and waiting():
+                pass  # reasoning between a call and its output stays out of the way
+            else:
+                yield from flush()
             if pt == "message":
                 role = {"developer": "system"}.get(p.get("role"), p.get("role"))
                 if role not in R.ROLES:
                     role = "user"
+                text = _content_text(p.get("content"))
+                fl = ["meta"] if role == "user" and clean_request(text) is None else None
                 rec = R.make("message", id=p.get("id") or rid, session=session, ts=ts, role=role,
-                             content=_content_text(p.get("content")), source=src)
+                             content=text, source=src, flags=fl)
+                if cwd and role == "user":
+                    rec["meta"] = {"cwd": cwd}
+                    cwd = None
                 if role == "assistant":
                     pending_calls = rec  # the calls that follow belong to this turn
                 else:
@@ -117,22 +146,25 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 summ = p.get("summary") or []
                 text = "\n".join(s.get("text", "") if isinstance(s, dict) else str(s) for s in summ)
                 if text.strip():
-                    yield R.make("message", id=p.get("id") or rid, session=session, ts=ts, role="assistant",
+                    rec = R.make("message", id=p.get("id") or rid, session=session, ts=ts, role="assistant",
                                  content=text, source=src, flags=["reasoning"])
+                    if waiting():
+                        deferred.append(rec)
+                    else:
+                        yield rec
             elif keep_meta:
-                yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
-                             meta={"type": typ, "payload_type": pt})
+                yield from event(R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                                        meta={"type": typ, "payload_type": pt}))
             continue
         if typ == "event_msg" and p.get("type") == "token_count":
             info = p.get("info") or {}
             last = info.get("last_token_usage") or {}
             if last:
-                yield from flush()
                 usage = {"input_tokens": last.get("input_tokens"), "output_tokens": last.get("output_tokens"),
                          "cache_read_input_tokens": last.get("cached_input_tokens"),
                          "context_window": info.get("model_context_window")}
-                yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
-                             flags=["usage"], usage={k: v for k, v in usage.items() if v is not None})
+                yield from event(R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                                        flags=["usage"], usage={k: v for k, v in usage.items() if v is not None}))
             continue
         if typ == "compacted":
             yield from flush()
@@ -140,7 +172,22 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                          content=p.get("message") or "", source=src)
             continue
         if keep_meta:
-            yield from flush()
-            yield R.make("event", id=rid, session=session, ts=ts, content="", source=src,
-                         meta={"type": typ, "payload_type": p.get("type")})
+            yield from event(R.make("event", id=rid, session=session, ts=ts, content="", source=src,
+                                    meta={"type": typ, "payload_type": p.get("type")}))
     yield from flush()
+
+
+EXIT = re.compile(r"^(?:Exit code|exit_code|Process exited with code):?\s*(-?\d+)", re.M)
+
+
+def _failed(output: str) -> bool:
+    """Codex output reports its exit code in its first lines (or as JSON metadata)."""
+    m = EXIT.search(output[:300])
+    if m:
+        return m.group(1) != "0"
+    try:
+        o = json.loads(output)
+    except (ValueError, TypeError):
+        return False
+    ec = (o.get("metadata") or {}).get("exit_code") if isinstance(o, dict) else None
+    return ec not in (None, 0)
