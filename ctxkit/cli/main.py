@@ -17,6 +17,7 @@ from ..errors import CtxError, ExitStatus, PipeClosed
 
 COMMANDS = {
     "import": ("ctxkit.cli.import_cmd", "import_cmd", "Convert an agent transcript to ctx records."),
+    "export": ("ctxkit.cli.export_cmd", "export", "Turn records into an OpenAI or Anthropic request body."),
     "count": ("ctxkit.cli.count", "count", "Count tokens in records or plain text."),
     "status": ("ctxkit.cli.status", "status", "Show context usage against the budget."),
     "truncate": ("ctxkit.cli.truncate", "truncate", "Cut records to a token budget, whole groups only."),

@@ -17,25 +17,6 @@ from .common import emit_listing, get_home, get_workspace, home_option, workspac
 from .count import resolve_tokenizer
 
 
-def to_message(r: dict) -> dict | None:
-    """A ctx record as an OpenAI chat message (events and thinking are not sent)."""
-    if r.get("kind") == "event" or {"thinking", "reasoning"} & set(r.get("flags") or ()):
-        return None
-    role = r.get("role") or "user"
-    if r.get("kind") in ("summary", "stub") and role not in ("system", "user"):
-        role = "user"
-    m: dict = {"role": role, "content": r.get("content") or ""}
-    if r.get("tool_calls"):
-        m["tool_calls"] = r["tool_calls"]
-        if not m["content"]:
-            m["content"] = None
-    if role == "tool":
-        m["tool_call_id"] = r.get("tool_call_id")
-        if r.get("name"):
-            m["name"] = r["name"]
-    return m
-
-
 @click.group("prompt")
 def prompt():
     """Assemble the system prompt (and a ready-to-POST messages array).
@@ -127,11 +108,12 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
                                              "status": s.status, "note": s.note, "static": s.static}
                                             for s in p.sections]}))
     else:
-        messages = [{"role": "system", "content": text}]
+        from ..io.export import to_openai
+
+        history: list[dict] = []
         if records_file:
             limit = history_budget or max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens") - total)
             recs = list(annotate(tok, open_records(Source(records_file)), reuse=True))
             groups = list(iter_groups([r for r in recs if r.get("kind") != "event"]))
-            for i in truncate_groups(groups, limit, "oldest_first"):
-                messages.extend(m for m in map(to_message, groups[i]) if m)
-        click.echo(json.dumps({"messages": messages}, ensure_ascii=False))
+            history = [r for i in truncate_groups(groups, limit, "oldest_first") for r in groups[i]]
+        click.echo(json.dumps(to_openai(history, system_prefix=text), ensure_ascii=False))

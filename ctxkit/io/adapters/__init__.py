@@ -13,10 +13,10 @@ from ... import records as R
 from ...core.groups import assign_groups
 from ...errors import InputError
 from ..jsonl import Source, iter_json_lines
-from . import aider, claude_code, codex, openai
+from . import aider, anthropic, claude_code, codex, openai
 from .pairing import pair
 
-FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "swe-agent", "tau-bench", "aider")
+FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "anthropic", "swe-agent", "tau-bench", "aider")
 SUPPORTED = ", ".join(FORMATS[1:])
 
 
@@ -76,6 +76,17 @@ def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
             session = f"tau-bench-{item.get('task_id', k)}-{item.get('trial', 0)}"
             yield from openai.convert(((i + 1, m) for i, m in enumerate(item["traj"])), source_name=name,
                                       fmt="tau-bench", session=session, loc_key="index")
+    elif fmt == "anthropic":
+        if not (isinstance(doc, dict) and isinstance(doc.get("messages"), list)):
+            raise InputError(name, None, "not an Anthropic Messages document (no `messages` list)")
+        yield from anthropic.from_doc(doc, source_name=name, session=_stem(source))
+    elif fmt == "ctx":
+        items = doc if isinstance(doc, list) else [doc]
+        for k, item in enumerate(items):
+            reason = R.validate(item)
+            if reason:
+                raise InputError(name, None, f"item {k + 1}: {reason}")
+            yield item
     elif fmt == "openai":
         if not openai.sniff_doc(doc):
             raise InputError(name, None, "not an OpenAI messages array")
@@ -85,6 +96,10 @@ def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
 
 
 def _sniff_doc(doc) -> str | None:
+    if isinstance(doc, list) and doc and R.is_ctx_record(doc[0]):
+        return "ctx"  # a JSON array of ctx records keeps its ids, sessions and timestamps
+    if anthropic.sniff_doc(doc):
+        return "anthropic"
     if isinstance(doc, dict):
         if isinstance(doc.get("history"), list):
             return "swe-agent"
@@ -135,6 +150,9 @@ def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     kw = dict(keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped)
     kind = detect(source) if fmt == "auto" else fmt
     if kind == "ctx":
+        first = source.first_nonblank()
+        if first is not None and first[1].lstrip().startswith("["):
+            return assign_groups(_doc_records(_load_doc(source), source, "ctx"))
         return assign_groups(_ctx(source, **kw))
     if kind == "claude-code":
         return assign_groups(pair(claude_code.parse(source, **kw)))
@@ -142,6 +160,18 @@ def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
         return assign_groups(pair(codex.parse(source, **kw)))
     if kind == "aider":
         return assign_groups(pair(aider.parse(source)))
+    if kind == "anthropic":
+        first = source.first_nonblank()
+        try:
+            head = json.loads(first[1]) if first is not None else None
+        except json.JSONDecodeError:
+            head = None
+        if isinstance(head, dict) and "role" in head and "messages" not in head:
+            def lines():
+                for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+                    yield lineno, obj
+            return assign_groups(pair(anthropic.convert(lines(), source_name=source.name, session=_stem(source),
+                                                        loc_key="line")))
     if kind == "openai-lines":
         return assign_groups(pair(_openai_lines(source, **kw)))
     if kind == "openai":
@@ -158,4 +188,6 @@ def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     if dfmt is None:
         raise InputError(source.name, None, "unrecognised JSON document",
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
+    if dfmt == "ctx":
+        return assign_groups(_doc_records(doc, source, dfmt))
     return assign_groups(pair(_doc_records(doc, source, dfmt)))
