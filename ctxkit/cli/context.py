@@ -120,3 +120,78 @@ def update(focus, task, blocked, decisions, why, facts, pending, done, errors, r
         click.echo(json.dumps(new.as_dict()))
     else:
         note(f"ctx: CONTEXT.md is at version {new.version}")
+
+
+def _archive(home, ctx_file: ContextFile) -> str | None:
+    """Copy CONTEXT.md to $CTX_HOME/archive/ (atomically); the copy's path, or None."""
+    import os
+    import re
+
+    from ..core.timeutil import now_iso
+    from ..store.atomic import atomic_write
+
+    if not ctx_file.exists():
+        return None
+    ctx = ctx_file.read()
+    sess = re.sub(r"[^A-Za-z0-9._-]+", "_", ctx.state.get("session") or "workspace")[:80]
+    stamp = now_iso().replace(":", "").replace("-", "")
+    dest = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}.md")
+    k = 1
+    while os.path.exists(dest):  # two archives in one second: never overwrite the first
+        k += 1
+        dest = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}-{k}.md")
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    atomic_write(dest, render(ctx))
+    return dest
+
+
+@context.command("archive")
+@workspace_option
+@home_option
+def archive():
+    """Copy CONTEXT.md into $CTX_HOME/archive/ and print the copy's path.
+
+    \b
+    Example:
+      ctx context archive && ctx context clear --no-archive
+    """
+    from .common import get_home
+
+    dest = _archive(get_home(), ContextFile(get_workspace()))
+    if dest is None:
+        note("ctx: no CONTEXT.md to archive")
+        return
+    click.echo(dest)
+
+
+@context.command("clear")
+@click.option("--all", "clear_all", is_flag=True, help="Clear Constraints and Pinned too (workspace-level facts).")
+@click.option("--no-archive", is_flag=True, help="Do not keep a copy in $CTX_HOME/archive/ first.")
+@workspace_option
+@home_option
+def clear(clear_all, no_archive):
+    """Start CONTEXT.md afresh: archive it, then empty the session's state.
+
+    Constraints and Pinned are workspace-level and stay unless --all.
+
+    \b
+    Examples:
+      ctx context clear
+      ctx context clear --all --no-archive
+    """
+    from ..core.context_md import Context
+    from ..store.session_state import WORKSPACE_SECTIONS
+    from .common import get_home
+
+    cf = ContextFile(get_workspace())
+    if not cf.exists():
+        note("ctx: no CONTEXT.md to clear")
+        return
+    dest = None if no_archive else _archive(get_home(), cf)
+
+    def change(cur):
+        keep = {} if clear_all else {k: list(cur.sections[k]) for k in WORKSPACE_SECTIONS if cur.sections.get(k)}
+        return Context(version=cur.version, sections=keep)
+
+    cf.update(change)
+    note(f"ctx: cleared {cf.path}" + (f" (archived to {dest})" if dest else ""))

@@ -14,7 +14,6 @@ import sys
 
 import click
 
-from ..core.context_md import render
 from ..errors import CtxError, InputError
 from ..io.adapters import open_records
 from ..io.jsonl import Source
@@ -65,8 +64,11 @@ def session_context(home, cwd: str | None) -> str:
     parts = []
     cf = ContextFile(get_workspace())
     if cf.exists():
-        body = "\n".join(render(cf.read()).split("\n")[1:]).strip()
-        parts.append(body)
+        from ..core.context_view import condensed
+        from .count import resolve_tokenizer
+
+        body = condensed(cf.read(), home.config.get("context_view_tokens"), resolve_tokenizer(None, None).count)
+        parts.append("# Context\n" + body)
     tf = time_facts(home)
     parts.append("## Time\n" + "\n".join(f"- {x}" for x in tf["block"]))
     when = last_session_time(home)

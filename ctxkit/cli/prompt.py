@@ -90,7 +90,8 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
         git_lines = summary_lines(git_changes(os.getcwd(), when), modified_files(ws, when))
     p = build(home_workspace=home.workspace_dir, workspace=ws, cwd=os.getcwd(), budget=budget, count=tok.count,
               tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
-              time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"))
+              time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
+              context_view_tokens=cfg.get("context_view_tokens"))
     text = p.text()
     total = tok.count(text)
     if explain:

@@ -96,17 +96,31 @@ def restore(session_id, last_n):
     e = all_sessions(home).get(session_id)
     if e is None:
         raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
-    ctx = ContextFile(get_workspace()).read()
+    from ..store.session_state import activate, state_file
+
+    ws = get_workspace()
+    restored = activate(home, ws, session_id)  # the session's own state becomes the workspace's
+    ctx = restored if restored is not None else ContextFile(ws).read()
+    if restored is None and ctx.state.get("session") not in (None, session_id):
+        note(f"ctx: no stored state for {session_id}; CONTEXT.md belongs to {ctx.state.get('session')}, "
+             f"left as it was")
+        ctx = Context()
     out = Writer()
     if ctx.task or any(ctx.sections.values()):
-        out.write(summary_record(Context(task=ctx.task, sections=ctx.sections), session_id, now_iso(),
-                                 {"restored_from": "CONTEXT.md"}))
-    goals = [i for i in ctx.sections.get("Goals", []) if not i.done]
+        out.write(summary_record(Context(task=ctx.task, sections=ctx.sections, latest=ctx.latest), session_id,
+                                 now_iso(), {"restored_from": state_file(home, session_id).path if restored
+                                             is not None else "CONTEXT.md"}))
+    goals = [i.text for i in ctx.sections.get("Goals", []) if not i.done]
     pending = [i.text for i in ctx.sections.get("Pending", []) if not i.done]
-    note(f"Session {session_id}: {e.get('title') or ''}")
-    note(f"  Active goals: {len(goals)} · Last activity: {e.get('last_activity')}")
+    note(f"Session {session_id}: {e.get('title') or ctx.task[:80]}")
+    note(f"  Active goals: {len(goals)}" + (f" ({'; '.join(goals[:3])})" if goals else ""))
+    note(f"  Last activity: {e.get('last_activity') or 'unknown'}")
+    if ctx.latest:
+        note(f"  Latest request: {ctx.latest[:160]}")
     if pending:
-        note(f"  Next steps: {', '.join(pending[:3])}")
+        note(f"  Next steps: {'; '.join(pending[:3])}")
+    elif restored is not None:
+        note("  Next steps: none recorded")
     src = e.get("source")
     if last_n and src and os.path.exists(src):
         recs = [r for r in open_records(Source(src)) if r.get("session") == session_id and r.get("kind") != "event"]

@@ -55,6 +55,7 @@ class Report:
     context_path: str | None = None
     context: C.Context | None = None
     records: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
 
     def event(self) -> dict:
         d = {"event": "compaction" if self.acted else "compaction_skipped", "trigger": self.reason,
@@ -295,8 +296,9 @@ def save_state(home, workspace: str, session, ctx: C.Context, rep: Report) -> C.
             rep.context_path = wfile.path
             return wfile.update(lambda cur: with_workspace_sections(_replace(cur, saved), cur))
         rep.context_path = sfile.path
-        rep.reason += f"; the workspace CONTEXT.md belongs to another session, left as it was " \
-                      f"(`ctx session restore {session}` makes this one current)"
+        rep.notes.append(f"the workspace CONTEXT.md belongs to another session and was left as it was; "
+                         f"this session's state is in {sfile.path} (`ctx session restore {session}` "
+                         f"makes it current)")
         return saved
     rep.context_path = wfile.path
     return wfile.update(lambda cur: _replace(cur, ctx))

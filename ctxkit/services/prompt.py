@@ -104,7 +104,7 @@ def cut_to(text: str, max_tokens: int, count) -> tuple[str, bool]:
 
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
-          git_lines: list[str] | None, age_out_hours: float = 24.0) -> Prompt:
+          git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
     dirs = layer_dirs(home_workspace, workspace, cwd)
@@ -131,8 +131,11 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         from ..core.context_md import aged_out
         from ..core.timeutil import now
 
+        from ..core.context_view import condensed
+
         ctx = aged_out(parse(raw), now(), age_out_hours)
-        body = "\n".join(x for x in render(ctx).split("\n")[2:]).strip()  # no marker, no title
+        # the file keeps everything; the view and the section's framing stay within the budget
+        body = condensed(ctx, max(50, context_view_tokens - 40), count)
         p.sources.append(cpath)
         p.sections.append(Section(f"Context ({cpath})", clean(body), cpath, tier=0, static=False))
     if memory_hits:

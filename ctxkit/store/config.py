@@ -59,6 +59,8 @@ KNOBS: dict[str, Knob] = {
     "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build"),
     "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
     # working state and memory lifecycle
+    "context_view_tokens": Knob(int, 500, "the most CONTEXT.md may take in a system prompt or hook output "
+                                         "(a condensed view; the file keeps everything)"),
     "age_out_hours": Knob(float, 24.0, "completed goals leave the prompt after this many hours (they stay in the file)"),
     "context_max_age_hours": Knob(float, 24.0, "ctx reflect refreshes a CONTEXT.md older than this"),
     "summary_every_messages": Knob(int, 15, "ctx maintain refreshes the summary every N new messages"),
