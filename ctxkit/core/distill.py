@@ -142,7 +142,10 @@ def sentences(text: str, cap: int = 320) -> list[str]:
         st = s.strip()
         if not st or st.startswith(("|", "#", "```")):
             continue
+        st = re.sub(r"^(?:>\s*)+", "", st)  # quoted lines (plans shown in a reply)
         st = re.sub(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", st)
+        if st.startswith(("GIVEN ", "WHEN ", "THEN ")) or not st:
+            continue
         st = re.sub(r"\*\*|__", "", st).strip()
         if 20 <= len(st) <= cap and len(st.split()) >= 4:
             out.append(st)
