@@ -128,3 +128,33 @@ def test_bad_spans_never_crash_and_say_what_is_missing(tmp_path):
     assert res.code == 0, res.stderr
     summ = [r for r in res.records() if r["kind"] == "summary"][0]
     assert summ["tokens"] < 2000 and "parse the log" in summ["content"]
+
+
+def test_maintain_cadence_refreshes_the_summary_and_archives(tmp_path, ctx_home):
+    recs = run("import", corpus("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl")).stdout.splitlines()
+    ws = tmp_path / "ws"
+    env = {"CTX_ARCHIVE_EVERY_MESSAGES": "30", "CTX_WORKSPACE": str(ws)}
+    events = []
+    for n in (20, 40):
+        part = tmp_path / f"p{n}.jsonl"
+        part.write_text("\n".join(recs[:n]) + "\n")
+        events += run("maintain", part, env=env).records()
+    refresh = [e for e in events if e["event"] == "summary_refresh"]
+    assert len(refresh) == 2 and all(e["groups_summarized"] > 0 for e in refresh)
+    archived = [e for e in events if e["event"] == "archive"]
+    assert len(archived) == 1 and os.path.exists(archived[0]["path"])
+    assert C.parse((ws / "CONTEXT.md").read_text()).task.startswith("Explore the Elixir/Phoenix")
+
+
+def test_reflect_keeps_narration_out_of_memory(tmp_path):
+    ws = tmp_path / "ws"
+    (ws / "observations").mkdir(parents=True)
+    (ws / "observations" / "20260101T000000Z_s.md").write_text(
+        "# Observation: s\n\n## Decisions\n- That's the bug - my code was treating it as a list.\n"
+        "- Let me use find_file to locate the handler.\n"
+        "- Uploads are limited to 10 MB by `MAX_UPLOAD` in settings.py.\n\n## Outcomes\n- Now update the tests.\n")
+    out = run("reflect", "--workspace", ws, "--json")
+    assert out.code == 0, out.stderr
+    memory = (ws / "MEMORY.md").read_text()
+    assert "MAX_UPLOAD" in memory
+    assert "my code" not in memory and "Let me" not in memory and "Now update" not in memory

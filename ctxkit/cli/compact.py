@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 import click
 
@@ -78,6 +79,11 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
                                summarizer, model_path, force, dry_run)
     if summary_tokens:
         opts.target_tokens = summary_tokens
+    if opts.summarizer == "llama" and sys.stderr.isatty():
+        def progress(tokens, seconds):
+            click.echo(f"\rctx: {opts.summarizer}: {tokens} tokens in {seconds:.0f}s", err=True, nl=False)
+
+        opts.progress = progress
     records = list(InputRecords(file, from_, skip_invalid))
     rep = run_compaction(records, tok, opts, home, get_workspace())
     if not dry_run:

@@ -123,26 +123,9 @@ def update(focus, task, blocked, decisions, why, facts, pending, done, errors, r
 
 
 def _archive(home, ctx_file: ContextFile) -> str | None:
-    """Copy CONTEXT.md to $CTX_HOME/archive/ (atomically); the copy's path, or None."""
-    import os
-    import re
+    from ..store.session_state import archive_context
 
-    from ..core.timeutil import now_iso
-    from ..store.atomic import atomic_write
-
-    if not ctx_file.exists():
-        return None
-    ctx = ctx_file.read()
-    sess = re.sub(r"[^A-Za-z0-9._-]+", "_", ctx.state.get("session") or "workspace")[:80]
-    stamp = now_iso().replace(":", "").replace("-", "")
-    dest = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}.md")
-    k = 1
-    while os.path.exists(dest):  # two archives in one second: never overwrite the first
-        k += 1
-        dest = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}-{k}.md")
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
-    atomic_write(dest, render(ctx))
-    return dest
+    return archive_context(home, ctx_file)
 
 
 @context.command("archive")

@@ -138,6 +138,8 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
         opts = options_from_config(cfg, budget, force=True)
         if emergency:
             opts.preserve_ratio = opts.preserve_ratio / 2
+        elif pct < cfg.get("compaction_trigger_pct"):
+            opts.preserve_ratio = 0.0  # a refresh: everything but the newest group goes into CONTEXT.md
         rep = compact(records, tok, opts, home, get_workspace())
         kind = "emergency_compaction" if emergency else ("compaction" if pct >= cfg.get("compaction_trigger_pct")
                                                          else "summary_refresh")
@@ -145,6 +147,15 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
                        "tokens_after": rep.tokens_after, "degraded": rep.degraded, "context_md": rep.context_path})
         st["summary_at"] = len(records)
         done_something = True
+    if len(records) - st.get("archived_at", 0) >= cfg.get("archive_every_messages"):
+        from ..sources.workspace import ContextFile
+        from ..store.session_state import archive_context
+
+        dest = archive_context(home, ContextFile(get_workspace()))
+        if dest:
+            events.append({"event": "archive", "path": dest, "messages": len(records)})
+            st["archived_at"] = len(records)
+            done_something = True
     if session_end or pct >= cfg.get("observe_trigger_pct"):
         path, _ = run_observe(records, get_workspace())
         events.append({"event": "observation", "path": path, "reason": "session_end" if session_end else "threshold"})

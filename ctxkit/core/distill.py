@@ -152,7 +152,7 @@ def sentences(text: str, cap: int = 320) -> list[str]:
     return out
 
 
-def _first_person(s: str) -> bool:
+def first_person(s: str) -> bool:
     return bool(re.search(r"\b(I|I'm|I've|I'll|I'd|me|my|mine|myself|let me|let's)\b", s))
 
 
@@ -166,7 +166,7 @@ def denarrate(s: str) -> str | None:
                r"(?: just| also| instead)?\s+", "", t, flags=re.I)
     t = re.sub(r"^(?:let'?s|let me|let us)(?: just| also| instead)?\s+", "", t, flags=re.I)
     t = t.strip()
-    if not t or _first_person(t) or is_narration(t):
+    if not t or first_person(t) or is_narration(t):
         return None
     return t[0].upper() + t[1:]
 
@@ -470,7 +470,7 @@ def _decisions_findings(d: Distilled, recs: list[dict]) -> None:
                     d.decisions.append(Fact("decision", t, [r.get("id")], weight=weight, why=why))
                     continue
             s = FILLER.sub("", s)
-            if is_narration(s) or _first_person(s) or HEDGE.search(s) or len(s.split()) < 6 or IMPERATIVE.match(s):
+            if is_narration(s) or first_person(s) or HEDGE.search(s) or len(s.split()) < 6 or IMPERATIVE.match(s):
                 continue
             s = s[0].upper() + s[1:]
             words = [w.lower() for w in WORD.findall(s)]

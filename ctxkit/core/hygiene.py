@@ -88,6 +88,8 @@ def gate(bullets: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
         c = re.sub(r"\s+", " ", c)
         if not c:
             rejected.append((b, "empty"))
+        elif len(c.split()) < 4 and not c.startswith("`"):
+            rejected.append((b, "fragment"))
         elif is_narration(c):
             rejected.append((b, "narration"))
         elif is_template_echo(c):

@@ -13,31 +13,21 @@ from dataclasses import dataclass, field
 from .context_md import Context, Item
 from .hygiene import clean, is_meta, unsupported
 
-PROMPT = """Extract facts from this conversation into JSON with the keys task, decisions, facts, pending, errors.
+PROMPT = """Rewrite the notes below as a JSON object with two lists: decisions and facts.
 Rules:
-1. Copy technical terms, file paths, numbers EXACTLY
-2. One sentence per item, max 10 items per list
-3. Skip anything you're unsure about
-4. No meta-commentary ("I should...", "Let me...")
-5. No thinking tags
-6. ONLY output the JSON object, nothing else
-
-task: what is the user doing? (one sentence)
-decisions: what was decided?
-facts: what was discovered?
-pending: what is still to do?
-errors: what went wrong?"""
+1. Each item is one short sentence stating a decision (with its reason) or a fact about the code
+2. Copy file paths, names, numbers and commands EXACTLY as written in the notes
+3. Use only what the notes say; skip anything unclear
+4. No "I", no "Let me", no commentary
+5. ONLY output the JSON object"""
 
 SCHEMA = {
     "type": "object",
     "properties": {
-        "task": {"type": "string"},
-        "decisions": {"type": "array", "items": {"type": "string"}, "maxItems": 10},
-        "facts": {"type": "array", "items": {"type": "string"}, "maxItems": 10},
-        "pending": {"type": "array", "items": {"type": "string"}, "maxItems": 10},
-        "errors": {"type": "array", "items": {"type": "string"}, "maxItems": 10},
+        "decisions": {"type": "array", "items": {"type": "string"}, "maxItems": 6},
+        "facts": {"type": "array", "items": {"type": "string"}, "maxItems": 8},
     },
-    "required": ["task", "decisions", "facts", "pending", "errors"],
+    "required": ["decisions", "facts"],
 }
 SECTIONS = {"decisions": "Decisions", "facts": "Facts", "pending": "Pending", "errors": "Errors"}
 

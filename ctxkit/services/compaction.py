@@ -36,6 +36,7 @@ class Options:
     model_path: str | None = None
     timeout_s: float = 120.0
     openai: dict = field(default_factory=dict)
+    progress: object = None   # callable(tokens, seconds) for model progress on stderr
 
 
 @dataclass
@@ -75,9 +76,9 @@ class Report:
 
 def _model_summarizer(opts: Options):
     if opts.summarizer == "llama":
-        from ..backends.summarizers import LlamaSummarizer
+        from ..backends.summarizers import IsolatedLlama
 
-        return LlamaSummarizer(opts.model_path)
+        return IsolatedLlama(opts.model_path, progress=opts.progress)
     from ..backends.summarizers import OpenAISummarizer
 
     o = opts.openai

@@ -14,8 +14,9 @@ from datetime import datetime
 
 from ..core import context_md as C
 from ..core.dedupe import jaccard, shingles
-from ..core.extract import latest_request, sentences, summarize
-from ..core.hygiene import is_meta
+from ..core.extract import latest_request, summarize
+from ..core.distill import first_person
+from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
 from ..store.atomic import atomic_write, locked
@@ -29,14 +30,14 @@ NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |i
 
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
+    from ..core.requests import brief, requests as user_requests
+
     ctx = summarize(records, task_from=records)
     requests = []
-    for r in records:
-        if r.get("role") == "user" and r.get("kind") == "message" and \
-                not {"meta", "orphan_result", "demo"} & set(r.get("flags") or ()):
-            first = next(iter(sentences(re.sub(r"<[^>]+>", " ", r.get("content") or ""))), "")
-            if first and first not in requests:
-                requests.append(first)
+    for _, _, text in user_requests(records):  # the one definition of the user's request
+        first = brief(text, 200)
+        if first not in requests:
+            requests.append(first)
     return {"Requests": requests[-10:], "Decisions": [i.text for i in ctx.sections.get("Decisions", [])],
             "Outcomes": [i.text for i in ctx.sections.get("Facts", [])],
             "Files": [i.text for i in ctx.sections.get("Files", [])],
@@ -110,10 +111,10 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
                     cands.append((text, f"{rel}:{line}"))
 
         for text, src in cands:
-            if is_meta(text):
+            if is_meta(text) or is_template_echo(text) or ends_mid_word(text):
                 skipped["meta"] += 1
                 continue
-            if NARRATIVE.match(text):
+            if NARRATIVE.match(text) or is_narration(text) or first_person(text):
                 skipped["narrative"] += 1
                 continue
             if _said(text, identity):

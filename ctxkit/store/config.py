@@ -64,6 +64,8 @@ KNOBS: dict[str, Knob] = {
     "age_out_hours": Knob(float, 24.0, "completed goals leave the prompt after this many hours (they stay in the file)"),
     "context_max_age_hours": Knob(float, 24.0, "ctx reflect refreshes a CONTEXT.md older than this"),
     "summary_every_messages": Knob(int, 15, "ctx maintain refreshes the summary every N new messages"),
+    "archive_every_messages": Knob(int, 100, "ctx maintain archives the session's CONTEXT.md every N new messages "
+                                             "(seed 004)"),
     "observe_trigger_pct": Knob(float, 0.80, "ctx maintain writes an observation at this share of the budget"),
     # logging
     "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),

@@ -60,3 +60,24 @@ def activate(home, workspace: str, session: str) -> Context | None:
         return None
     stored = sf.read()
     return ContextFile(workspace).update(lambda cur: with_workspace_sections(stored, cur))
+
+
+def archive_context(home, ctx_file: ContextFile) -> str | None:
+    """Copy a CONTEXT.md into $CTX_HOME/archive/ (atomically, never over an earlier copy)."""
+    from ..core.context_md import render
+    from ..core.timeutil import now_iso
+    from .atomic import atomic_write
+
+    if not ctx_file.exists():
+        return None
+    ctx = ctx_file.read()
+    sess = re.sub(r"[^A-Za-z0-9._-]+", "_", ctx.state.get("session") or "workspace")[:80]
+    stamp = now_iso().replace(":", "").replace("-", "")
+    base = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}")
+    dest, k = base + ".md", 1
+    while os.path.exists(dest):
+        k += 1
+        dest = f"{base}-{k}.md"
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    atomic_write(dest, render(ctx))
+    return dest
