@@ -113,6 +113,11 @@ class LlamaSummarizer:
 
 def _worker(conn, model_path, text, timeout_s):  # runs in the child process
     try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)  # llama.cpp writes its own log lines to fd 2 whatever `verbose` says
+    except OSError:
+        pass
+    try:
         gen = LlamaSummarizer(model_path).generate(text, timeout_s, progress=lambda n: conn.send(("tokens", n)))
         conn.send(("ok", gen))
     except BaseException as e:  # noqa: BLE001 - everything goes back to the parent

@@ -24,6 +24,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import quote, unquote
+
+SAFE_VALUE = "/:@.+~_,;!*'()[]#$&?^|{}"  # kept in a marker value; whitespace, '<', '>', '=', '%' are escaped
 
 MARKER = re.compile(r"^<!--\s*ctx:context\s+v(\d+)(.*?)-->\s*$")
 KV = re.compile(r"(\w+)=(\S+)")
@@ -62,9 +65,9 @@ class Item:
 
     def render(self) -> str:
         box = "" if self.done is None else ("[x] " if self.done else "[ ] ")
-        why = f" — why: {self.why}" if self.why else ""
-        by = f" (by {self.by})" if self.by else ""
-        return f"- {box}{self.text}{why}{by}"
+        why = f" — why: {one_line(self.why)}" if self.why else ""
+        by = f" (by {one_line(self.by)})" if self.by else ""
+        return f"- {box}{one_line(self.text)}{why}{by}"
 
     def as_dict(self) -> dict:
         d: dict = {"text": self.text}
@@ -98,6 +101,11 @@ class Context:
         return out
 
 
+def one_line(text: str) -> str:
+    """Text from data never breaks the grammar: one line, whatever it held."""
+    return " ".join(str(text).split())
+
+
 def normalize(text: str) -> str:
     return re.sub(r"[^a-z0-9./_-]+", " ", text.lower()).strip()
 
@@ -119,7 +127,7 @@ def parse(text: str) -> Context:
                 elif k == "updated":
                     ctx.updated = v
                 else:
-                    ctx.state[k] = v
+                    ctx.state[k] = unquote(v)
             continue
         if not line.strip():
             last_item = None if current not in FREE_TEXT else last_item
@@ -168,14 +176,14 @@ def render(ctx: Context) -> str:
     if ctx.updated:
         marker += f" updated={ctx.updated}"
     for k, v in sorted(ctx.state.items()):
-        marker += f" {k}={v}"
+        marker += f" {k}={quote(str(v), safe=SAFE_VALUE)}"  # ids from data never break the marker
     lines = [marker + " -->", "# Context", ""]
     names = [n for n in ORDER if n in ctx.sections or (n in FREE_TEXT and getattr(ctx, FREE_TEXT[n]))]
     names += [n for n in ctx.sections if n not in ORDER]
     for name in names:
         lines.append(f"## {name}")
         if name in FREE_TEXT:
-            lines.append(getattr(ctx, FREE_TEXT[name]))
+            lines.append(one_line(getattr(ctx, FREE_TEXT[name])))
         else:
             lines.extend(i.render() for i in ctx.sections.get(name, []))
         lines.append("")
