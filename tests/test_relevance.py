@@ -209,10 +209,13 @@ def test_recover_by_id_exact_and_into_file(ctx_home, tmp_path):
 def test_recover_errors():
     assert run("recover").code == 2
     assert run("recover", "--chunk-id", "c-9999").code == 1
-    for bad in ("../etc", "/abs", "a/b", "x\x00y", ".."):
+    for bad in ("../etc", "/abs", "a/b", ".."):  # looked up in the index, never opened as a path
+        res = run("recover", "--chunk-id", bad)
+        assert res.code == 1 and "no chunk" in res.stderr
+    for bad in ("x\x00y", "a\nb"):
         res = run("recover", "--chunk-id", bad)
         assert res.code == 2 and "invalid chunk id" in res.stderr
-    assert run("cold-storage", "list", "--session", "../x").code == 2
+    assert run("cold-storage", "list", "--session", "../x").records() == []
 
 
 def test_same_chunk_id_in_two_sessions_needs_session(ctx_home):
@@ -235,6 +238,16 @@ def test_hostile_session_ids_stay_inside_cold_storage(ctx_home):
             if f.endswith(".jsonl") and "c-" in f:
                 assert os.path.realpath(d).startswith(str(cold))
     assert [r["session"] for r in run("cold-storage", "list", "--json").records()][0] == "../../evil"
+    # every stub's own recovery command works when pasted into a shell
+    import shlex
+
+    stubs = [r for r in drop_stream(("--cutoff", "0.3"), recs=recs).records() if r["kind"] == "stub"]
+    assert stubs
+    for st in stubs:
+        cmd = st["content"].rsplit("| ", 1)[1].rstrip("]")
+        res = run(*shlex.split(cmd)[1:])
+        assert res.code == 0, (cmd, res.stderr)
+        assert res.records() and res.records()[0]["session"] == "../../evil"
 
 
 def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):

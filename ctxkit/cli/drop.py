@@ -95,13 +95,15 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
             session = g[0].get("session") or "default"
             chunk_id = g[0].get("group")
             entry = new_entry(session, chunk_id, orig, tokens, d.reason, d.score, query, days, gist(g, 80))
-            path, chunk_id = store.write(entry)  # durable before the chunk leaves the stream
+            path, chunk_id, redrop = store.write(entry)  # durable before the chunk leaves the stream
             stub = _stub(g, tokens, chunk_id, path, d.score)
             stub["tokens"] = count_records(tok, [stub])[0]
             stub["tokenizer"] = tok.name
-            logs.append(home, "drops", {"event": "chunk_dropped", "chunk_id": chunk_id, "session_id": session,
+            logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
+                                        "chunk_id": chunk_id, "session_id": session,
                                         "reason": d.reason, "relevance_score": d.score, "threshold_used": cutoff,
-                                        "tokens": tokens, "cold_storage_path": path, "query": query})
+                                        "tokens": 0 if redrop else tokens, "cold_storage_path": path,
+                                        "query": query})
             out.write(stub)
             after += stub["tokens"]
             dropped += 1

@@ -70,5 +70,10 @@ def gist(group: Sequence[dict], width: int = 100) -> str:
 
 
 def stub_text(chunk_id: str, session: str, tokens: int, n_records: int, line: str) -> str:
-    return (f"[dropped chunk {chunk_id} ({n_records} records, {tokens} tokens): {line} | "
-            f"ctx recover --chunk-id {chunk_id} --session {session}]")
+    """The stub's text; its `ctx recover` command works when pasted into a shell, whatever the ids."""
+    import shlex
+
+    one = " ".join(str(chunk_id).split()) == chunk_id and " ".join(str(session).split()) == session
+    cmd = f"ctx recover --chunk-id {shlex.quote(chunk_id)} --session {shlex.quote(session)}"
+    return (f"[dropped chunk {chunk_id if one else repr(chunk_id)} ({n_records} records, {tokens} tokens): "
+            f"{line} | {cmd}]")

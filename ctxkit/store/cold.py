@@ -32,9 +32,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_text USING fts5(text);
 
 
 def check_id(value: str, what: str) -> str:
-    """Ids given on the command line: refuse anything that could leave the storage directory."""
-    if not value or "\x00" in value or "/" in value or "\\" in value or ".." in value or not SAFE.match(value):
-        raise UsageProblem(f"invalid {what} {value!r}: use letters, digits, '.', '_' and '-' only")
+    """Ids given on the command line. Any printable id is looked up in the index (a query,
+    never a path: files are named by safe_component), so a stub's own `ctx recover` command
+    works for every id that data carried. Empty ids and control characters are refused."""
+    if not value or len(value) > 400 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise UsageProblem(f"invalid {what} {value!r}: an id is 1 to 400 printable characters")
     return value
 
 
@@ -66,26 +68,38 @@ class ColdStorage:
     def chunk_path(self, session: str, chunk_id: str) -> str:
         return os.path.join(self.root, safe_component(session), safe_component(chunk_id) + ".jsonl")
 
-    def write(self, entry: dict) -> tuple[str, str]:
-        """Durably store one chunk (temp file + fsync + rename) and index it: (path, chunk_id).
+    def write(self, entry: dict) -> tuple[str, str, bool]:
+        """Durably store one chunk (temp file + fsync + rename) and index it:
+        (path, chunk_id, redrop).
 
-        If a different chunk already has this id in this session, the new one gets a
-        content-hash suffix; the same chunk written twice is a no-op (idempotent).
+        The check-then-write holds the chunk's lock, so concurrent writers of one id cannot
+        race: if a different chunk already has this id in this session, the new one gets a
+        content-hash suffix (both survive, each stub names its own content). The same chunk
+        written again is a re-drop: its `recoverable_until` is refreshed.
         """
         session, chunk = entry["session_id"], entry["chunk_id"]
         path = self.chunk_path(session, chunk)
-        existing = self._read_file(path) if os.path.exists(path) else None
-        if existing is not None and existing.get("records") != entry["records"]:
-            h = hashlib.sha256(json.dumps(entry["records"], sort_keys=True).encode()).hexdigest()[:8]
-            entry = dict(entry, chunk_id=f"{chunk}-{h}")
-            path = self.chunk_path(session, entry["chunk_id"])
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with locked(path):
             existing = self._read_file(path) if os.path.exists(path) else None
-        if existing is None:
-            atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n")
-        else:
-            entry = existing
+            if existing is not None and existing.get("records") != entry["records"]:
+                h = hashlib.sha256(json.dumps(entry["records"], sort_keys=True).encode()).hexdigest()[:8]
+                entry = dict(entry, chunk_id=f"{chunk}-{h}")
+                path = self.chunk_path(session, entry["chunk_id"])
+                existing = self._read_file(path) if os.path.exists(path) else None
+            if existing is None:
+                atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n")
+                redrop = False
+            else:
+                redrop = True
+                until = max(filter(None, [existing.get("recoverable_until"), entry.get("recoverable_until")]),
+                            default=None)
+                if until != existing.get("recoverable_until"):
+                    existing = dict(existing, recoverable_until=until)
+                    atomic_write(path, json.dumps(existing, ensure_ascii=False) + "\n")
+                entry = existing
         self._index_add(entry, path)
-        return path, entry["chunk_id"]
+        return path, entry["chunk_id"], redrop
 
     def _read_file(self, path: str) -> dict:
         with open(path, encoding="utf-8") as f:
