@@ -83,3 +83,80 @@ def test_session_id_with_newlines_cannot_break_context_md(tmp_path):
         assert res.code == 0, (args, res.stderr)
     text = (ws / "CONTEXT.md").read_text()
     assert text.count("## Task") == 1 and "-->owned" not in text
+
+
+SECRETS = {
+    "AKIAIOSFODNN7EXAMPLE": "aws", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY": "aws secret",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789": "github", "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD": "anthropic",
+    "hunter2pass": "url password", "MIIEowIBAAKCAQEA7bq98": "private key",
+}
+
+
+def _secret_session() -> str:
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq98\nabc\n-----END RSA PRIVATE KEY-----"
+    rows = [
+        {"role": "user", "content": "deploy with AKIAIOSFODNN7EXAMPLE and aws_secret_access_key="
+                                    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, token ghp_abcdefghijklmnopqrstuvwxyz0123456789"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {
+            "name": "bash", "arguments": json.dumps({"command": "git clone https://bob:hunter2pass@example.com/r.git"})}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "cloned; key file:\n" + key},
+        {"role": "assistant", "content": "Using sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD for the API."},
+    ] * 3
+    out = []
+    for i, r in enumerate(rows):
+        r = dict(r, v=1, kind="message", id=f"m{i}", session="sec", ts=f"2026-01-01T0{i // 6}:{i % 6}0:00Z")
+        if r["role"] == "tool":
+            r["tool_call_id"] = f"c1-{i}"
+        if r.get("tool_calls"):
+            r["tool_calls"] = [dict(r["tool_calls"][0], id=f"c1-{i + 1}")]
+        out.append(json.dumps(r))
+    return "\n".join(out) + "\n"
+
+
+def _leaks(*roots) -> list[str]:
+    found = []
+    for root in roots:
+        for d, _, files in os.walk(root):
+            for f in files:
+                data = open(os.path.join(d, f), "rb").read()
+                found += [f"{s} in {os.path.join(d, f)}" for s in SECRETS if s.encode() in data]
+    return found
+
+
+def test_no_secret_reaches_ctx_home_or_the_workspace(tmp_path, ctx_home):
+    ws = tmp_path / ".ctx"
+    data = _secret_session()
+    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=data).stdout
+    kept = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored)
+    assert kept.code == 0, kept.stderr
+    assert run("compact", "-", "--force", "--budget", "300", "--workspace", ws, input=kept.stdout).code == 0
+    run("remember", "staging lives at https://bob:hunter2pass@staging.example.com", "--workspace", ws)
+    run("observe", "-", "--workspace", ws, input=data)
+    out = run("prompt", "build", "--workspace", ws).stdout
+    assert not [s for s in SECRETS if s in out]
+    p = tmp_path / "t.jsonl"
+    p.write_text(data)
+    hook = run("hook", "claude-code", "PreCompact", "--workspace", ws,
+               input=json.dumps({"hook_event_name": "PreCompact", "transcript_path": str(p), "session_id": "sec",
+                                 "custom_instructions": "keep ghp_abcdefghijklmnopqrstuvwxyz0123456789 safe"}))
+    assert hook.code == 0
+    start = run("hook", "claude-code", "SessionStart", "--workspace", ws,
+                input=json.dumps({"hook_event_name": "SessionStart", "transcript_path": str(p), "source": "startup"}))
+    assert not [s for s in SECRETS if s in start.stdout]
+    assert _leaks(ctx_home, ws) == []
+    assert "[REDACTED:aws-access-key#" in (ws / "CONTEXT.md").read_text() or \
+        "[REDACTED:" in open(next(iter((ctx_home / "cold-storage").rglob("c-*.jsonl")))).read()
+    assert (ws / ".gitignore").read_text().strip().endswith("*")
+    for d, dirs, files in os.walk(ctx_home):
+        for f in files:
+            assert os.stat(os.path.join(d, f)).st_mode & 0o077 == 0, f"{f} is readable by others"
+
+
+def test_redact_false_keeps_bytes_exact(tmp_path, ctx_home):
+    data = _secret_session()
+    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=data, env={"CTX_REDACT": "false"}).stdout
+    assert "AKIAIOSFODNN7EXAMPLE" in scored
+    kept = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored, env={"CTX_REDACT": "false"}).records()
+    stub = next(r for r in kept if r["kind"] == "stub")
+    back = run("recover", "--chunk-id", stub["meta"]["chunk_id"], "--session", "sec").stdout
+    assert any(s in back for s in SECRETS)

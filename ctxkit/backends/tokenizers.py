@@ -68,7 +68,9 @@ def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
     data_path = os.path.join(os.path.dirname(spec.origin), "data", f"{encoding}.tiktoken.gz")
     with gzip.open(data_path, "rb") as f:
         data = f.read()
-    os.makedirs(cache_dir, exist_ok=True)
+    from ..store.atomic import makedirs
+
+    makedirs(cache_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "wb") as f:
         f.write(data)

@@ -20,8 +20,11 @@ def get_home(ctx: click.Context | None = None) -> Home:
     root.meta.setdefault("ctx.home_override", None)
     home = root.meta.get("ctx.home")
     if home is None:
+        from ..store import redaction
+
         home = Home(root.meta.get("ctx.home_override"))
         root.meta["ctx.home"] = home
+        redaction.configure(home)
     return home
 
 
@@ -58,9 +61,14 @@ class InputRecords:
         self.keep_meta = keep_meta
 
     def __iter__(self) -> Iterator[dict]:
+        from ..store import redaction
+
+        get_home()  # the home's config says whether to redact
+        red = redaction.active()
         try:
-            yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
-                                    skip_invalid=self.skip_invalid, skipped=self.skipped)
+            for rec in open_records(self.source, self.from_, keep_meta=self.keep_meta,
+                                    skip_invalid=self.skip_invalid, skipped=self.skipped):
+                yield red.record(rec) if red else rec
         finally:
             self.report()
 

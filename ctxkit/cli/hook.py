@@ -29,7 +29,10 @@ def _records(transcript: str | None) -> list[dict]:
         return []
     if not os.path.exists(transcript):
         raise InputError(transcript, None, "transcript_path does not exist")
-    return list(open_records(Source(transcript)))
+    from ..store import redaction
+
+    red = redaction.active()
+    return [red.record(r) if red else r for r in open_records(Source(transcript))]
 
 
 def _compact(home, records, force: bool, whole: bool = False):
@@ -155,6 +158,9 @@ def claude_code(event):
             click.get_current_context().find_root().meta.setdefault("ctx.workspace", local)
     context, msg = handle(event, data, get_home())
     if context and event in ("SessionStart", "UserPromptSubmit"):
+        from ..store import redaction
+
+        context = redaction.text(context)
         click.echo(json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}))
     elif msg:
         note(msg)
@@ -176,6 +182,8 @@ def generic(event, transcript, session):
     context, msg = handle(event, {"transcript_path": transcript, "session_id": session, "cwd": os.getcwd()},
                            get_home())
     if context:
-        click.echo(context)
+        from ..store import redaction
+
+        click.echo(redaction.text(context))
     if msg:
         note(msg)

@@ -92,7 +92,9 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
               tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
               time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
               context_view_tokens=cfg.get("context_view_tokens"))
-    text = p.text()
+    from ..store import redaction
+
+    text = redaction.text(p.text())  # identity files and memory may hold what ctx must not send
     total = tok.count(text)
     if explain:
         rows = [{"section": s.name.split(" (")[0], "source": s.source, "tokens": s.tokens, "status": s.status,

@@ -7,7 +7,7 @@ from typing import Callable
 from ..core.context_md import Context, ContextFormatError, parse, render
 from ..core.timeutil import now_iso
 from ..errors import ConflictError, InputError
-from ..store.atomic import atomic_write, locked
+from ..store.atomic import atomic_write, locked, makedirs
 
 
 def resolve_workspace(flag: str | None, home_workspace: str) -> str:
@@ -47,7 +47,10 @@ class ContextFile:
 
         The file is re-read under the lock, so a hand edit made since the last write is kept.
         """
-        os.makedirs(self.workspace, exist_ok=True)
+        makedirs(self.workspace)
+        ignore = os.path.join(self.workspace, ".gitignore")
+        if os.path.basename(os.path.normpath(self.workspace)) == ".ctx" and not os.path.exists(ignore):
+            atomic_write(ignore, "# written by ctx: its state never belongs in your repository\n*\n")
         with locked(self.path):
             ctx = self.read()
             if if_version is not None and ctx.version != if_version:
@@ -56,5 +59,8 @@ class ContextFile:
             new = change(ctx) or ctx
             new.version = ctx.version + 1
             new.updated = now_iso()
-            atomic_write(self.path, render(new))
-            return new
+            from ..store import redaction
+
+            text = redaction.text(render(new))  # what users type (remember, decision) too
+            atomic_write(self.path, text)
+            return parse(text) if text != render(new) else new

@@ -21,10 +21,19 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
+
+
+def makedirs(d: str) -> None:
+    """Folders ctx creates are private (0700); existing ones are left as they are."""
+    os.makedirs(d, mode=PRIVATE_DIR, exist_ok=True)
+
+
 def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
-    """Replace `path` with `data` so readers see the old or the new file, never half."""
+    """Replace `path` with `data` so readers see the old or the new file, never half. A new
+    file is private (0600); a replaced file keeps its mode."""
     d = os.path.dirname(os.path.abspath(path))
-    os.makedirs(d, exist_ok=True)
+    makedirs(d)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -36,7 +45,7 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
         elif os.path.exists(path):
             os.chmod(tmp, os.stat(path).st_mode & 0o777)
         else:
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, PRIVATE_FILE)
         os.replace(tmp, path)
         fsync_dir(d)
     except BaseException:
@@ -49,8 +58,8 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
 def locked(path: str, shared: bool = False) -> Iterator[None]:
     """Hold an advisory lock on `path + '.lock'` (blocking)."""
     lock_path = path + ".lock"
-    os.makedirs(os.path.dirname(os.path.abspath(lock_path)), exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    makedirs(os.path.dirname(os.path.abspath(lock_path)))
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
@@ -63,9 +72,9 @@ def locked(path: str, shared: bool = False) -> Iterator[None]:
 
 def append_line(path: str, line: str) -> None:
     """Append one line durably under the file's lock (O_APPEND + fsync)."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    makedirs(os.path.dirname(os.path.abspath(path)))
     with locked(path):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         try:
             os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
             os.fsync(fd)

@@ -16,7 +16,7 @@ from typing import Iterator
 
 from ..core.timeutil import iso, now, parse_ts
 from ..errors import InputError, UsageProblem
-from .atomic import atomic_write, locked
+from .atomic import atomic_write, locked, makedirs
 
 SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -79,7 +79,7 @@ class ColdStorage:
         """
         session, chunk = entry["session_id"], entry["chunk_id"]
         path = self.chunk_path(session, chunk)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        makedirs(os.path.dirname(path))
         with locked(path):
             existing = self._read_file(path) if os.path.exists(path) else None
             if existing is not None and existing.get("records") != entry["records"]:
@@ -123,9 +123,10 @@ class ColdStorage:
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
-            os.makedirs(self.root, exist_ok=True)
+            makedirs(self.root)
             fresh = not os.path.exists(self.index_path)
             self._db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+            os.chmod(self.index_path, 0o600)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(SCHEMA)
             stale = not fresh and self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] and \

@@ -42,6 +42,9 @@ KNOBS: dict[str, Knob] = {
     "embedder": Knob(str, "minilm", "minilm | keyword", ("minilm", "keyword")),
     # cold storage
     "cold_storage_enabled": Knob(bool, True, "write dropped chunks to cold storage"),
+    "redact": Knob(bool, True, "replace secrets by typed placeholders before ctx persists or sends anything "
+                               "(false: byte-exact recovery, secrets stored verbatim)"),
+    "redact_patterns": Knob(list, [], "extra regular expressions whose matches are redacted"),
     "cold_storage_path": Knob(str, "", "cold storage directory (default: $CTX_HOME/cold-storage)"),
     "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
     # summarization
@@ -81,7 +84,8 @@ FALSE = {"0", "false", "no", "off"}
 
 
 def _type_name(t: type) -> str:
-    return {int: "an integer", float: "a number", bool: "a boolean (true/false)", str: "a string"}[t]
+    return {int: "an integer", float: "a number", bool: "a boolean (true/false)", str: "a string",
+            list: "a list of strings"}[t]
 
 
 def coerce(key: str, value: Any, where: str) -> Any:
@@ -112,6 +116,12 @@ def coerce(key: str, value: Any, where: str) -> Any:
         if value is None:
             value = ""
         ok = isinstance(value, str)
+    elif t is list:
+        if value is None:
+            value = []
+        if isinstance(value, str):  # from the environment: one item a line
+            value = [x for x in value.split("\n") if x.strip()]
+        ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
     if not ok:
         raise ConfigError(f"{where}: {key} must be {_type_name(t)}, got {value!r}")
     if knob.choices and value not in knob.choices:

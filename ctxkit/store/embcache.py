@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+
+from .atomic import makedirs
 import sqlite3
 
 SCHEMA = """
@@ -17,9 +19,10 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 class EmbeddingCache:
     def __init__(self, path: str):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        makedirs(os.path.dirname(path))
         self.path = path
         self.db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        os.chmod(path, 0o600)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)

@@ -23,7 +23,9 @@ def append(home: Home, name: str, event: dict) -> dict | None:
     switch = LOG_SWITCH.get(name)
     if switch and not home.config.get(switch):
         return None
-    event = {"timestamp": now_iso(), **event}
+    from . import redaction
+
+    event = {"timestamp": now_iso(), **redaction.value(event)}
     append_line(home.log_path(name), json.dumps(event, ensure_ascii=False, separators=(",", ":")))
     return event
 

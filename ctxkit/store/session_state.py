@@ -66,7 +66,7 @@ def archive_context(home, ctx_file: ContextFile) -> str | None:
     """Copy a CONTEXT.md into $CTX_HOME/archive/ (atomically, never over an earlier copy)."""
     from ..core.context_md import render
     from ..core.timeutil import now_iso
-    from .atomic import atomic_write
+    from .atomic import atomic_write, makedirs
 
     if not ctx_file.exists():
         return None
@@ -78,6 +78,6 @@ def archive_context(home, ctx_file: ContextFile) -> str | None:
     while os.path.exists(dest):
         k += 1
         dest = f"{base}-{k}.md"
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    makedirs(os.path.dirname(dest))
     atomic_write(dest, render(ctx))
     return dest
