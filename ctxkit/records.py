@@ -62,12 +62,17 @@ def derive_id(prefix: str, position: int, *parts: Any) -> str:
     return f"{prefix}-{content_hash(position, *parts)[:12]}"
 
 
+STR_FIELDS = ("id", "session", "ts", "content", "tool_call_id", "name", "group", "tokenizer")
+DICT_FIELDS = ("meta", "source", "usage", "score_parts")
+
+
 def validate(rec: Any) -> str | None:
-    """Return a reason string if `rec` is not a valid v1 record, else None."""
+    """Return a reason string if `rec` is not a valid v1 record, else None. Every field of the
+    schema is checked for its type, so no later stage meets a wrong-typed field."""
     if not isinstance(rec, dict):
         return f"expected a JSON object, got {type(rec).__name__}"
     v = rec.get("v")
-    if v != SCHEMA_VERSION:
+    if v != SCHEMA_VERSION or isinstance(v, bool):
         return f"unsupported record version {v!r} (this ctx reads v{SCHEMA_VERSION})"
     kind = rec.get("kind")
     if kind not in KINDS:
@@ -77,16 +82,28 @@ def validate(rec: Any) -> str | None:
         return f"unknown role {role!r} (expected one of {', '.join(ROLES)})"
     if kind == "message" and role is None:
         return "message record without a role"
-    content = rec.get("content")
-    if content is not None and not isinstance(content, str):
-        return "content must be a string"
+    for f in STR_FIELDS:
+        if rec.get(f) is not None and not isinstance(rec[f], str):
+            return f"{f} must be a string, got {type(rec[f]).__name__}"
+    for f in DICT_FIELDS:
+        if rec.get(f) is not None and not isinstance(rec[f], dict):
+            return f"{f} must be an object, got {type(rec[f]).__name__}"
+    if isinstance(rec.get("ts"), str) and rec["ts"]:
+        from .core.timeutil import parse_ts
+
+        if parse_ts(rec["ts"]) is None:
+            return f"ts must be an ISO-8601 time, got {rec['ts'][:40]!r}"
     tc = rec.get("tool_calls")
     if tc is not None:
         if not isinstance(tc, list):
             return "tool_calls must be a list"
         for call in tc:
-            if not isinstance(call, dict) or "id" not in call:
-                return "every tool call needs an id"
+            if not isinstance(call, dict) or not isinstance(call.get("id"), str) or not call.get("id"):
+                return "every tool call needs a string id"
+            fn = call.get("function")
+            if fn is not None and not (isinstance(fn, dict) and isinstance(fn.get("name", ""), str)
+                                       and isinstance(fn.get("arguments", ""), (str, dict))):
+                return "tool_calls[].function must be {name: string, arguments: string}"
     if role == "tool" and not rec.get("tool_call_id"):
         return "tool record without tool_call_id"
     flags = rec.get("flags")
@@ -95,6 +112,9 @@ def validate(rec: Any) -> str | None:
     tokens = rec.get("tokens")
     if tokens is not None and (not isinstance(tokens, int) or isinstance(tokens, bool) or tokens < 0):
         return "tokens must be a non-negative integer"
+    score = rec.get("score")
+    if score is not None and (not isinstance(score, (int, float)) or isinstance(score, bool)):
+        return "score must be a number"
     return None
 
 

@@ -160,3 +160,124 @@ def test_redact_false_keeps_bytes_exact(tmp_path, ctx_home):
     stub = next(r for r in kept if r["kind"] == "stub")
     back = run("recover", "--chunk-id", stub["meta"]["chunk_id"], "--session", "sec").stdout
     assert any(s in back for s in SECRETS)
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+
+ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False), st.text(max_size=8),
+                st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(), max_size=2))
+FIELDS = ("id", "session", "ts", "role", "content", "tool_calls", "tool_call_id", "name", "group", "tokens",
+          "score", "flags", "meta", "source", "usage", "kind")
+COMMANDS = (("count",), ("status",), ("truncate", "--budget", "50"), ("compact", "--force", "--budget", "100"),
+            ("score", "--embedder", "keyword", "-q", "x"), ("drop", "--cutoff", "0.5"), ("export", "--to", "anthropic"),
+            ("import",))
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(FIELDS), value=ANY, cmd=st.sampled_from(COMMANDS), skip=st.booleans())
+def test_fuzz_wrong_typed_ctx_fields_never_crash(field, value, cmd, skip, tmp_path):
+    good = {"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"}
+    bad = {**good, "id": "b", field: value}
+    data = json.dumps(good) + "\n" + json.dumps(bad) + "\n"
+    args = list(cmd) + (["--skip-invalid"] if skip and cmd[0] not in ("export",) else [])
+    res = run(*args, "--workspace", tmp_path, input=data) if cmd[0] == "compact" else run(*args, input=data)
+    assert "internal error" not in res.stderr, (cmd, field, value, res.stderr)
+    assert res.code in (0, 1, 2, 3), res.stderr
+    if res.code == 1:
+        assert "<stdin>:2" in res.stderr or "-:2" in res.stderr or ":2:" in res.stderr, res.stderr
+
+
+CC_LINES = [
+    {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user", "content": 42}},
+    {"type": "user", "sessionId": "s", "uuid": "u", "message": "not an object"},
+    {"type": "assistant", "sessionId": "s", "uuid": "u", "message": {"id": "m", "content": [1, "x", None]}},
+    {"type": "assistant", "sessionId": "s", "uuid": "u", "message": {"id": "m", "content": [{"type": "tool_use", "id": 5}]}},
+    {"type": "user", "sessionId": 7, "uuid": "u", "timestamp": 12, "message": {"role": "user", "content": "hi"}},
+]
+
+
+def test_wrong_typed_claude_code_lines_are_file_line_errors(tmp_path):
+    first = {"type": "user", "sessionId": "s", "uuid": "u0", "message": {"role": "user", "content": "start"}}
+    for bad in CC_LINES:
+        p = tmp_path / "cc.jsonl"
+        p.write_text(json.dumps(first) + "\n" + json.dumps(bad) + "\n")
+        res = run("import", p)
+        assert "internal error" not in res.stderr, (bad, res.stderr)
+        if res.code:
+            assert f"{p}:2" in res.stderr, res.stderr
+        skipped = run("import", p, "--skip-invalid")
+        assert skipped.code == 0 and "internal error" not in skipped.stderr, skipped.stderr
+
+
+def _dropped(ctx_home):
+    out = run("drop", "--cutoff", "0.5", "--keep", "1.0", "--min-keep", "0", input=_session("cold")).records()
+    return [r for r in out if r["kind"] == "stub"]
+
+
+def _ctx(home, *args, input=None):
+    """A real process (SQLite connections of in-process runs would outlive the damage)."""
+    env = dict(os.environ, CTX_HOME=str(home), PYTHONPATH=str(ROOT))
+    return subprocess.run(CTX + [str(a) for a in args], env=env, input=input, capture_output=True, text=True)
+
+
+def test_garbage_index_is_rebuilt_and_bad_chunk_files_quarantined(tmp_path):
+    home = tmp_path / "home"
+    out = _ctx(home, "drop", "--cutoff", "0.5", "--keep", "1.0", "--min-keep", "0", input=_session("cold")).stdout
+    stubs = [json.loads(x) for x in out.splitlines() if '"stub"' in x]
+    cold = home / "cold-storage"
+    for f in cold.glob("index.sqlite-*"):
+        f.unlink()
+    (cold / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    rows = _ctx(home, "cold-storage", "list", "--json")
+    assert rows.returncode == 0 and len(rows.stdout.splitlines()) == len(stubs) and "damaged" in rows.stderr
+    assert list(cold.glob("index.sqlite.corrupt-*"))
+    bad = next(cold.rglob("c-0001.jsonl"))
+    bad.write_bytes(b"\xff\xfe\x00binary")
+    (cold / "index.sqlite").write_bytes(b"garbage")
+    res = _ctx(home, "cold-storage", "reindex")
+    assert res.returncode == 0 and "quarantined" in res.stderr, res.stderr
+    assert len(_ctx(home, "cold-storage", "list", "--json").stdout.splitlines()) == len(stubs) - 1
+    assert list((cold / ".quarantine").rglob("c-0001.jsonl"))
+    again = _ctx(home, "drop", "--cutoff", "0.5", "--keep", "1.0", "--min-keep", "0", input=_session("cold"))
+    assert again.returncode == 0, again.stderr
+
+
+def test_moved_home_recovers_without_reindex(ctx_home, tmp_path):
+    stubs = _dropped(ctx_home)
+    moved = tmp_path / "moved-home"
+    os.rename(ctx_home, moved)
+    res = run("recover", "--chunk-id", stubs[0]["meta"]["chunk_id"], "--session", "shared", env={"CTX_HOME": str(moved)})
+    assert res.code == 0, res.stderr
+    assert res.records()
+
+
+def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
+    _dropped(ctx_home)
+    p = ctx_home / "sessions.json"
+    p.write_text(p.read_text()[:10])
+    res = run("drop", "--cutoff", "0.5", input=_session("again"))
+    assert res.code == 1 and "sessions.json" in res.stderr
+    assert p.read_text().startswith(p.read_text()[:10]) and len(p.read_text()) == 10  # left as it was
+
+
+def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_path):
+    _dropped(ctx_home)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.jsonl"
+    secret.write_text(json.dumps({"session_id": "shared", "chunk_id": "c-9999", "records": [
+        {"v": 1, "kind": "message", "id": "x", "role": "user", "content": "OUTSIDE DATA"}]}) + "\n")
+    sess_dir = next(p for p in (ctx_home / "cold-storage").iterdir() if p.is_dir() and not p.name.startswith("."))
+    os.symlink(secret, sess_dir / "c-9999.jsonl")
+    res = run("recover", "--chunk-id", "c-9999", "--session", "shared")
+    assert "OUTSIDE DATA" not in res.stdout and res.code != 0
+    run("cold-storage", "purge", "--session", "shared")
+    assert secret.exists()
+    # a stub that names a file outside: compaction finds chunks by id, never by that path
+    stub = {"v": 1, "kind": "stub", "id": "s1", "session": "zz", "role": "user", "content": "[dropped chunk]",
+            "meta": {"chunk_id": "nope", "cold_storage_path": str(secret)}}
+    msgs = [{"v": 1, "kind": "message", "id": f"m{i}", "session": "zz", "role": "user" if i % 2 else "assistant",
+             "content": "talk about the parser " * 30} for i in range(6)]
+    data = "".join(json.dumps(r) + "\n" for r in [stub] + msgs)
+    out = run("compact", "-", "--force", "--budget", "300", "--workspace", tmp_path / "ws", input=data)
+    assert out.code == 0 and "OUTSIDE DATA" not in out.stdout

@@ -159,12 +159,18 @@ def purge(expired, session, dry_run):
 def reindex():
     """Rebuild index.sqlite from the chunk files (the files are the source of truth).
 
+    Works whatever state the index is in (a damaged one is set aside); an unreadable chunk
+    file is moved to cold-storage/.quarantine/ and reported, not fatal.
+
     \b
     Example:
       ctx cold-storage reindex && ctx cold-storage stats -t
     """
-    n = _store().reindex()
-    note(f"ctx: indexed {n} chunk(s)")
+    bad: list[str] = []
+    n = _store().reindex(bad)
+    for b in bad:
+        click.echo(f"ctx: quarantined {b}", err=True)
+    note(f"ctx: indexed {n} chunk(s)" + (f"; quarantined {len(bad)} unreadable file(s)" if bad else ""))
 
 
 @cold_storage.command("stats")

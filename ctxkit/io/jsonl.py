@@ -84,6 +84,7 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                     skipped: list | None = None) -> Iterator[tuple[int, object]]:
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
     for lineno, line in enumerate(source.lines(), 1):
+        source.lineno = lineno
         if not line.strip():
             continue
         try:

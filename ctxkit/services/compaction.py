@@ -156,21 +156,27 @@ def model_input(d, cap_chars: int = 7000) -> str:
     return text[:cap_chars].rsplit("\n", 1)[0] if len(text) > cap_chars else text
 
 
-def expand_stubs(span: list[dict]) -> list[dict]:
+def expand_stubs(span: list[dict], home=None) -> list[dict]:
     """A dropped chunk's stub stands for records that are still in cold storage: summarize those,
-    so the artifact trail and errors of dropped chunks reach CONTEXT.md too."""
-    import json
-    import os
+    so the artifact trail and errors of dropped chunks reach CONTEXT.md too. The chunk is found
+    by its ids in this home's cold storage; a stub's `cold_storage_path` is never trusted."""
+    if home is None or not any(r.get("kind") == "stub" for r in span):
+        return span
+    from ..errors import CtxError
+    from ..store.cold import ColdStorage
 
+    store = ColdStorage(home.cold_storage_dir)
     out = []
     for r in span:
-        path = (r.get("meta") or {}).get("cold_storage_path") if r.get("kind") == "stub" else None
-        if path and os.path.exists(path):
+        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        cid = meta.get("chunk_id") if r.get("kind") == "stub" else None
+        if isinstance(cid, str) and cid:
             try:
-                with open(path, encoding="utf-8") as f:
-                    out.extend(json.loads(f.read()).get("records") or [r])
-                continue
-            except (OSError, ValueError):
+                found = store.find(cid, r.get("session"))
+                if len(found) == 1:
+                    out.extend(store.load(found[0]["path"]).get("records") or [r])
+                    continue
+            except CtxError:
                 pass
         out.append(r)
     return out
@@ -226,7 +232,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     prior = _prior_summary(groups)
     model_ctx = None
     if span_idx:
-        span = expand_stubs([r for i in span_idx for r in groups[i]])
+        span = expand_stubs([r for i in span_idx for r in groups[i]], home)
         new_ctx, model_ctx = summarize_span(span, records, opts, rep)
         base = existing if (existing.task or existing.sections) else (prior or C.Context())
         if base.task and existing.state.get("session") == session:
@@ -255,7 +261,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
     kept_tokens = sum(r.get("tokens") or 0 for i, g in enumerate(groups) if i not in drop for r in g)
     target = summary_budget(opts, kept_tokens)
-    replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]])
+    replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
                          task=rep.context.task, workspace_ctx=workspace_ctx)
     out: list[dict] = []

@@ -101,43 +101,105 @@ class ColdStorage:
         self._index_add(entry, path)
         return path, entry["chunk_id"], redrop
 
+    def _contained(self, path: str) -> str:
+        """`path` if it resolves inside the storage root through no link, else an error."""
+        root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        if not (real == root or real.startswith(root + os.sep)) or os.path.islink(path):
+            raise InputError(path, None, "refused: the path leaves cold storage (a symbolic link?)")
+        return path
+
     def _read_file(self, path: str) -> dict:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        self._contained(path)
         try:
-            return json.loads(text)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except OSError as e:
+            raise InputError(path, None, f"cannot read cold-storage file: {e.strerror}") from None
+        with os.fdopen(fd, "rb") as f:
+            if not os.path.isfile(path):
+                raise InputError(path, None, "not a regular file")
+            raw = f.read()
+        try:
+            text = raw.decode("utf-8")
+            data = json.loads(text)
+        except UnicodeDecodeError as e:
+            raise InputError(path, None, f"corrupt cold-storage file: not UTF-8 ({e.reason})") from None
         except json.JSONDecodeError as e:
             raise InputError(path, e.lineno, f"corrupt cold-storage file: {e.msg}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
+                not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
+            raise InputError(path, 1, "corrupt cold-storage file: not a chunk entry")
+        return data
 
-    def iter_files(self) -> Iterator[tuple[str, dict]]:
+    def iter_files(self, bad: list | None = None) -> Iterator[tuple[str, dict]]:
+        """(path, entry) for every chunk file. With `bad`, an unreadable file is moved to
+        .quarantine/ and listed there instead of stopping the walk."""
         if not os.path.isdir(self.root):
             return
         for sess in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if not sess.is_dir():
+            if not sess.is_dir(follow_symlinks=False) or sess.name.startswith("."):
                 continue
             for f in sorted(os.scandir(sess.path), key=lambda e: e.name):
-                if f.name.endswith(".jsonl") and not f.name.startswith("."):
+                if not (f.name.endswith(".jsonl") and not f.name.startswith(".")) or f.is_symlink():
+                    continue
+                try:
                     yield f.path, self._read_file(f.path)
+                except InputError as e:
+                    if bad is None:
+                        raise
+                    q = os.path.join(self.root, ".quarantine", sess.name)
+                    makedirs(q)
+                    os.replace(f.path, os.path.join(q, f.name))
+                    bad.append(f"{e} (moved to {os.path.join(q, f.name)})")
 
     # ---- index (derived) ----
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             makedirs(self.root)
-            fresh = not os.path.exists(self.index_path)
-            self._db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
-            os.chmod(self.index_path, 0o600)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.executescript(SCHEMA)
-            stale = not fresh and self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] and \
-                not self._db.execute("SELECT COUNT(*) FROM chunks_text").fetchone()[0]
-            if (fresh and any(True for _ in self.iter_files())) or stale:
-                self.reindex()  # a new index, or one from before the text table: rebuild from the files
+            try:
+                self._open_db()
+            except sqlite3.DatabaseError as e:  # a damaged index is derived data: set it aside, rebuild
+                self._set_aside(e)
+                self._open_db()
         return self._db
+
+    def _open_db(self) -> None:
+        fresh = not os.path.exists(self.index_path)
+        if os.path.islink(self.index_path):
+            raise InputError(self.index_path, None, "refused: the index is a symbolic link")
+        db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+        try:
+            os.chmod(self.index_path, 0o600)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+            stale = not fresh and db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0] and \
+                not db.execute("SELECT COUNT(*) FROM chunks_text").fetchone()[0]
+            db.execute("SELECT session, chunk_id, path, text, hash, bytes FROM chunks LIMIT 1").fetchall()
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        self._db = db
+        if (fresh and any(True for _ in self.iter_files())) or stale:
+            self.reindex()  # a new index, or one from before the text table: rebuild from the files
+
+    def _set_aside(self, err) -> None:
+        from ..core.timeutil import now_iso
+
+        self._db = None
+        dest = f"{self.index_path}.corrupt-{now_iso().replace(':', '')}"
+        for suffix in ("", "-wal", "-shm"):
+            if os.path.exists(self.index_path + suffix):
+                os.replace(self.index_path + suffix, dest + suffix)
+        import sys
+
+        print(f"ctx: {self.index_path} was damaged ({err}); moved to {dest} and rebuilt from the chunk files",
+              file=sys.stderr)
 
     def _index_add(self, entry: dict, path: str) -> None:
         text = entry_text(entry)
-        row = (entry["session_id"], entry["chunk_id"], path, entry.get("timestamp"), entry.get("dropped_at"),
+        row = (entry["session_id"], entry["chunk_id"], os.path.relpath(path, self.root), entry.get("timestamp"),
+               entry.get("dropped_at"),
                entry.get("tokens"), entry.get("relevance_score"), entry.get("drop_reason"),
                entry.get("prompt_at_drop"), entry.get("recoverable_until"), entry.get("gist"), text,
                hashlib.sha256(text.encode()).hexdigest(), os.path.getsize(path) if os.path.exists(path) else 0)
@@ -156,18 +218,26 @@ class ColdStorage:
             db.execute("ROLLBACK")
             raise
 
-    def reindex(self) -> int:
-        """Rebuild the index from the files (the files are the truth)."""
+    def reindex(self, bad: list | None = None) -> int:
+        """Rebuild the index from the files (the files are the truth), whatever state the index
+        is in. Unreadable chunk files are quarantined and listed in `bad`, not fatal."""
         with locked(self.index_path):
-            db = self._db or sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
-            self._db = db
-            db.executescript(SCHEMA)
+            db = self._db
+            if db is None:
+                try:
+                    db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+                    db.executescript(SCHEMA)
+                except sqlite3.DatabaseError as e:
+                    self._set_aside(e)
+                    db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
+                    db.executescript(SCHEMA)
+                self._db = db
             db.execute("BEGIN IMMEDIATE")
             db.execute("DELETE FROM chunks")
             db.execute("DELETE FROM chunks_text")
             db.execute("COMMIT")
             n = 0
-            for path, entry in self.iter_files():
+            for path, entry in self.iter_files(bad if bad is not None else []):
                 self._index_add(entry, path)
                 n += 1
             return n
@@ -182,6 +252,8 @@ class ColdStorage:
         q += " ORDER BY dropped_at, session, chunk_id"
         cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "path", "bytes"]
         out = [dict(zip(cols, r)) for r in self.db.execute(q, args)]
+        for r in out:  # never the stored path: the chunk's file follows from its ids, under this root
+            r["path"] = self.chunk_path(r["session"], r["chunk"])
         if expired:
             t = ref or now()
             out = [r for r in out if (parse_ts(r["expires"]) or t) < t]
@@ -193,7 +265,7 @@ class ColdStorage:
         if session:
             q += " AND session=?"
             args.append(session)
-        found = [{"session": s, "chunk": c, "path": p} for s, c, p in self.db.execute(q, args)]
+        found = [{"session": s, "chunk": c, "path": self.chunk_path(s, c)} for s, c, _ in self.db.execute(q, args)]
         if not found:  # the index may lag the files: look on disk too
             sessions = [session] if session else [e.name for e in os.scandir(self.root) if e.is_dir()] \
                 if os.path.isdir(self.root) else []
@@ -237,7 +309,9 @@ class ColdStorage:
         return self.db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
 
     def delete(self, session: str, chunk_id: str, path: str) -> None:
+        path = self.chunk_path(session, chunk_id)
         try:
+            self._contained(path)
             os.unlink(path)
         except FileNotFoundError:
             pass

@@ -17,12 +17,19 @@ def load(home) -> dict:
     p = index_path(home)
     if not os.path.exists(p):
         return {}
-    with open(p, encoding="utf-8") as f:
+    with open(p, encoding="utf-8", errors="strict") as f:
         try:
             data = json.load(f)
-        except json.JSONDecodeError:
-            return {}
-    return data if isinstance(data, dict) else {}
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            from ..errors import InputError
+
+            raise InputError(p, getattr(e, "lineno", None), f"damaged session index: {e}",
+                             hint="fix or delete the file by hand; ctx leaves it as it is") from None
+    if not isinstance(data, dict):
+        from ..errors import InputError
+
+        raise InputError(p, 1, "damaged session index: expected a JSON object")
+    return data
 
 
 def _title(text: str) -> str:

@@ -142,9 +142,46 @@ def detect(source: Source) -> str:
                      hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
 
 
+def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None) -> Iterator[dict]:
+    """Every record an adapter produces passes the one validator; a source line of a shape the
+    adapter cannot read (a number where text belongs, a string where an object does) is a clear
+    FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later."""
+    it = iter(records)
+    while True:
+        try:
+            rec = next(it)
+        except StopIteration:
+            return
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError) as e:
+            if isinstance(e, InputError):
+                raise
+            line = getattr(source, "lineno", None)
+            if skip_invalid and skipped is not None and line is not None:
+                skipped.append(line)  # a generator that raised cannot go on: the rest is skipped too
+                return
+            raise InputError(source.name, line, f"a record of an unexpected shape ({type(e).__name__}: {e})",
+                             hint="use --skip-invalid to skip it, or --from to choose the format") from None
+        reason = R.validate(rec)
+        if reason:
+            line = (rec.get("source") or {}).get("line") if isinstance(rec.get("source"), dict) else None
+            line = line if isinstance(line, int) else getattr(source, "lineno", None)
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(line)
+                continue
+            raise InputError(source.name, line, reason)
+        yield rec
+
+
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
                  skip_invalid: bool = False, skipped: list | None = None) -> Iterator[dict]:
-    """Records from `source` in any supported format, with atomic groups assigned."""
+    """Records from `source` in any supported format, validated, with atomic groups assigned."""
+    return _checked(_open_records(source, fmt, keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped),
+                    source, skip_invalid, skipped)
+
+
+def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
+                  skip_invalid: bool = False, skipped: list | None = None) -> Iterator[dict]:
     if fmt not in FORMATS:
         raise InputError(source.name, None, f"unknown format {fmt!r}", hint=f"supported formats: {SUPPORTED}")
     kw = dict(keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped)
