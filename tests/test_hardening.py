@@ -281,3 +281,24 @@ def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_pa
     data = "".join(json.dumps(r) + "\n" for r in [stub] + msgs)
     out = run("compact", "-", "--force", "--budget", "300", "--workspace", tmp_path / "ws", input=data)
     assert out.code == 0 and "OUTSIDE DATA" not in out.stdout
+
+
+def test_a_failed_compact_leaves_no_state(tmp_path, ctx_home, monkeypatch):
+    """Failure injection: the output cannot be written -> CONTEXT.md, the session store and the
+    log stay as they were, and the next run summarizes the span again."""
+    from ctxkit.io import jsonl
+
+    src = os.path.join(os.path.dirname(__file__), "..", "examples", "claude-code_spotter_491e126e_session.jsonl")
+    ws = tmp_path / "ws"
+
+    def boom(self, recs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(jsonl.Writer, "write_all", boom)
+    res = run("compact", src, "--force", "--budget", "3000", "--workspace", ws)
+    assert res.code != 0
+    assert not (ws / "CONTEXT.md").exists() and not (ctx_home / "sessions").exists()
+    assert not (ctx_home / "logs" / "compaction.jsonl").exists()
+    monkeypatch.undo()
+    ok = run("compact", src, "--force", "--budget", "3000", "--workspace", ws)
+    assert ok.code == 0 and "compacted" in ok.stderr and "already summarized" not in ok.stderr

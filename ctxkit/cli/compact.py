@@ -86,14 +86,14 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         opts.progress = progress
     records = list(InputRecords(file, from_, skip_invalid))
     rep = run_compaction(records, tok, opts, home, get_workspace())
-    if not dry_run:
-        from ..store import sessions
-
-        sessions.touch(home, records, file)
     if dry_run:
         _dry_run_report(rep, as_json)
         return
-    Writer().write_all(rep.records)
+    Writer().write_all(rep.records)  # the output first: a failure before here leaves no state behind
+    rep.commit()
+    from ..store import sessions
+
+    sessions.touch(home, records, file)
     if rep.acted:
         extra = f"; degraded: {rep.degraded}" if rep.degraded else ""
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"

@@ -86,7 +86,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
                    "keep the chunks)", err=True)
     store = ColdStorage(home.cold_storage_dir)
     days = cfg.get("recoverable_for_days")
-    out = Writer()
+    out = _Buffer()  # written whole at the end: a failing drop prints nothing rather than half
     before = after = dropped = summarized = 0
     for g, orig, d in zip(groups, originals, decisions):
         tokens = sum(r["tokens"] for r in g)
@@ -114,6 +114,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
             summarized += 1
         out.write_all(g)
         after += tokens
+    Writer().write_all(out.records)
     from ..store import sessions
 
     sessions.touch(home, records, file)
@@ -124,6 +125,17 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
         "config_used": f"relevance_cutoff={cutoff} relevance_keep={keep_at} min_chunks_to_keep={min_keep}"})
     note(f"ctx: dropped {dropped} of {len(groups)} chunks to cold storage, flagged {summarized} to "
                f"summarize; {before} -> {after} tokens")
+
+
+class _Buffer:
+    def __init__(self):
+        self.records: list[dict] = []
+
+    def write(self, rec: dict) -> None:
+        self.records.append(rec)
+
+    def write_all(self, recs) -> None:
+        self.records.extend(recs)
 
 
 def _stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:

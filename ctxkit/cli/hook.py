@@ -46,7 +46,7 @@ def _compact(home, records, force: bool, whole: bool = False):
     opts = options_from_config(home.config, resolve_budget(None, None, None), force=force)
     if whole:
         opts.preserve_ratio = 0.0
-    return compact(records, resolve_tokenizer(None, None), opts, home, get_workspace())
+    return compact(records, resolve_tokenizer(None, None), opts, home, get_workspace()).commit()
 
 
 def _usage(home, records) -> float:

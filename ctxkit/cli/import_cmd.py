@@ -7,6 +7,9 @@ from ..io.jsonl import Writer
 from .common import InputRecords, home_option, input_options
 
 
+BUFFER_MAX = 64 << 20  # larger files stream (constant memory); a late bad line then cuts the output short
+
+
 @click.command("import")
 @input_options
 @click.option("--keep-meta", is_flag=True,
@@ -26,4 +29,9 @@ def import_cmd(file, from_, skip_invalid, keep_meta):
       ctx import run.traj --from swe-agent | ctx count
       cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
     """
-    Writer().write_all(InputRecords(file, from_, skip_invalid, keep_meta=keep_meta))
+    records = InputRecords(file, from_, skip_invalid, keep_meta=keep_meta)
+    import os
+
+    if file not in (None, "-") and os.path.isfile(file) and os.path.getsize(file) <= BUFFER_MAX:
+        records = list(records)  # read whole first: a bad line fails the import before anything is written
+    Writer().write_all(records)

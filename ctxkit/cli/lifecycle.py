@@ -140,7 +140,7 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
             opts.preserve_ratio = opts.preserve_ratio / 2
         elif pct < cfg.get("compaction_trigger_pct"):
             opts.preserve_ratio = 0.0  # a refresh: everything but the newest group goes into CONTEXT.md
-        rep = compact(records, tok, opts, home, get_workspace())
+        rep = compact(records, tok, opts, home, get_workspace()).commit()
         kind = "emergency_compaction" if emergency else ("compaction" if pct >= cfg.get("compaction_trigger_pct")
                                                          else "summary_refresh")
         events.append({"event": kind, "groups_summarized": rep.groups_summarized, "tokens_before": rep.tokens_before,

@@ -57,6 +57,17 @@ class Report:
     context: C.Context | None = None
     records: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    pending: list = field(default_factory=list)   # state writes, run by commit() after the output
+
+    def defer(self, fn) -> None:
+        self.pending.append(fn)
+
+    def commit(self) -> "Report":
+        """Persist what the run decided (CONTEXT.md, the session store, the log). Callers write
+        their output first: a command that fails before that leaves no half state."""
+        while self.pending:
+            self.pending.pop(0)()
+        return self
 
     def event(self) -> dict:
         d = {"event": "compaction" if self.acted else "compaction_skipped", "trigger": self.reason,
@@ -253,7 +264,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         rep.context = existing
         if session and not opts.dry_run and workspace_ctx.state.get("session") != session and \
                 may_replace_workspace(workspace_ctx, session):
-            rep.context = save_state(home, workspace, session, existing, rep)
+            rep.defer(lambda: setattr(rep, "context", save_state(home, workspace, session, existing, rep)))
     ts = now_iso()
     meta = {"summarizer": rep.summarizer, "groups_summarized": len(span_idx) + len(covered), "through": through}
     if rep.degraded:
@@ -276,7 +287,8 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     if not placed:
         out.insert(0, summ)
     if span_idx and not opts.dry_run:
-        rep.context = save_state(home, workspace, session, rep.context, rep)
+        new_state = rep.context
+        rep.defer(lambda: setattr(rep, "context", save_state(home, workspace, session, new_state, rep)))
     rep.acted = True
     rep.groups_summarized = len(span_idx)
     rep.records = out
@@ -371,6 +383,6 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
 def _finish(rep: Report, home, started: float, opts: Options) -> Report:
     rep.duration_s = time.monotonic() - started
     if not opts.dry_run:
-        logs.append(home, "compaction", rep.event())
+        rep.defer(lambda: logs.append(home, "compaction", rep.event()))
     return rep
 
