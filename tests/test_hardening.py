@@ -294,11 +294,12 @@ def test_a_failed_compact_leaves_no_state(tmp_path, ctx_home, monkeypatch):
     def boom(self, recs):
         raise OSError(28, "No space left on device")
 
+    real = jsonl.Writer.write_all
     monkeypatch.setattr(jsonl.Writer, "write_all", boom)
     res = run("compact", src, "--force", "--budget", "3000", "--workspace", ws)
     assert res.code != 0
     assert not (ws / "CONTEXT.md").exists() and not (ctx_home / "sessions").exists()
     assert not (ctx_home / "logs" / "compaction.jsonl").exists()
-    monkeypatch.undo()
+    monkeypatch.setattr(jsonl.Writer, "write_all", real)
     ok = run("compact", src, "--force", "--budget", "3000", "--workspace", ws)
     assert ok.code == 0 and "compacted" in ok.stderr and "already summarized" not in ok.stderr
