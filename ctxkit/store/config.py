@@ -22,6 +22,10 @@ class Knob:
 KNOBS: dict[str, Knob] = {
     # context limits
     "max_tokens": Knob(int, 128000, "context window of the target model, in tokens"),
+    "context_window": Knob(int, 0, "the hooks' context window; 0: from the model named in the transcript "
+                                   "(Claude 200k, GPT-4o 128k, …)"),
+    "hook_recall_min_score": Knob(float, 0.35, "UserPromptSubmit injects recalled chunks/memory at or above this "
+                                               "match score (0-1)"),
     "reserve_tokens": Knob(int, 8000, "tokens reserved for the response; budget = max_tokens - reserve_tokens"),
     "compaction_trigger_pct": Knob(float, 0.50, "compaction is due at this share of the budget"),
     "max_context_pct": Knob(float, 0.85, "hard limit: emergency compaction at this share of the budget"),

@@ -74,3 +74,15 @@ def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]
             idx[sid] = e
         atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
     return list(seen)
+
+
+def mark(home, session: str, **fields) -> None:
+    """Set fields (status, archive, …) on one session's entry (locked read-modify-write)."""
+    p = index_path(home)
+    with locked(p):
+        idx = load(home)
+        e = idx.get(session, {"session": session})
+        e.update({k: v for k, v in fields.items() if v is not None})
+        e["seen_at"] = now_iso()
+        idx[session] = e
+        atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
