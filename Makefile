@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml,llama]'
+	$(BIN)/python -m ctxkit.backends.onnx_minilm export > /dev/null
 	@touch $(STAMP)
 
 CTX := CTX_HOME=$(DEMO_HOME) $(BIN)/ctx

@@ -7,7 +7,7 @@ import pytest
 from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
 from ctxkit.cli.main import COMMANDS, cli
 
-HEAVY = ("torch", "sentence_transformers", "llama_cpp", "git", "transformers", "numpy")
+HEAVY = ("torch", "sentence_transformers", "llama_cpp", "git", "transformers", "numpy", "onnxruntime")
 
 PROBE = """
 import json, sys

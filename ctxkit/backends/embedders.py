@@ -44,6 +44,7 @@ class MiniLMEmbedder:
         self.progress = progress
         self.encoded = 0  # texts actually run through the model (cache misses)
         self._model = None
+        self._engine = None
 
     @property
     def model(self):
@@ -88,8 +89,29 @@ class MiniLMEmbedder:
             out[i] = found[h]
         return out
 
+    @property
+    def engine(self):
+        """The ONNX export of the same model when setup made it (no torch: fast start, little
+        memory), else sentence-transformers, the reference. CTX_EMBED_ENGINE=torch forces it."""
+        if self._engine is None:
+            from . import onnx_minilm
+
+            if os.environ.get("CTX_EMBED_ENGINE") != "torch" and onnx_minilm.available():
+                self._engine = onnx_minilm.OnnxMiniLM()
+            else:
+                self._engine = False
+        return self._engine
+
     def _encode(self, texts: Sequence[str]):
         import numpy as np
+
+        if self.engine:
+            parts, step = [], 256
+            for start in range(0, len(texts), step):
+                parts.append(self.engine.encode(list(texts[start:start + step])))
+                if self.progress:
+                    self.progress(min(step, len(texts) - start))
+            return np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, 384), np.float32)
 
         # Large slices: sentence-transformers sorts each call's texts by length, which
         # saves padding; small calls would lose that (and the progress bar needs only a few ticks).
