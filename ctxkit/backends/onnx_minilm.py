@@ -105,12 +105,13 @@ class OnnxMiniLM:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = os.cpu_count() or 2
         opts.log_severity_level = 3
+        opts.enable_cpu_mem_arena = True  # measured: with batches of 8, faster and smaller than without
         self.session = ort.InferenceSession(model_path, opts, providers=["CPUExecutionProvider"])
         self.tok = Tokenizer.from_file(os.path.join(minilm_path(), "tokenizer.json"))
         self.tok.enable_truncation(MAX_TOKENS)
         self.tok.enable_padding(pad_id=0, pad_token="[PAD]")
 
-    def encode(self, texts: Sequence[str], batch: int = 32):
+    def encode(self, texts: Sequence[str], batch: int = 8):
         import numpy as np
 
         out = np.zeros((len(texts), 384), dtype=np.float32)
