@@ -46,6 +46,8 @@ def build_session(target_tokens: int | None = None, target_bytes: int | None = N
             sid = f"bench-{uuid.uuid4().hex[:8]}"
             n += 1
             for r in base:
+                if r.get("kind") == "event":
+                    continue  # bookkeeping has no group and costs no tokens
                 r2 = dict(r, session=sid, id=f"{r.get('id')}-{n}", group=f"{r['group']}-{n}")
                 line = json.dumps(r2, ensure_ascii=False) + "\n"
                 f.write(line)

