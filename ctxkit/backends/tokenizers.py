@@ -244,6 +244,7 @@ class LazyTokenizer(Tokenizer):
         if self._tok is None:
             self._tok = get_tokenizer(*self._args)
             self.name = self._tok.name
+            self.exact = self.exact and self._tok.exact
         return self._tok
 
     def count(self, text):
@@ -275,7 +276,16 @@ def get_tokenizer(name: str | None = None, model: str | None = None) -> Tokenize
     if name in (None, "", "auto"):
         name, exact = resolve_name(name, model)
     if name in BPE_URLS:
-        tok: Tokenizer = TiktokenTokenizer(name, exact=exact)
+        try:
+            tok: Tokenizer = TiktokenTokenizer(name, exact=exact)
+        except ConfigError:
+            raise
+        except Exception as e:  # noqa: BLE001 - seed 002: without tiktoken, ~4 characters a token
+            import click
+
+            click.echo(f"ctx: warning: tiktoken could not load {name} ({type(e).__name__}: {str(e)[:120]}); "
+                       f"counting about 4 characters a token (exact: false)", err=True)
+            tok = ApproxTokenizer()
     elif name == "approx":
         tok = ApproxTokenizer()
     elif name == "gguf" or name.startswith("gguf:"):

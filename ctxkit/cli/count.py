@@ -9,9 +9,9 @@ import click
 
 from ..backends.tokenizers import LazyTokenizer, annotate, total_tokens
 from ..errors import InputError, UsageProblem
-from ..io.adapters import detect
+from ..io.adapters import FORMATS, detect
 from ..io.jsonl import Source, Writer
-from .common import InputRecords, get_home, home_option, input_options
+from .common import InputRecords, get_home, home_option
 
 def tokenizer_options(f):
     f = click.option("--model", "-m", metavar="NAME",
@@ -45,39 +45,59 @@ def _plain_text(inp: InputRecords, from_: str) -> str | None:
     return None
 
 
+PLAIN_TEXT_DEFAULT = "o200k_base"  # ttok's default encoding (ttok 1.0: GPT-5's)
+
+
 @click.command("count")
-@input_options
+@click.argument("args", nargs=-1, metavar="[FILE | TEXT...]", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("-i", "--input", "inputs", multiple=True, metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+              help="Read text from FILE ('-' = stdin), as ttok does; repeatable; TEXT arguments are added after.")
+@click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Input format; auto sniffs it.")
+@click.option("--skip-invalid", is_flag=True, help="Skip lines that are not valid input (a count goes to stderr).")
 @tokenizer_options
 @click.option("--per-record", is_flag=True, help="Write each record back with its `tokens` set.")
 @click.option("-t", "--truncate", "truncate_to", type=click.IntRange(min=0), metavar="N",
               help="Plain text only: print the text truncated to N tokens.")
 @click.option("--json", "as_json", is_flag=True, help="Print {tokens, tokenizer, exact, records} as JSON.")
 @home_option
-def count(file, from_, skip_invalid, tokenizer, model, per_record, truncate_to, as_json):
-    """Count tokens in records (any transcript format) or plain text.
+def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, truncate_to, as_json):
+    """Count tokens in records (any transcript format) or plain text, like ttok.
 
-    Each record costs its content, its serialized tool-call arguments and 4
-    tokens of per-message overhead; events cost nothing. Input that is not
-    JSON is counted as plain text, as ttok does.
+    One existing FILE (or '-') is read: records cost their content, their serialized
+    tool-call arguments and 4 tokens of per-message overhead (events cost nothing), with
+    the configured tokenizer; input that is not JSON is counted as plain text. Other
+    arguments are the text itself (`ctx count hello world`), and `-i FILE` reads text, as
+    ttok does; plain text uses ttok's default encoding (o200k_base) unless --model or
+    --tokenizer says otherwise. Without tiktoken, about 4 characters a token, with a warning.
 
     \b
     Examples:
       ctx count s.jsonl --model gpt-4o
+      ctx count hello world
       ctx import abc.jsonl | ctx count --per-record | jq .tokens
       echo "hello world" | ctx count
       cat notes.md | ctx count -t 100 > head.md
+      ctx count -i notes.md
     """
+    import os
+
+    explicit = tokenizer or model or get_home().config.get("tokenizer") not in (None, "", "auto") or \
+        get_home().config.get("model")
+    plain_tok = resolve_tokenizer(tokenizer, model) if explicit else LazyTokenizer(PLAIN_TEXT_DEFAULT, None)
+    if inputs or (args and not (len(args) == 1 and (args[0] == "-" or os.path.isfile(args[0])))):
+        parts = []
+        for path in inputs:  # ttok: -i FILE is text, whatever it looks like
+            parts.append(Source(path).read_all())
+        if args:
+            parts.append(" ".join(args))
+        _plain(" ".join(p for p in parts if p), plain_tok, per_record, truncate_to, as_json)
+        return
     tok = resolve_tokenizer(tokenizer, model)
-    inp = InputRecords(file, from_, skip_invalid)
+    inp = InputRecords(args[0] if args else "-", from_, skip_invalid)
     text = _plain_text(inp, from_)
     if text is not None:
-        if per_record:
-            raise UsageProblem("--per-record needs records; the input is plain text")
-        if truncate_to is not None:
-            sys.stdout.write(tok.truncate(text, truncate_to))
-            return
-        n = tok.count(text)
-        _print_total(n, tok, None, as_json)
+        _plain(text, plain_tok, per_record, truncate_to, as_json)
         return
     if truncate_to is not None:
         raise UsageProblem("-t/--truncate works on plain text; use `ctx truncate --budget N` for records")
@@ -86,6 +106,15 @@ def count(file, from_, skip_invalid, tokenizer, model, per_record, truncate_to, 
         return
     total, records = total_tokens(tok, inp)
     _print_total(total, tok, records, as_json)
+
+
+def _plain(text: str, tok, per_record: bool, truncate_to, as_json: bool) -> None:
+    if per_record:
+        raise UsageProblem("--per-record needs records; the input is plain text")
+    if truncate_to is not None:
+        sys.stdout.write(tok.truncate(text, truncate_to))
+        return
+    _print_total(tok.count(text), tok, None, as_json)
 
 
 def _print_total(n: int, tok, records, as_json: bool) -> None:
