@@ -5,43 +5,11 @@ import click
 
 from .completion import complete_chunk, complete_session
 
-from ..core.bm25 import normalized
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
+from ..services.cold import resolve_chunk, search_cold
 from ..store.cold import ColdStorage, check_id
 from .common import note, emit_listing, get_home, home_option, jq_option, output_options
-
-FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
-FTS_CANDIDATES = 200
-
-
-def search_cold(home, store: ColdStorage, query: str, limit: int, session: str | None, embedder: str) -> list[dict]:
-    """Hybrid search: BM25 (FTS5) candidates, re-ranked with embedding similarity.
-
-    score = 0.5 * bm25 (scaled to the best hit) + 0.5 * cosine similarity, or bm25
-    alone with the keyword embedder.
-    """
-    cands = store.candidates(query, session, FTS_CANDIDATES)
-    kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
-    pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
-    if embedder != "keyword" and store.count() <= FULL_SCAN_MAX:
-        for s, c, g, t in store.all_texts(session):
-            pool.setdefault((s, c), (g, t))
-    if not pool:
-        return []
-    keys = list(pool)
-    kw_n = normalized([max(0.0, kw.get(k, 0.0)) for k in keys])
-    if embedder == "keyword":
-        scores = kw_n
-    else:
-        from .score import make_embedder
-
-        emb = make_embedder(home, embedder, len(keys))
-        sims = emb.similarities(query, [pool[k][1] for k in keys])
-        scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
-    ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
-    return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
-
 
 @click.group("cold-storage")
 def cold_storage():
@@ -91,7 +59,6 @@ def show(chunk_id, session, entry):
     Example:
       ctx cold-storage show c-0042 --session abc | ctx count
     """
-    from .recover import resolve_chunk
 
     check_id(chunk_id, "chunk id")
     if session:

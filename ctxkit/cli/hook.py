@@ -14,7 +14,7 @@ import sys
 
 import click
 
-from ..errors import CtxError, InputError
+from ..errors import InputError
 from ..io.adapters import open_records
 from ..io.jsonl import Source
 from ..sources.workspace import ContextFile

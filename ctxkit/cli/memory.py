@@ -20,7 +20,7 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
     hits, total = search(ws, query, k, min_score, emb)
     if include_cold:
         from ..store.cold import ColdStorage
-        from .cold_storage import search_cold
+        from ..services.cold import search_cold
 
         cold = [{"snippet": r["gist"], "source": f"cold:{r['session']}/{r['chunk']}", "score": r["score"],
                  "recover": f"ctx recover --chunk-id {r['chunk']} --session {r['session']}"}

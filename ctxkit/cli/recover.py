@@ -11,30 +11,10 @@ from ..core.splice import splice, stubs
 from ..errors import CtxError, InputError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer, dumps
-from ..store import logs
 from ..store.atomic import atomic_write, locked
 from ..store.cold import ColdStorage, check_id
-from .cold_storage import search_cold
+from ..services.cold import log_recovery, resolve_chunk, search_cold
 from .common import note, get_home, home_option
-
-
-def resolve_chunk(store: ColdStorage, chunk_id: str, session: str | None) -> dict:
-    found = store.find(chunk_id, session)
-    if not found:
-        where = f" in session {session}" if session else ""
-        raise CtxError(f"no chunk {chunk_id!r}{where} in cold storage",
-                       hint="ctx cold-storage list shows what is there")
-    if len(found) > 1:
-        sessions = ", ".join(sorted(f["session"] for f in found))
-        raise UsageProblem(f"chunk {chunk_id} is in {len(found)} sessions ({sessions}): pass --session")
-    return found[0]
-
-
-def log_recovery(home, entry: dict, method: str, query=None, score=None, into=None) -> None:
-    logs.append(home, "recovery", {"event": "chunk_recovered", "chunk_id": entry["chunk_id"],
-                                   "session_id": entry["session_id"], "method": method, "query": query,
-                                   "score": score, "into": into, "tokens": entry.get("tokens"),
-                                   "relevance_score_at_drop": entry.get("relevance_score")})
 
 
 @click.command("recover")
@@ -105,33 +85,3 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
     for entry, score in picked:
         log_recovery(home, entry, method, query, score, into=path)
         note(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}")
-
-
-def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float) -> list[dict]:
-    """Splice back the cold chunks of this stream's stubs whose similarity to the query passes min_score."""
-    present = stubs(records)
-    if not present:
-        return records
-    from ..core.score import chunk_text
-
-    store = ColdStorage(home.cold_storage_dir)
-    entries = []
-    for chunk_id, session in present:
-        found = store.find(chunk_id, session) if chunk_id else []
-        if found:
-            entries.append(store.load(found[0]["path"]))
-    if not entries:
-        return records
-    from .score import make_embedder
-
-    emb = make_embedder(home, embedder_name, len(entries))
-    sims = emb.similarities(query, [chunk_text(e["records"]) for e in entries])
-    for entry, sim in zip(entries, sims):
-        if sim >= min_score:
-            records, ok = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
-            if ok:
-                log_recovery(home, entry, "auto", query, round(sim, 4))
-                note(f"ctx: auto-recovered {entry['chunk_id']} (similarity {sim:.2f})")
-    return records
-
-

@@ -4,7 +4,8 @@ from __future__ import annotations
 import click
 
 from ..core.groups import iter_groups
-from ..core.score import Weights, chunk_text, last_user_request, newest_time, score_groups
+from ..core.requests import last_request
+from ..core.score import Weights, chunk_text, newest_time, score_groups
 from ..core.timeutil import iso, now, parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
@@ -21,18 +22,10 @@ def score_event(query: str, embedder: str, when) -> dict:
 
 
 def make_embedder(home, name: str, n_texts: int):
-    from ..backends.embedders import get_embedder
+    """The services' factory with a terminal progress bar."""
+    from ..services.embedding import make_embedder as factory
 
-    if name == "minilm":
-        from ..store.embcache import EmbeddingCache
-        import os
-
-        cache = EmbeddingCache(os.path.join(home.cache_dir, "embeddings.sqlite"))
-        bar = progress_bar(n_texts, "embedding") if n_texts >= 32 else None
-        emb = get_embedder(name, cache=cache, progress=bar.update if bar else None)
-        emb._bar = bar
-        return emb
-    return get_embedder(name)
+    return factory(home, name, n_texts, progress_bar)
 
 
 @click.command("score")
@@ -74,7 +67,7 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
         # scored as if all of it had become irrelevant; no timestamps at all -> the clock.
         when = newest_time(records) or now()
     if query_from == "last-user" or (not query and not query_from):
-        query = last_user_request(records)
+        query = last_request(records)
         if query is None:
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
     name = cfg.get("embedder", embedder)
@@ -99,7 +92,10 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
 
 
 def _auto_recover(home, records, query, embedder_name, min_score):
-    from .recover import auto_recover
+    from ..services.cold import auto_recover
 
-    return auto_recover(home, records, query, embedder_name, min_score)
+    records, done = auto_recover(home, records, query, embedder_name, min_score, progress_bar)
+    for chunk_id, sim in done:
+        note(f"ctx: auto-recovered {chunk_id} (similarity {sim:.2f})")
+    return records
 

@@ -115,14 +115,3 @@ def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], no
         for r in g:
             r["score"] = score
             r["score_parts"] = dict(parts)
-
-
-def last_user_request(records: Sequence[dict]) -> str | None:
-    """The newest real user message (not a tool result, meta line or orphan)."""
-    for r in reversed(records):
-        if r.get("kind") == "message" and r.get("role") == "user" and (r.get("content") or "").strip():
-            fl = R.flags(r)
-            if "meta" in fl or "orphan_result" in fl or "demo" in fl:
-                continue
-            return r["content"]
-    return None

@@ -12,7 +12,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from ..core.context_md import parse, render
+from ..core.context_md import parse
 from ..core.hygiene import clean
 
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md")

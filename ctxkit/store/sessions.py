@@ -53,9 +53,12 @@ def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]
         if ts:
             s["first"] = min(s["first"] or ts, ts)
             s["last"] = max(s["last"] or ts, ts)
-        if not s["title"] and r.get("role") == "user" and r.get("kind") == "message" and \
-                not {"meta", "orphan_result", "demo"} & set(r.get("flags") or ()) and r.get("content"):
-            s["title"] = _title(r["content"])
+        if not s["title"]:
+            from ..core.requests import request_text  # the one definition of the user's request
+
+            req = request_text(r)
+            if req:
+                s["title"] = _title(req)
     if not seen:
         return []
     p = index_path(home)

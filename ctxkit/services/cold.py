@@ -1,0 +1,88 @@
+"""Cold-storage search and recovery as services (no click): used by `cold-storage search`,
+`recover`, `memory search --include-cold`, `score --auto-recover` and the hooks."""
+from __future__ import annotations
+
+from ..core.bm25 import normalized
+from ..core.splice import splice, stubs
+from ..errors import CtxError, UsageProblem
+from ..store import logs
+from ..store.cold import ColdStorage
+from .embedding import make_embedder
+
+FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
+FTS_CANDIDATES = 200
+
+
+def search_cold(home, store: ColdStorage, query: str, limit: int, session: str | None, embedder: str,
+                progress=None) -> list[dict]:
+    """Hybrid search: BM25 (FTS5) candidates, re-ranked with embedding similarity.
+
+    score = 0.5 * bm25 (scaled to the best hit) + 0.5 * cosine similarity, or bm25
+    alone with the keyword embedder.
+    """
+    cands = store.candidates(query, session, FTS_CANDIDATES)
+    kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
+    pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
+    if embedder != "keyword" and store.count() <= FULL_SCAN_MAX:
+        for s, c, g, t in store.all_texts(session):
+            pool.setdefault((s, c), (g, t))
+    if not pool:
+        return []
+    keys = list(pool)
+    kw_n = normalized([max(0.0, kw.get(k, 0.0)) for k in keys])
+    if embedder == "keyword":
+        scores = kw_n
+    else:
+        emb = make_embedder(home, embedder, len(keys), progress)
+        sims = emb.similarities(query, [pool[k][1] for k in keys])
+        scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
+    ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
+    return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
+
+
+def resolve_chunk(store: ColdStorage, chunk_id: str, session: str | None) -> dict:
+    found = store.find(chunk_id, session)
+    if not found:
+        where = f" in session {session}" if session else ""
+        raise CtxError(f"no chunk {chunk_id!r}{where} in cold storage",
+                       hint="ctx cold-storage list shows what is there")
+    if len(found) > 1:
+        sessions = ", ".join(sorted(f["session"] for f in found))
+        raise UsageProblem(f"chunk {chunk_id} is in {len(found)} sessions ({sessions}): pass --session")
+    return found[0]
+
+
+def log_recovery(home, entry: dict, method: str, query=None, score=None, into=None) -> None:
+    logs.append(home, "recovery", {"event": "chunk_recovered", "chunk_id": entry["chunk_id"],
+                                   "session_id": entry["session_id"], "method": method, "query": query,
+                                   "score": score, "into": into, "tokens": entry.get("tokens"),
+                                   "relevance_score_at_drop": entry.get("relevance_score")})
+
+
+def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float,
+                 progress=None) -> tuple[list[dict], list[tuple[str, float]]]:
+    """Splice back the cold chunks of this stream's stubs whose similarity to the query passes
+    min_score: (records, [(chunk id, similarity) recovered])."""
+    from ..core.score import chunk_text
+
+    present = stubs(records)
+    if not present:
+        return records, []
+    store = ColdStorage(home.cold_storage_dir)
+    entries = []
+    for chunk_id, session in present:
+        found = store.find(chunk_id, session) if chunk_id else []
+        if found:
+            entries.append(store.load(found[0]["path"]))
+    if not entries:
+        return records, []
+    emb = make_embedder(home, embedder_name, len(entries), progress)
+    sims = emb.similarities(query, [chunk_text(e["records"]) for e in entries])
+    done = []
+    for entry, sim in zip(entries, sims):
+        if sim >= min_score:
+            records, ok = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
+            if ok:
+                log_recovery(home, entry, "auto", query, round(sim, 4))
+                done.append((entry["chunk_id"], sim))
+    return records, done
