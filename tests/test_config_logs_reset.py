@@ -15,7 +15,30 @@ def test_config_init_show_validate_path(ctx_home):
     assert "ok" in run("config", "validate").stdout
     rows = run("config", "show", "--json").records()
     assert {r["key"] for r in rows} == set(KNOBS)
-    assert all(r["source"] == "file" for r in rows)
+    # init writes every knob commented out: nothing is pinned, every value is still the default
+    assert all(r["source"] == "default" for r in rows)
+    text = (ctx_home / "config.yaml").read_text()
+    assert all(f"# {k}:" in text for k in KNOBS)
+
+
+def test_config_reports_every_problem_ranges_and_cross_rules(ctx_home, tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("relevance_cutoff: 1.5\nnope: 3\nmax_tokens: x\nrelevance_keep: 0.2\n")
+    res = run("config", "validate", p)
+    assert res.code == 1
+    for want in (f"{p}:1: relevance_cutoff must be between 0.0 and 1.0, got 1.5", f"{p}:2: unknown key 'nope'",
+                 f"{p}:3: max_tokens must be an integer"):
+        assert want in res.stderr
+    p.write_text("relevance_cutoff: 0.5\nrelevance_keep: 0.2\n")
+    assert "relevance_cutoff (0.5) is above relevance_keep (0.2)" in run("config", "validate", p).stderr
+    assert run("config", "validate", tmp_path / "missing.yaml").code == 1
+
+
+def test_seed_003_upper_case_keys_are_aliases(ctx_home, tmp_path):
+    p = tmp_path / "context-config.yaml"
+    p.write_text("COMPACTION_TRIGGER_PCT: 0.6\nRELEVANCE_CUTOFF: 0.2\nMIN_CHUNKS_TO_KEEP: 3\n")
+    res = run("config", "validate", p)
+    assert res.code == 0 and "COMPACTION_TRIGGER_PCT read as compaction_trigger_pct" in res.stderr
 
 
 def test_unknown_key_names_key_file_and_line(ctx_home):
@@ -97,7 +120,7 @@ def test_logs_since_jq_and_table(ctx_home):
 def test_reset_refuses_without_force(ctx_home):
     (ctx_home / "logs").mkdir(parents=True)
     (ctx_home / "logs" / "drops.jsonl").write_text("{}\n")
-    (ctx_home / "config.yaml").write_text("max_tokens: 1000\n")
+    (ctx_home / "config.yaml").write_text("max_tokens: 1000\nreserve_tokens: 100\n")
     res = run("reset")
     assert res.code == 2 and f"would delete {ctx_home / 'logs'}" in res.stderr
     assert (ctx_home / "logs").exists()

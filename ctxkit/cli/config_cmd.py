@@ -77,6 +77,10 @@ def validate(file):
     """
     p = file or get_home().config_path
     if not os.path.exists(p):
+        if file:  # a file the user named must exist
+            from ..errors import InputError
+
+            raise InputError(p, None, "no such file")
         click.echo(f"{p}: not present (defaults apply)")
         return
     cfg = Config(p)

@@ -132,7 +132,54 @@ def coerce(key: str, value: Any, where: str) -> Any:
         raise ConfigError(f"{where}: {key} must be one of {', '.join(knob.choices)}, got {value!r}")
     if t in (int, float) and value < 0:
         raise ConfigError(f"{where}: {key} must not be negative, got {value!r}")
+    lo, hi = RANGES.get(key, (None, None))
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
+        raise ConfigError(f"{where}: {key} must be between {lo} and {hi}, got {value!r}")
     return value
+
+
+def _share(key: str) -> bool:
+    return key.endswith(("_pct", "_ratio", "_weight", "_cutoff", "_keep", "_min_score")) or key in (
+        "relevance_cutoff", "relevance_keep")
+
+
+# Shares of a budget, weights and scores live in [0, 1]; a few counts need at least 1.
+RANGES = {}
+
+
+def _ranges() -> None:
+    for k, knob in KNOBS.items():
+        if knob.type is float and _share(k):
+            RANGES[k] = (0.0, 1.0)
+    for k in ("max_tokens", "summary_target_tokens", "context_view_tokens", "summary_every_messages",
+              "archive_every_messages", "recoverable_for_days"):
+        if k in KNOBS:
+            RANGES[k] = (1, None)
+    RANGES["half_life_hours"] = (0.01, None)
+
+
+# seed 003's context-config.yaml spells knobs in UPPER_CASE: accepted as aliases, with a note
+ALIASES = {
+    "COMPACTION_TRIGGER_PCT": "compaction_trigger_pct", "MAX_CONTEXT_PCT": "max_context_pct",
+    "CURATION_TRIGGER_PCT": "curation_trigger_pct", "RELEVANCE_CUTOFF": "relevance_cutoff",
+    "RELEVANCE_KEEP": "relevance_keep", "MIN_CHUNKS_TO_KEEP": "min_chunks_to_keep",
+    "SIMILARITY_WEIGHT": "similarity_weight", "RECENCY_WEIGHT": "recency_weight",
+    "IMPORTANCE_WEIGHT": "importance_weight", "RECENCY_HALF_LIFE_HOURS": "half_life_hours",
+    "HALF_LIFE_HOURS": "half_life_hours", "COLD_STORAGE_ENABLED": "cold_storage_enabled",
+    "COLD_STORAGE_PATH": "cold_storage_path", "RECOVERABLE_FOR_DAYS": "recoverable_for_days",
+    "SUMMARY_TARGET_TOKENS": "summary_target_tokens", "RECENT_PRESERVE_RATIO": "recent_preserve_ratio",
+    "SUMMARIZE_MEDIUM_CHUNKS": "summarize_medium_chunks", "LOG_PATH": "log_path",
+    "LOG_COMPACTION": "log_compaction", "LOG_CURATION": "log_curation", "LOG_DROPS": "log_drops",
+    "LOG_RECOVERY": "log_recovery", "MAX_TOKENS": "max_tokens", "RESERVE_TOKENS": "reserve_tokens",
+    "AUTO_RECOVER_MIN_SCORE": "auto_recover_min_score",
+}
+
+
+def alias(key: str) -> str | None:
+    if key in ALIASES:
+        return ALIASES[key]
+    low = str(key).lower()
+    return low if low in KNOBS and str(key) != low else None
 
 
 def load_file(path: str) -> dict[str, Any]:
@@ -157,17 +204,50 @@ def load_file(path: str) -> dict[str, Any]:
         k = raw.split(":", 1)[0].strip()
         if k and not raw.startswith((" ", "#")):
             lines.setdefault(k, i)
-    out = {}
+    out, errors, notes = {}, [], []
     for k, v in data.items():
         where = f"{path}:{lines.get(str(k), '?')}"
+        key = k
         if k not in KNOBS:
-            import difflib
+            key = alias(k)
+            if key is None:
+                import difflib
 
-            near = difflib.get_close_matches(str(k), KNOBS, n=1)
-            hint = f" (did you mean {near[0]}?)" if near else ""
-            raise ConfigError(f"{where}: unknown key {k!r}{hint}")
-        out[k] = coerce(k, v, where)
+                near = difflib.get_close_matches(str(k), KNOBS, n=1)
+                hint = f" (did you mean {near[0]}?)" if near else ""
+                errors.append(f"{where}: unknown key {k!r}{hint}")
+                continue
+            notes.append(f"{where}: {k} read as {key}")
+        try:
+            out[key] = coerce(key, v, where)
+        except ConfigError as e:
+            errors.append(str(e))
+    errors += cross_checks(out, path)
+    if errors:  # every problem at once, not only the first
+        raise ConfigError(errors[0] if len(errors) == 1 else
+                          f"{len(errors)} problems in {path}:\n  " + "\n  ".join(errors))
+    if notes:
+        import click
+
+        for n in notes:
+            click.echo(f"ctx: note: {n} (seed 003's upper-case name)", err=True)
     return out
+
+
+def cross_checks(values: dict, path: str) -> list[str]:
+    """Rules between knobs (with defaults for what the file leaves out)."""
+    v = {k: values.get(k, KNOBS[k].default) for k in KNOBS}
+    errs = []
+    if v["relevance_cutoff"] > v["relevance_keep"]:
+        errs.append(f"{path}: relevance_cutoff ({v['relevance_cutoff']}) is above relevance_keep "
+                    f"({v['relevance_keep']})")
+    if v["reserve_tokens"] >= v["max_tokens"]:
+        errs.append(f"{path}: reserve_tokens ({v['reserve_tokens']}) leaves no budget under max_tokens "
+                    f"({v['max_tokens']})")
+    if v["compaction_trigger_pct"] > v["max_context_pct"]:
+        errs.append(f"{path}: compaction_trigger_pct ({v['compaction_trigger_pct']}) is above max_context_pct "
+                    f"({v['max_context_pct']})")
+    return errs
 
 
 class Config:
@@ -204,8 +284,10 @@ class Config:
 
 
 def default_yaml() -> str:
+    """Every knob, commented out at its default: uncomment what you change, so `config show`
+    says which values really come from the file."""
     lines = ["# ctxkit configuration. Unknown keys are errors. Precedence: flag > CTX_* env > this file > default.",
-             ""]
+             "# Every knob is listed at its default, commented out: uncomment the ones you change.", ""]
     for key, knob in KNOBS.items():
         lines.append(f"# {knob.help}" + (f" ({' | '.join(knob.choices)})" if knob.choices else ""))
         v = knob.default
@@ -215,5 +297,10 @@ def default_yaml() -> str:
             s = f'"{v}"'
         else:
             s = repr(v)
-        lines.append(f"{key}: {s}")
+        if isinstance(v, list):
+            s = "[]" if not v else repr(v)
+        lines.append(f"# {key}: {s}")
     return "\n".join(lines) + "\n"
+
+
+_ranges()
