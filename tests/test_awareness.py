@@ -248,3 +248,22 @@ def test_memory_search_include_cold_finds_dropped_chunks(workspace, ctx_home):
     assert cold and cold[0]["recover"].startswith("ctx recover --chunk-id ")
     back = run(*cold[0]["recover"].split()[1:])
     assert back.code == 0 and back.records()
+
+
+def test_external_ignores_ctx_own_files_and_names_a_missing_git(tmp_path, ctx_home):
+    import subprocess as sp
+    import sys
+
+    ws = tmp_path / ".ctx"
+    run("remember", "x", "--workspace", ws)
+    (ws / "notes.md").write_text("edited by hand")
+    from datetime import datetime, timedelta, timezone
+
+    from ctxkit.sources.external import modified_files
+
+    files = [f["path"] for f in modified_files(str(ws), datetime.now(timezone.utc) - timedelta(hours=1))]
+    assert files == ["notes.md"]
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "CTX_HOME": str(ctx_home)}
+    code = "from ctxkit.sources.external import git_changes; print(git_changes('.', None)['note'])"
+    p = sp.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path))
+    assert "git command is not installed" in p.stdout, p.stdout + p.stderr

@@ -19,7 +19,11 @@ def scrub(url: str) -> str:
 def git_changes(repo_dir: str, since: datetime | None, max_commits: int = 20) -> dict:
     try:
         import git
-    except ImportError:  # pragma: no cover - gitpython is a dependency
+    except ImportError as e:
+        import shutil
+
+        if shutil.which("git") is None or "git executable" in str(e).lower():
+            return {"repo": None, "note": "the git command is not installed (gitpython needs it): no git changes"}
         return {"repo": None, "note": "gitpython is not installed"}
     try:
         repo = git.Repo(repo_dir, search_parent_directories=True)
@@ -51,13 +55,19 @@ def git_changes(repo_dir: str, since: datetime | None, max_commits: int = 20) ->
     return out
 
 
+CTX_FILES = {"CONTEXT.md", "MEMORY.md", ".gitignore"}
+CTX_DIRS = {"observations", "archive", "sessions"}
+
+
 def modified_files(workspace: str, since: datetime | None, limit: int = 50) -> list[dict]:
     if not since or not os.path.isdir(workspace):
         return []
     out = []
     for root, dirs, files in os.walk(workspace):
-        dirs[:] = [d for d in dirs if not d.startswith(".") or d == ".ctx"]
+        dirs[:] = [d for d in dirs if (not d.startswith(".") or d == ".ctx") and d not in CTX_DIRS]
         for f in files:
+            if f in CTX_FILES or f.endswith((".lock", ".tmp")) or f.startswith("."):
+                continue  # ctx's own state and bookkeeping are not outside changes
             p = os.path.join(root, f)
             try:
                 m = datetime.fromtimestamp(os.path.getmtime(p), timezone.utc)
