@@ -158,3 +158,28 @@ def test_reflect_keeps_narration_out_of_memory(tmp_path):
     memory = (ws / "MEMORY.md").read_text()
     assert "MAX_UPLOAD" in memory
     assert "my code" not in memory and "Let me" not in memory and "Now update" not in memory
+
+
+def test_clusters_of_similar_chunks_are_compacted_into_one_fact():
+    from ctxkit.core.clusters import cluster_bullet, clusters
+
+    def turn(i, text):
+        return [{"v": 1, "kind": "message", "id": f"u{i}", "role": "user", "content": "run it again", "group": f"c-{i}"},
+                {"v": 1, "kind": "message", "id": f"a{i}", "role": "assistant", "group": f"c-{i}", "content": text}]
+
+    groups = [turn(i, "The flaky `test_upload_retry` fails on the S3 mock timeout again, so the build stays red.")
+              for i in range(4)]
+    groups += [turn(10, "Renamed the settings module to config.py and updated every import of it."),
+               turn(11, "Pagination of the /users endpoint now uses cursors instead of offsets.")]
+    found = clusters(groups)
+    assert found == [[0, 1, 2, 3]]
+    b = cluster_bullet(groups, found[0])
+    assert b.startswith("4 similar exchanges (c-0, c-1, c-2, c-3): ") and "test_upload_retry" in b
+
+
+def test_maintain_runs_cluster_compaction_on_its_cadence(tmp_path, ctx_home):
+    recs = run("import", corpus("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl")).stdout
+    p = tmp_path / "s.jsonl"
+    p.write_text(recs)
+    events = run("maintain", p, env={"CTX_WORKSPACE": str(tmp_path / "ws"), "CTX_CLUSTER_EVERY_MESSAGES": "50"}).records()
+    assert any(e["event"] == "cluster_compaction" for e in events)

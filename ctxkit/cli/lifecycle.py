@@ -147,6 +147,25 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
                        "tokens_after": rep.tokens_after, "degraded": rep.degraded, "context_md": rep.context_path})
         st["summary_at"] = len(records)
         done_something = True
+    if len(records) - st.get("clustered_at", 0) >= cfg.get("cluster_every_messages"):
+        from ..core.clusters import cluster_bullet, clusters
+        from ..core.context_md import Item, merge_items
+        from ..core.groups import iter_groups
+        from ..sources.workspace import ContextFile
+        from ..store.session_state import may_replace_workspace
+
+        groups = list(iter_groups(records))
+        bullets = [b for b in (cluster_bullet(groups, m) for m in clusters(groups)) if b]
+        cf = ContextFile(get_workspace())
+        def add(c):
+            c.sections["Facts"] = merge_items(c.sections.get("Facts", []), [Item(text=b) for b in bullets], cap=40)
+            return c
+
+        if bullets and may_replace_workspace(cf.read(), session):
+            cf.update(add)
+        events.append({"event": "cluster_compaction", "clusters": len(bullets), "messages": len(records)})
+        st["clustered_at"] = len(records)
+        done_something = True
     if len(records) - st.get("archived_at", 0) >= cfg.get("archive_every_messages"):
         from ..sources.workspace import ContextFile
         from ..store.session_state import archive_context

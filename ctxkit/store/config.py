@@ -71,6 +71,8 @@ KNOBS: dict[str, Knob] = {
     "age_out_hours": Knob(float, 24.0, "completed goals leave the prompt after this many hours (they stay in the file)"),
     "context_max_age_hours": Knob(float, 24.0, "ctx reflect refreshes a CONTEXT.md older than this"),
     "summary_every_messages": Knob(int, 15, "ctx maintain refreshes the summary every N new messages"),
+    "cluster_every_messages": Knob(int, 50, "ctx maintain compacts clusters of similar chunks every N new messages "
+                                            "(seed 004)"),
     "archive_every_messages": Knob(int, 100, "ctx maintain archives the session's CONTEXT.md every N new messages "
                                              "(seed 004)"),
     "observe_trigger_pct": Knob(float, 0.80, "ctx maintain writes an observation at this share of the budget"),
@@ -152,7 +154,7 @@ def _ranges() -> None:
         if knob.type is float and _share(k):
             RANGES[k] = (0.0, 1.0)
     for k in ("max_tokens", "summary_target_tokens", "context_view_tokens", "summary_every_messages",
-              "archive_every_messages", "recoverable_for_days"):
+              "archive_every_messages", "cluster_every_messages", "recoverable_for_days"):
         if k in KNOBS:
             RANGES[k] = (1, None)
     RANGES["half_life_hours"] = (0.01, None)
