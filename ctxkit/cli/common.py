@@ -61,14 +61,10 @@ class InputRecords:
         self.keep_meta = keep_meta
 
     def __iter__(self) -> Iterator[dict]:
-        from ..store import redaction
-
-        get_home()  # the home's config says whether to redact
-        red = redaction.active()
+        get_home()  # the home's config (redaction among it) is in force from here on
         try:
-            for rec in open_records(self.source, self.from_, keep_meta=self.keep_meta,
-                                    skip_invalid=self.skip_invalid, skipped=self.skipped):
-                yield red.record(rec) if red else rec
+            yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
+                                    skip_invalid=self.skip_invalid, skipped=self.skipped)
         finally:
             self.report()
 

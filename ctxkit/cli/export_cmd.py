@@ -28,5 +28,7 @@ def export(file, from_, skip_invalid, target, system_text):
       ctx import s.jsonl | ctx compact --budget 8000 | ctx export --to anthropic > body.json
       ctx export kept.jsonl --to openai --system "$(ctx prompt build)" | jq '.messages | length'
     """
+    from ..store import redaction
+
     body = RENDERERS[target](InputRecords(file, from_, skip_invalid), system_prefix=system_text)
-    click.echo(json.dumps(body, ensure_ascii=False))
+    click.echo(json.dumps(redaction.value(body), ensure_ascii=False))  # a request body goes to a model

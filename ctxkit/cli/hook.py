@@ -63,10 +63,7 @@ def _records(transcript: str | None) -> list[dict]:
         raise InputError(transcript, None, "transcript_path is not a regular file")
     if os.path.getsize(transcript) > TRANSCRIPT_MAX:
         raise InputError(transcript, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
-    from ..store import redaction
-
-    red = redaction.active()
-    return [red.record(r) if red else r for r in open_records(Source(transcript))]
+    return list(open_records(Source(transcript)))
 
 
 def _compact(home, records, force: bool, whole: bool = False):

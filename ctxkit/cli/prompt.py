@@ -119,4 +119,4 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
             recs = list(annotate(tok, open_records(Source(records_file)), reuse=True))
             groups = list(iter_groups([r for r in recs if r.get("kind") != "event"]))
             history = [r for i in truncate_groups(groups, limit, "oldest_first") for r in groups[i]]
-        click.echo(json.dumps(to_openai(history, system_prefix=text), ensure_ascii=False))
+        click.echo(json.dumps(redaction.value(to_openai(history, system_prefix=text)), ensure_ascii=False))

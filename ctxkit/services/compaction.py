@@ -375,6 +375,9 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
             if workspace_ctx.sections.get(name):
                 ctx.sections[name] = C.merge_items(ctx.sections.get(name, []), workspace_ctx.sections[name], cap=0)
     summ = summary_record(ctx, session, ts, meta)
+    from ..store import redaction
+
+    summ["content"] = redaction.text(summ["content"])  # it goes to a model
     n = count_records(tok, [summ])[0]
     summ["tokens"], summ["tokenizer"] = n, tok.name
     return summ

@@ -56,7 +56,9 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
         lines.append("")
     d = os.path.join(workspace, "observations")
     path = os.path.join(d, f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(session)}.md")
-    atomic_write(path, "\n".join(lines))
+    from ..store import redaction
+
+    atomic_write(path, redaction.text("\n".join(lines)))
     task = latest_request(records)
 
     def change(ctx: C.Context) -> C.Context:
@@ -134,7 +136,9 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
             added.append(f"- {text} (from {src})")
         if added:
             body = existing.rstrip("\n") + ("\n" if existing.strip() else "") + "\n".join(added) + "\n"
-            atomic_write(memory_path, body)
+            from ..store import redaction
+
+            atomic_write(memory_path, redaction.text(body))
     refreshed = refresh_context(workspace, max_age_hours)
     return {"added": len(added), "skipped": skipped, "memory": memory_path, "context_refreshed": refreshed,
             "bullets": added}

@@ -77,6 +77,11 @@ class ColdStorage:
         content-hash suffix (both survive, each stub names its own content). The same chunk
         written again is a re-drop: its `recoverable_until` is refreshed.
         """
+        from . import redaction
+
+        entry = dict(entry, records=[redaction.record(r) for r in entry["records"]],
+                     prompt_at_drop=redaction.text(entry.get("prompt_at_drop") or "") or None,
+                     gist=redaction.text(entry.get("gist") or "") or None)
         session, chunk = entry["session_id"], entry["chunk_id"]
         path = self.chunk_path(session, chunk)
         makedirs(os.path.dirname(path))

@@ -31,3 +31,11 @@ def text(s: str) -> str:
 def value(v):
     r = active()
     return r.value(v) if r else v
+
+
+def record(rec: dict) -> dict:
+    """A copy of `rec` with its secrets redacted (the caller's record is left as it was)."""
+    import json
+
+    r = active()
+    return r.record(json.loads(json.dumps(rec))) if r else rec

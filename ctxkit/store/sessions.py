@@ -58,7 +58,9 @@ def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]
 
             req = request_text(r)
             if req:
-                s["title"] = _title(req)
+                from . import redaction
+
+                s["title"] = _title(redaction.text(req))
     if not seen:
         return []
     p = index_path(home)
