@@ -138,3 +138,11 @@ def test_prompt_build_messages_uses_the_same_renderer(tmp_path, ctx_home):
     body = json.loads(run("prompt", "build", "--format", "messages", "--records", kept).stdout)
     check_openai(body)
     assert body["messages"][0]["role"] == "system"
+
+
+def test_an_ambiguous_document_names_its_candidates(tmp_path):
+    p = tmp_path / "amb.json"
+    p.write_text(json.dumps({"history": [{"role": "user", "content": "a"}], "traj": [{"role": "user", "content": "b"}]}))
+    res = run("import", p)
+    assert res.code == 1 and f"{p}: ambiguous document: it could be swe-agent or tau-bench" in res.stderr
+    assert run("import", p, "--from", "tau-bench").code == 0

@@ -95,21 +95,30 @@ def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
         raise InputError(name, None, f"format {fmt} is not a JSON document format")
 
 
-def _sniff_doc(doc) -> str | None:
+def _doc_candidates(doc) -> list[str]:
+    """Every document format `doc` has the shape of, most specific first."""
+    out = []
     if isinstance(doc, list) and doc and R.is_ctx_record(doc[0]):
-        return "ctx"  # a JSON array of ctx records keeps its ids, sessions and timestamps
+        out.append("ctx")  # a JSON array of ctx records keeps its ids, sessions and timestamps
+    if isinstance(doc, dict) and isinstance(doc.get("history"), list):
+        out.append("swe-agent")
+    if (isinstance(doc, dict) and isinstance(doc.get("traj"), list)) or \
+            (isinstance(doc, list) and doc and isinstance(doc[0], dict) and isinstance(doc[0].get("traj"), list)):
+        out.append("tau-bench")
     if anthropic.sniff_doc(doc):
-        return "anthropic"
-    if isinstance(doc, dict):
-        if isinstance(doc.get("history"), list):
-            return "swe-agent"
-        if isinstance(doc.get("traj"), list):
-            return "tau-bench"
-    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and isinstance(doc[0].get("traj"), list):
-        return "tau-bench"
-    if openai.sniff_doc(doc):
-        return "openai"
-    return None
+        out.append("anthropic")
+    if openai.sniff_doc(doc) and "ctx" not in out and "anthropic" not in out:
+        out.append("openai")
+    return out
+
+
+def _sniff_doc(doc, name: str = "input") -> str | None:
+    """The document's format; a document with the shape of two says so instead of guessing."""
+    found = _doc_candidates(doc)
+    if len(found) > 1:
+        raise InputError(name, None, f"ambiguous document: it could be {' or '.join(found)}",
+                         hint=f"pass --from {found[0]} (or --from {found[1]})")
+    return found[0] if found else None
 
 
 def detect(source: Source) -> str:
@@ -136,7 +145,7 @@ def detect(source: Source) -> str:
         return "codex"
     if openai.sniff_line(obj):
         return "openai-lines"
-    if isinstance(obj, (dict, list)) and _sniff_doc(obj):
+    if isinstance(obj, (dict, list)) and _doc_candidates(obj):
         return "json-doc"
     raise InputError(source.name, lineno, "unrecognised input format",
                      hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
@@ -221,7 +230,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
             except json.JSONDecodeError:
                 pass
     doc = _load_doc(source)
-    dfmt = _sniff_doc(doc) if kind in ("json-doc", "auto") else kind
+    dfmt = _sniff_doc(doc, source.name) if kind in ("json-doc", "auto") else kind
     if dfmt is None:
         raise InputError(source.name, None, "unrecognised JSON document",
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
