@@ -65,7 +65,8 @@ IMPERATIVE = re.compile(r"^(?:add|update|fix|create|run|check|use|make|wire|put|
                         r"move|rename|delete|try|verify|test|build|install|open|read|look|see|start|refactor|"
                         r"change|set|call|keep|commit|push|extract|pass|rebuild|reload|restart|edit|apply)\b", re.I)
 HEDGE = re.compile(r"\b(maybe|perhaps|probably|might|possibly|i think|i guess|seems to|it seems|not sure|"
-                   r"could be|likely)\b", re.I)
+                   r"could be|likely|it appears|appears to|the next step|a good starting point)\b", re.I)
+PROSE_START = re.compile(r"^[A-Za-z`\"'(]")  # not a code line (//, @param, #, *) shown in a reply
 REPORT_CUE = re.compile(r"\b(added|created|implemented|fixed|updated|removed|renamed|moved|refactored|replaced|"
                         r"changed|now|passes|passing|all \d+|committed|pushed|root cause|the cause|the bug|"
                         r"because|returns|uses|requires|is configured|defaults to|contains)\b", re.I)
@@ -470,7 +471,8 @@ def _decisions_findings(d: Distilled, recs: list[dict]) -> None:
                     d.decisions.append(Fact("decision", t, [r.get("id")], weight=weight, why=why))
                     continue
             s = FILLER.sub("", s)
-            if is_narration(s) or first_person(s) or HEDGE.search(s) or len(s.split()) < 6 or IMPERATIVE.match(s):
+            if is_narration(s) or first_person(s) or HEDGE.search(s) or len(s.split()) < 6 or IMPERATIVE.match(s) \
+                    or not PROSE_START.match(s):
                 continue
             s = s[0].upper() + s[1:]
             words = [w.lower() for w in WORD.findall(s)]
