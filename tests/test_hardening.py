@@ -303,3 +303,34 @@ def test_a_failed_compact_leaves_no_state(tmp_path, ctx_home, monkeypatch):
     monkeypatch.setattr(jsonl.Writer, "write_all", real)
     ok = run("compact", src, "--force", "--budget", "3000", "--workspace", ws)
     assert ok.code == 0 and "compacted" in ok.stderr and "already summarized" not in ok.stderr
+
+
+BAD_INPUTS = {
+    "empty": (b"", 0),
+    "truncated": (b'{"v":1,"kind":"message","role":"user","content":"ok"}\n{"v":1,"kind":"mess', 1),
+    "binary": (bytes(range(256)) * 4, 1),
+    "invalid-utf8": (b'{"v":1,"kind":"message","role":"user","content":"\xff\xfe"}\n', 1),
+    "wrong-type": (b'{"v":1,"kind":"message","role":"user","content":42}\n', 1),
+}
+READERS = (("import",), ("count",), ("status",), ("truncate", "--budget", "100"), ("score", "--embedder", "keyword"),
+           ("drop",), ("compact", "--force", "--budget", "100"), ("export",), ("eval", "--candidate", "-"))
+
+
+def test_bad_input_matrix_never_crashes_and_never_exits_0_on_malformed(tmp_path):
+    env = dict(os.environ, CTX_HOME=str(tmp_path / "h"), CTX_WORKSPACE=str(tmp_path / "ws"), PYTHONPATH=str(ROOT))
+    cases = dict(BAD_INPUTS)
+    for cmd in READERS:
+        for name, (data, want_fail) in cases.items():
+            f = tmp_path / f"in-{name}.jsonl"
+            f.write_bytes(data)
+            p = subprocess.run(CTX + list(cmd[:1]) + [str(f)] + list(cmd[1:]), env=env, capture_output=True)
+            err = p.stderr.decode("utf-8", "replace")
+            assert "internal error" not in err and "Traceback" not in err, (cmd, name, err)
+            assert p.returncode in (0, 1, 2), (cmd, name, p.returncode, err)
+            if want_fail and cmd[0] != "count" or (want_fail and name != "binary" and cmd[0] == "count"):
+                assert p.returncode != 0, (cmd, name, "exit 0 on malformed input")
+                assert f"{f}" in err, (cmd, name, err)  # names the file (and the line where there is one)
+        for special in (tmp_path, tmp_path / "missing.jsonl"):  # a directory, a missing path
+            p = subprocess.run(CTX + list(cmd[:1]) + [str(special)] + list(cmd[1:]), env=env, capture_output=True)
+            err = p.stderr.decode("utf-8", "replace")
+            assert p.returncode in (1, 2) and "internal error" not in err, (cmd, special, err)

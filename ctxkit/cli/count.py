@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import sys
 
 import click
@@ -85,6 +86,10 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     explicit = tokenizer or model or get_home().config.get("tokenizer") not in (None, "", "auto") or \
         get_home().config.get("model")
     plain_tok = resolve_tokenizer(tokenizer, model) if explicit else LazyTokenizer(PLAIN_TEXT_DEFAULT, None)
+    if len(args) == 1 and not inputs and args[0] != "-" and not os.path.isfile(args[0]) and \
+            re.search(r"[/\\]|\.(jsonl?|traj|md|txt|log)$", args[0]):
+        raise InputError(args[0], None, "no such file" if not os.path.isdir(args[0]) else "is a directory, not a file",
+                         hint="to count these words as text, give more than one or use -i -")
     if inputs or (args and not (len(args) == 1 and (args[0] == "-" or os.path.isfile(args[0])))):
         parts = []
         for path in inputs:  # ttok: -i FILE is text, whatever it looks like

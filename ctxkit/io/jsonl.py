@@ -6,11 +6,15 @@ after each line so a downstream stage sees records as they are made.
 from __future__ import annotations
 
 import io
+import re
 import json
 import sys
 from typing import IO, Iterable, Iterator
 
 from ..errors import InputError, PipeClosed
+
+
+BAD_UTF8 = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of bytes that are not UTF-8
 
 
 class Source:
@@ -22,15 +26,16 @@ class Source:
         self._stream = stream
         self._peeked: list[str] = []
         self._opened = False
+        self.allow_bad = False  # iter_json_lines reports bad lines itself (so --skip-invalid can skip them)
 
     def _open(self) -> IO[str]:
         if self._stream is None:
             if self.path == "-":
-                self._stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace") \
+                self._stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape") \
                     if hasattr(sys.stdin, "buffer") else sys.stdin
             else:
                 try:
-                    self._stream = open(self.path, "r", encoding="utf-8", errors="replace")
+                    self._stream = open(self.path, "r", encoding="utf-8", errors="surrogateescape")
                 except FileNotFoundError:
                     raise InputError(self.path, None, "no such file") from None
                 except IsADirectoryError:
@@ -63,17 +68,30 @@ class Source:
         return None
 
     def lines(self) -> Iterator[str]:
+        """The lines; bytes that are not UTF-8 are an error naming the line, never replaced silently."""
         stream = self._open()
+        n = 0
+
+        def check(line):
+            if not self.allow_bad and BAD_UTF8.search(line):
+                raise InputError(self.name, n, "invalid UTF-8 (is this a text file?)")
+            return line
         while self._peeked:
-            yield self._peeked.pop(0)
+            n += 1
+            yield check(self._peeked.pop(0))
         for line in stream:
-            yield line
+            n += 1
+            yield check(line)
 
     def read_all(self) -> str:
         stream = self._open()
         head = "".join(self._peeked)
         self._peeked = []
-        return head + stream.read()
+        text = head + stream.read()
+        m = BAD_UTF8.search(text)
+        if m:
+            raise InputError(self.name, text.count("\n", 0, m.start()) + 1, "invalid UTF-8 (is this a text file?)")
+        return text
 
     def close(self) -> None:
         if self._stream is not None and self.path != "-":
@@ -83,8 +101,16 @@ class Source:
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                     skipped: list | None = None) -> Iterator[tuple[int, object]]:
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
+    source.allow_bad = True
     for lineno, line in enumerate(source.lines(), 1):
         source.lineno = lineno
+        if BAD_UTF8.search(line):
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, "invalid UTF-8 (is this a text file?)",
+                             hint="fix the line or pass --skip-invalid")
         if not line.strip():
             continue
         try:

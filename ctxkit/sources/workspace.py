@@ -7,7 +7,7 @@ from typing import Callable
 from ..core.context_md import Context, ContextFormatError, parse, render
 from ..core.timeutil import now_iso
 from ..errors import ConflictError, InputError
-from ..store.atomic import atomic_write, locked, makedirs
+from ..store.atomic import atomic_write, clean_stale_tmp, locked, makedirs
 
 
 def resolve_workspace(flag: str | None, home_workspace: str) -> str:
@@ -48,6 +48,7 @@ class ContextFile:
         The file is re-read under the lock, so a hand edit made since the last write is kept.
         """
         makedirs(self.workspace)
+        clean_stale_tmp(self.workspace)
         ignore = os.path.join(self.workspace, ".gitignore")
         if os.path.basename(os.path.normpath(self.workspace)) == ".ctx" and not os.path.exists(ignore):
             atomic_write(ignore, "# written by ctx: its state never belongs in your repository\n*\n")

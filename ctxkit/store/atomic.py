@@ -54,6 +54,28 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
         raise
 
 
+def clean_stale_tmp(directory: str, older_than_s: float = 3600.0, recursive: bool = False) -> int:
+    """Remove the temp files of atomic writes that a kill left behind (`.NAME.*.tmp`, older
+    than an hour, so a write in progress elsewhere is never touched)."""
+    import time
+
+    n = 0
+    if not os.path.isdir(directory):
+        return 0
+    walker = os.walk(directory) if recursive else [(directory, [], os.listdir(directory))]
+    for root, _, files in walker:
+        for f in files:
+            if f.startswith(".") and f.endswith(".tmp"):
+                p = os.path.join(root, f)
+                try:
+                    if not os.path.islink(p) and time.time() - os.path.getmtime(p) > older_than_s:
+                        os.unlink(p)
+                        n += 1
+                except OSError:
+                    pass
+    return n
+
+
 @contextlib.contextmanager
 def locked(path: str, shared: bool = False) -> Iterator[None]:
     """Hold an advisory lock on `path + '.lock'` (blocking)."""

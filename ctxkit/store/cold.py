@@ -241,6 +241,9 @@ class ColdStorage:
             db.execute("DELETE FROM chunks")
             db.execute("DELETE FROM chunks_text")
             db.execute("COMMIT")
+            from .atomic import clean_stale_tmp
+
+            clean_stale_tmp(self.root, recursive=True)
             n = 0
             for path, entry in self.iter_files(bad if bad is not None else []):
                 self._index_add(entry, path)
