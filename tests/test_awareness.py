@@ -267,3 +267,17 @@ def test_external_ignores_ctx_own_files_and_names_a_missing_git(tmp_path, ctx_ho
     code = "from ctxkit.sources.external import git_changes; print(git_changes('.', None)['note'])"
     p = sp.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=str(tmp_path))
     assert "git command is not installed" in p.stdout, p.stdout + p.stderr
+
+
+def test_prompt_build_is_the_same_with_remembered_counts(workspace, ctx_home):
+    first = run("prompt", "build", "--workspace", workspace).stdout      # fits by the bounds: nothing counted
+    as_json = json.loads(run("prompt", "build", "--workspace", workspace, "--format", "json").stdout)["system"]
+    assert (ctx_home / "cache" / "token-counts.json").exists()          # exact counts, remembered
+    second = run("prompt", "build", "--workspace", workspace).stdout
+    strip = lambda t: "\n".join(x for x in t.split("\n") if "Now:" not in x and "ago" not in x)  # noqa: E731
+    assert strip(first) == strip(second) == strip(as_json)
+    for budget in ("300", "600", "900"):  # tight budgets: the bound path cuts exactly as the exact path does
+        small = run("prompt", "build", "--workspace", workspace, "--budget", budget).stdout
+        exact = json.loads(run("prompt", "build", "--workspace", workspace, "--budget", budget,
+                               "--format", "json").stdout)["system"]
+        assert strip(small) == strip(exact)

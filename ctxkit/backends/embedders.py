@@ -45,6 +45,7 @@ class MiniLMEmbedder:
         self.encoded = 0  # texts actually run through the model (cache misses)
         self._model = None
         self._engine = None
+        self._mem: dict = {}  # hash -> vector, for repeated searches in one process (a hook, a server)
 
     @property
     def model(self):
@@ -73,7 +74,10 @@ class MiniLMEmbedder:
         import numpy as np
 
         hashes = [text_hash(t) for t in texts]
-        found = self.cache.get_many(self.model_id, hashes) if self.cache else {}
+        found = {h: self._mem[h] for h in hashes if h in self._mem}  # this process has seen them
+        rest = [h for h in hashes if h not in found]
+        if rest and self.cache:
+            found.update(self.cache.get_many(self.model_id, rest))
         missing = [i for i, h in enumerate(hashes) if h not in found]
         if missing:
             todo = [texts[i] for i in missing]
@@ -83,11 +87,10 @@ class MiniLMEmbedder:
             if self.cache:
                 self.cache.put_many(self.model_id, new)
             found.update(new)
-        dim = len(next(iter(found.values()))) if found else 384
-        out = np.zeros((len(texts), dim), dtype=np.float32)
-        for i, h in enumerate(hashes):
-            out[i] = found[h]
-        return out
+        self._mem.update(found)
+        if not found:
+            return np.zeros((len(texts), 384), dtype=np.float32)
+        return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
 
     @property
     def engine(self):

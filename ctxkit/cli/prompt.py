@@ -88,14 +88,19 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
 
         when = last_session_time(home)
         git_lines = summary_lines(git_changes(os.getcwd(), when), modified_files(ws, when))
-    p = build(home_workspace=home.workspace_dir, workspace=ws, cwd=os.getcwd(), budget=budget, count=tok.count,
+    from ..store.countcache import CountCache
+
+    counts = CountCache(home, tok)  # counts of unchanged texts are remembered: no tokenizer load
+    p = build(home_workspace=home.workspace_dir, workspace=ws, cwd=os.getcwd(), budget=budget, count=counts.count,
               tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
               time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
-              context_view_tokens=cfg.get("context_view_tokens"))
+              context_view_tokens=cfg.get("context_view_tokens"),
+              bound=counts.upper_bound if fmt == "text" and not explain else None)
     from ..store import redaction
 
     text = redaction.text(p.text())  # identity files and memory may hold what ctx must not send
-    total = tok.count(text)
+    total = counts.count(text) if explain or fmt != "text" else None
+    counts.save()
     if explain:
         rows = [{"section": s.name.split(" (")[0], "source": s.source, "tokens": s.tokens, "status": s.status,
                  "static": s.static, "note": s.note} for s in p.sections]

@@ -104,7 +104,8 @@ def cut_to(text: str, max_tokens: int, count) -> tuple[str, bool]:
 
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
-          git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500) -> Prompt:
+          git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
+          bound=None) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
     dirs = layer_dirs(home_workspace, workspace, cwd)
@@ -152,11 +153,19 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
     p.sections.append(Section("Time", "\n".join(f"- {x}" for x in time_lines), "clock", tier=0, static=False))
     if git_lines:
         p.sections.append(Section("External", "\n".join(f"- {x}" for x in git_lines), "git", tier=4, static=False))
-    _fit(p, budget, count)
+    _fit(p, budget, count, bound)
     return p
 
 
-def _fit(p: Prompt, budget: int, count) -> None:
+def _fit(p: Prompt, budget: int, count, bound=None) -> None:
+    """Fit the sections to the budget. With `bound` (a count never below the exact one, that
+    needs no tokenizer), a prompt that fits by the bounds is left as it is without counting."""
+    if bound is not None:
+        heads = [f"# {s.name}\n{s.text}" for s in p.sections]
+        if sum(bound(h) for h in heads) <= budget:
+            for s, h in zip(p.sections, heads):
+                s.tokens = bound(h)
+            return
     for s in p.sections:
         s.tokens = count(f"# {s.name}\n{s.text}")
     total = lambda: sum(s.tokens for s in p.included())  # noqa: E731
