@@ -78,7 +78,7 @@ def bench_search(n: int = 100_000) -> dict:
             store.write(new_entry(f"s{i // 1000}", f"c-{i:06d}", [rec], 100, "low_relevance", 0.1, "bench",
                                   30, texts[i % len(texts)][:80]))
         build = time.perf_counter() - t
-    from ctxkit.cli.cold_storage import search_cold
+    from ctxkit.services.cold import search_cold
 
     class H:  # the search needs only a cache dir from the home
         cache_dir = str(DATA)
