@@ -63,3 +63,25 @@ def test_cached_vectors_are_shared_with_the_reference(tmp_path):
     again = MiniLMEmbedder(cache=cache)
     again.embed(["the parser drops the last line"])
     assert e.encoded == 1 and again.encoded == 0
+
+
+def test_spinner_while_the_model_loads_only_on_a_terminal(monkeypatch, capsys):
+    import io
+
+    from ctxkit.backends.embedders import MiniLMEmbedder
+    from ctxkit.cli import progress
+
+    class TTY(io.StringIO):
+        def isatty(self):
+            return True
+
+    fake = TTY()
+    monkeypatch.setattr(progress.sys, "stderr", fake)
+    monkeypatch.delenv("CTX_QUIET", raising=False)
+    e = MiniLMEmbedder(loading=progress.spinner)
+    e.embed(["a text that needs the model"])
+    assert "loading MiniLM" in fake.getvalue()
+    pipe = io.StringIO()  # not a terminal: nothing at all
+    monkeypatch.setattr(progress.sys, "stderr", pipe)
+    MiniLMEmbedder(loading=progress.spinner).embed(["another text for the model"])
+    assert pipe.getvalue() == ""

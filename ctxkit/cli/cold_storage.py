@@ -90,7 +90,10 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
     if session:
         check_id(session, "session id")
     home = get_home()
-    rows = search_cold(home, _store(), query, limit, session, home.config.get("embedder", embedder))
+    from .progress import progress_bar, spinner
+
+    rows = search_cold(home, _store(), query, limit, session, home.config.get("embedder", embedder),
+                       progress_bar, spinner)
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
 
 

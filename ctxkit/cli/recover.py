@@ -51,7 +51,9 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
         method = "id"
     else:
         name = home.config.get("embedder", embedder)
-        for row in search_cold(home, store, query, limit, session, name):
+        from .progress import progress_bar, spinner
+
+        for row in search_cold(home, store, query, limit, session, name, progress_bar, spinner):
             if row["score"] >= min_score:
                 picked.append((store.load(store.find(row["chunk"], row["session"])[0]["path"]), row["score"]))
         if not picked:

@@ -25,7 +25,9 @@ def make_embedder(home, name: str, n_texts: int):
     """The services' factory with a terminal progress bar."""
     from ..services.embedding import make_embedder as factory
 
-    return factory(home, name, n_texts, progress_bar)
+    from .progress import spinner
+
+    return factory(home, name, n_texts, progress_bar, spinner)
 
 
 @click.command("score")
@@ -94,7 +96,9 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
 def _auto_recover(home, records, query, embedder_name, min_score):
     from ..services.cold import auto_recover
 
-    records, done = auto_recover(home, records, query, embedder_name, min_score, progress_bar)
+    from .progress import spinner
+
+    records, done = auto_recover(home, records, query, embedder_name, min_score, progress_bar, spinner)
     for chunk_id, sim in done:
         note(f"ctx: auto-recovered {chunk_id} (similarity {sim:.2f})")
     return records

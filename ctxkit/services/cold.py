@@ -14,7 +14,7 @@ FTS_CANDIDATES = 200
 
 
 def search_cold(home, store: ColdStorage, query: str, limit: int, session: str | None, embedder: str,
-                progress=None) -> list[dict]:
+                progress=None, loading=None) -> list[dict]:
     """Hybrid search: BM25 (FTS5) candidates, re-ranked with embedding similarity.
 
     score = 0.5 * bm25 (scaled to the best hit) + 0.5 * cosine similarity, or bm25
@@ -33,7 +33,7 @@ def search_cold(home, store: ColdStorage, query: str, limit: int, session: str |
     if embedder == "keyword":
         scores = kw_n
     else:
-        emb = make_embedder(home, embedder, len(keys), progress)
+        emb = make_embedder(home, embedder, len(keys), progress, loading)
         sims = emb.similarities(query, [pool[k][1] for k in keys])
         scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
     ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
@@ -60,7 +60,7 @@ def log_recovery(home, entry: dict, method: str, query=None, score=None, into=No
 
 
 def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float,
-                 progress=None) -> tuple[list[dict], list[tuple[str, float]]]:
+                 progress=None, loading=None) -> tuple[list[dict], list[tuple[str, float]]]:
     """Splice back the cold chunks of this stream's stubs whose similarity to the query passes
     min_score: (records, [(chunk id, similarity) recovered])."""
     from ..core.score import chunk_text
@@ -76,7 +76,7 @@ def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_
             entries.append(store.load(found[0]["path"]))
     if not entries:
         return records, []
-    emb = make_embedder(home, embedder_name, len(entries), progress)
+    emb = make_embedder(home, embedder_name, len(entries), progress, loading)
     sims = emb.similarities(query, [chunk_text(e["records"]) for e in entries])
     done = []
     for entry, sim in zip(entries, sims):
