@@ -10,6 +10,7 @@ class ExitStatus(enum.IntEnum):
     USAGE = 2
     OVER_THRESHOLD = 3
     CONFLICT = 4
+    JQ_ERROR = 5          # a --jq expression failed on the data (jq's own exit status)
     INTERRUPTED = 130
 
 
@@ -55,3 +56,9 @@ class PipeClosed(Exception):
 
     Deliberately not an OSError, so click does not turn it into exit 1.
     """
+
+
+class JqError(CtxError):
+    """A --jq expression that failed at run time (jq exits 5)."""
+
+    exit_code = ExitStatus.JQ_ERROR

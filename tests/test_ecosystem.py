@@ -177,3 +177,19 @@ def test_cron_lines_work_under_crons_environment(tmp_path):
             assert p.stdout == "" and p.stderr == "", (cmd, p.stdout, p.stderr)  # cron mails nothing
         notified = (tmp_path / "notified").exists() and "compact soon" in (tmp_path / "notified").read_text()
         assert notified == expect_notify
+
+
+def test_jq_on_every_reporting_command_with_jqs_exit_codes(tmp_path, ctx_home):
+    src = os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")
+    assert run("status", src, "--jq", ".records", "-r").stdout.strip() == "36"
+    assert run("time", "--jq", ".gap_class", "-r").code == 0
+    assert run("external", "--repo", str(tmp_path), "--jq", ".git.repo").stdout.strip() == "null"
+    run("compact", src, "--force", "--budget", "3000", "--workspace", tmp_path / "ws")
+    task = run("context", "show", "--workspace", tmp_path / "ws", "--jq", ".task", "-r").stdout
+    assert task.startswith("websearch to learn")
+    for sub in ("drops", "compaction", "recovery", "suggest"):
+        assert run("stats", sub, "--jq", "keys").code == 0, sub
+    assert "{" not in run("stats", "recovery").stdout  # no Python reprs
+    bad = run("status", src, "--jq", ".records | error(\"boom\")")
+    assert bad.code == 5  # jq's exit status for an error at run time
+    assert run("status", src, "--jq", "][").code == 2  # a malformed expression is a usage error

@@ -115,6 +115,17 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
     Writer().write_all(rows)
 
 
+def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None) -> None:
+    """One result: through --jq (jq's exit codes), as JSON, or `human()` for people."""
+    if jq_expr:
+        emit_listing([obj], table=False, as_json=False, jq_expr=jq_expr)
+        return
+    if as_json or human is None:
+        click.echo(dumps(obj))
+        return
+    human()
+
+
 def pass_home(f):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):

@@ -7,7 +7,7 @@ import click
 
 from ..core.context_md import Item, merge_items, render
 from ..sources.workspace import ContextFile
-from .common import note, get_workspace, home_option, workspace_option
+from .common import emit_object, jq_option, note, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -23,9 +23,10 @@ def context():
 
 @context.command("show")
 @click.option("--json", "as_json", is_flag=True, help="The structured view: version, task, sections.")
+@jq_option
 @workspace_option
 @home_option
-def show(as_json):
+def show(as_json, jq_expr):
     """Print CONTEXT.md (as markdown, or --json).
 
     \b
@@ -35,8 +36,8 @@ def show(as_json):
     """
     cf = ContextFile(get_workspace())
     ctx = cf.read()
-    if as_json:
-        click.echo(json.dumps({"path": cf.path, **ctx.as_dict()}))
+    if as_json or jq_expr:
+        emit_object({"path": cf.path, **ctx.as_dict()}, as_json=True, jq_expr=jq_expr)
     elif cf.exists():
         click.echo(render(ctx), nl=False)
     else:

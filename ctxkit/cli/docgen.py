@@ -22,7 +22,8 @@ BEGIN, END = "<!-- BEGIN CLI REFERENCE (generated: python -m ctxkit.cli.docgen r
 
 EXIT_STATUS = [("0", "success"), ("1", "error: bad input (FILE:LINE named), bad config, a failed operation"),
                ("2", "usage error: bad flags or ids"), ("3", "over threshold (status --notify-if-pct)"),
-               ("4", "conflict (--if-version did not match)"), ("130", "interrupted (Ctrl-C)")]
+               ("4", "conflict (--if-version did not match)"), ("5", "a --jq expression failed on the data (as jq)"),
+               ("130", "interrupted (Ctrl-C)")]
 ENVIRONMENT = [("CTX_HOME", "the ctx home (default ~/.ctx); --home overrides it"),
                ("CTX_WORKSPACE", "the workspace holding CONTEXT.md; --workspace overrides it"),
                ("CTX_<KNOB>", "any config.yaml knob, e.g. CTX_MAX_TOKENS=200000 (flag > env > file > default)"),

@@ -1,7 +1,6 @@
 """ctx external: git changes and outside edits since the last session."""
 from __future__ import annotations
 
-import json
 
 import click
 
@@ -9,7 +8,7 @@ from ..core.timeutil import parse_since, parse_ts
 from ..errors import UsageProblem
 from ..sources.external import git_changes, modified_files, summary_lines
 from ..store import sessions
-from .common import get_home, get_workspace, home_option, workspace_option
+from .common import emit_object, get_home, get_workspace, home_option, jq_option, workspace_option
 
 
 def last_session_time(home):
@@ -23,9 +22,10 @@ def last_session_time(home):
 @click.option("--since", default="last-session", show_default=True, metavar="WHEN",
               help="last-session, a duration (12h, 2d) or an ISO time.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@jq_option
 @workspace_option
 @home_option
-def external(repo, since, as_json):
+def external(repo, since, as_json, jq_expr):
     """What changed outside the agent: branch, modified files, commits since the last session.
 
     Not a git repository: a note, exit 0, an empty result. Remote URLs never show credentials.
@@ -45,8 +45,6 @@ def external(repo, since, as_json):
             raise UsageProblem(f"--since: {e}") from None
     ch = git_changes(repo, when)
     files = modified_files(get_workspace(), when)
-    if as_json:
-        click.echo(json.dumps({"since": when.isoformat() if when else None, "git": ch, "workspace_files": files}))
-        return
-    for line in summary_lines(ch, files):
-        click.echo(line)
+    emit_object({"since": when.isoformat() if when else None, "git": ch, "workspace_files": files},
+                as_json=as_json, jq_expr=jq_expr,
+                human=lambda: [click.echo(line) for line in summary_lines(ch, files)])

@@ -1,7 +1,6 @@
 """ctx stats drops|compaction|recovery|suggest: seed 003's tuning workflow, built in."""
 from __future__ import annotations
 
-import json
 from collections import Counter
 
 import click
@@ -9,10 +8,12 @@ import click
 from ..core.timeutil import parse_since
 from ..errors import CtxError, UsageProblem
 from ..store import logs
-from .common import get_home, home_option
+from .common import emit_object, get_home, home_option, jq_option
 
 since_option = click.option("--since", metavar="WHEN", help="Only events since a duration ago (7d) or an ISO time.")
-json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def json_option(f):
+    """--json, and --jq EXPR (with -r) on the same result."""
+    return jq_option(click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(f))
 
 
 def _since(since):
@@ -75,7 +76,7 @@ def stats():
 @json_option
 @click.option("--plot", metavar="FILE.png", help="Also draw the score histogram (needs matplotlib).")
 @home_option
-def drops(since, as_json, plot):
+def drops(since, as_json, plot, jq_expr):
     """Drop reasons, the relevance-score histogram, tokens saved.
 
     \b
@@ -88,8 +89,8 @@ def drops(since, as_json, plot):
          "score": summary(scores), "tokens_saved": summary([e.get("tokens") or 0 for e in evs])}
     if plot:
         _plot(plot, scores, "relevance score of dropped chunks")
-    if as_json:
-        click.echo(json.dumps(d))
+    if as_json or jq_expr:
+        emit_object(d, as_json=True, jq_expr=jq_expr)
         return
     click.echo(f"drops: {d['drops']}")
     for r, n in sorted(d["reasons"].items(), key=lambda x: -x[1]):
@@ -106,7 +107,7 @@ def drops(since, as_json, plot):
 @since_option
 @json_option
 @home_option
-def compaction(since, as_json):
+def compaction(since, as_json, jq_expr):
     """Compaction runs: tokens before/after, savings, summarizers used, degradations.
 
     \b
@@ -120,8 +121,8 @@ def compaction(since, as_json):
          "events": dict(Counter(e.get("event") for e in evs)), "summarizers": dict(Counter(
              e.get("summarizer") for e in acted if e.get("summarizer"))),
          "degraded": sum(1 for e in evs if e.get("degraded")), "saved": summary(saved)}
-    if as_json:
-        click.echo(json.dumps(d))
+    if as_json or jq_expr:
+        emit_object(d, as_json=True, jq_expr=jq_expr)
         return
     for k, v in d.items():
         click.echo(f"{k}: {v}")
@@ -131,7 +132,7 @@ def compaction(since, as_json):
 @since_option
 @json_option
 @home_option
-def recovery(since, as_json):
+def recovery(since, as_json, jq_expr):
     """Recoveries: by method, and the scores the recovered chunks had when dropped.
 
     \b
@@ -142,11 +143,14 @@ def recovery(since, as_json):
     scores = [e["relevance_score_at_drop"] for e in evs if isinstance(e.get("relevance_score_at_drop"), (int, float))]
     d = {"recoveries": len(evs), "methods": dict(Counter(e.get("method") for e in evs)),
          "score_at_drop": summary(scores)}
-    if as_json:
-        click.echo(json.dumps(d))
+    if as_json or jq_expr:
+        emit_object(d, as_json=True, jq_expr=jq_expr)
         return
-    for k, v in d.items():
-        click.echo(f"{k}: {v}")
+    click.echo(f"recoveries: {d['recoveries']}")
+    for m, n in sorted(d["methods"].items(), key=lambda x: -x[1]):
+        click.echo(f"  {m}: {n}")
+    sc = d["score_at_drop"]
+    click.echo("score at drop: " + (", ".join(f"{k} {v}" for k, v in sc.items() if v is not None) or "none"))
     for line in histogram(scores):
         click.echo("  " + line)
 
@@ -155,7 +159,7 @@ def recovery(since, as_json):
 @since_option
 @json_option
 @home_option
-def suggest(since, as_json):
+def suggest(since, as_json, jq_expr):
     """Propose a relevance_cutoff from the logs: a recovered chunk was dropped wrongly.
 
     The suggestion is the highest cutoff below every wrongly dropped chunk's score
@@ -183,8 +187,8 @@ def suggest(since, as_json):
              "would_still_drop": sum(1 for e in drops_ if e["relevance_score"] <= cut),
              "reason": f"{len(wrong)} of {len(drops_)} drops were recovered later; the lowest scored "
                        f"{min(wrong):.3f}"}
-    if as_json:
-        click.echo(json.dumps(d))
+    if as_json or jq_expr:
+        emit_object(d, as_json=True, jq_expr=jq_expr)
         return
     click.echo(f"suggested relevance_cutoff: {d['suggested_cutoff']} (now {d['current_cutoff']})")
     click.echo(f"based on {d['drops']} drops and {d['wrong_drops']} recoveries: {d['reason']}")

@@ -11,7 +11,7 @@ from ..errors import ExitStatus
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
 from ..store import logs
-from .common import note, InputRecords, get_home, home_option, input_options
+from .common import note, InputRecords, emit_object, get_home, home_option, input_options, jq_option
 from .count import resolve_tokenizer, tokenizer_options
 
 BATCH = 256
@@ -45,9 +45,10 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (the default when not on a terminal).")
 @click.option("-t", "--table", is_flag=True, help="Table output (the default on a terminal).")
+@jq_option
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table):
+           notify_if_pct, log_it, as_json, table, jq_expr):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
@@ -102,7 +103,9 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             "cold_storage_chunks": home.cold_storage_chunks(), "compaction_due": d["compaction_due"],
             "tokenizer": tok.name,
         })
-    if want_table(table, as_json):
+    if jq_expr:
+        emit_object(d, as_json=True, jq_expr=jq_expr)
+    elif want_table(table, as_json):
         click.echo(_table(d))
     else:
         click.echo(json.dumps(d))

@@ -1,14 +1,13 @@
 """ctx time: now, last interaction, gap class and what to do about it."""
 from __future__ import annotations
 
-import json
 
 import click
 
 from ..core.timeinfo import ago, gap_class, pattern, time_block
 from ..core.timeutil import iso, now, parse_ts
 from ..store import sessions
-from .common import get_home, home_option
+from .common import emit_object, get_home, home_option, jq_option
 
 
 def time_facts(home, ref=None) -> dict:
@@ -34,8 +33,9 @@ def time_facts(home, ref=None) -> dict:
 @click.command("time")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--now", "now_", metavar="TIME", help="Pretend it is TIME (ISO-8601).")
+@jq_option
 @home_option
-def time_cmd(as_json, now_):
+def time_cmd(as_json, now_, jq_expr):
     """Time awareness: now, last interaction, the gap and what to do about it.
 
     Gap classes: < 5 min continue; 5–30 min brief "back to it"; 30 min–2 h re-orient;
@@ -48,8 +48,5 @@ def time_cmd(as_json, now_):
     """
     ref = parse_ts(now_) if now_ else None
     facts = time_facts(get_home(), ref)
-    if as_json:
-        click.echo(json.dumps(facts))
-    else:
-        for line in facts["block"]:
-            click.echo(line)
+    emit_object(facts, as_json=as_json, jq_expr=jq_expr,
+                human=lambda: [click.echo(line) for line in facts["block"]])

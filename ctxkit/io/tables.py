@@ -66,7 +66,9 @@ def apply_jq(expr: str, items: Iterable) -> Iterable:
         try:
             yield from prog.input_value(item).all()
         except ValueError as e:
-            raise UsageProblem(f"--jq: {str(e).splitlines()[0]}") from None
+            from ..errors import JqError
+
+            raise JqError(f"--jq: {str(e).splitlines()[0]}") from None
 
 
 def want_table(table: bool, as_json: bool, stream=None) -> bool:
