@@ -17,6 +17,7 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml,llama]'
 	$(BIN)/python -m ctxkit.backends.onnx_minilm export > /dev/null
+	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
 	@touch $(STAMP)
 
 CTX := CTX_HOME=$(DEMO_HOME) $(BIN)/ctx
@@ -54,6 +55,7 @@ bench: setup
 
 man: setup
 	$(BIN)/python -m ctxkit.cli.docgen man
+	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
 
 completions: setup
 	@mkdir -p completions

@@ -193,3 +193,13 @@ def test_jq_on_every_reporting_command_with_jqs_exit_codes(tmp_path, ctx_home):
     bad = run("status", src, "--jq", ".records | error(\"boom\")")
     assert bad.code == 5  # jq's exit status for an error at run time
     assert run("status", src, "--jq", "][").code == 2  # a malformed expression is a usage error
+
+
+def test_man_pages_are_installed_beside_the_venvs_bin():
+    share = os.path.join(os.path.dirname(os.path.dirname(PY)), "share", "man", "man1")
+    assert os.path.exists(os.path.join(share, "ctx.1")) and os.path.exists(os.path.join(share, "ctx-compact.1"))
+    if shutil.which("man"):
+        env = dict(os.environ, PATH=os.path.dirname(PY) + os.pathsep + os.environ.get("PATH", ""))
+        env.pop("MANPATH", None)
+        p = subprocess.run(["man", "-w", "ctx"], capture_output=True, text=True, env=env)
+        assert p.returncode == 0 and p.stdout.strip().startswith(share), p.stdout + p.stderr
