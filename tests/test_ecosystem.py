@@ -203,3 +203,13 @@ def test_man_pages_are_installed_beside_the_venvs_bin():
         env.pop("MANPATH", None)
         p = subprocess.run(["man", "-w", "ctx"], capture_output=True, text=True, env=env)
         assert p.returncode == 0 and p.stdout.strip().startswith(share), p.stdout + p.stderr
+
+
+def test_seed_003_names_and_log_fields(tmp_path, ctx_home):
+    src = os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")
+    assert run("health", src, "--notify-if-pct", "0.01", "--json").code == 3  # seed 003's `ctx health`
+    assert run("compact", src, "--now", "--budget", "3000", "--workspace", tmp_path / "ws").code == 0
+    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    assert ev["chunks_dropped"] == 0 and "summary_target_tokens=" in ev["config_used"]
+    rows = run("session", "list", "--json").records()
+    assert rows[0]["ago"].endswith("ago") and rows[0]["records"] == 36

@@ -34,7 +34,7 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
 @budget_options
 @click.option("--trigger", type=click.FloatRange(0, 10), metavar="P",
               help="Act only when usage >= P of the budget (config: compaction_trigger_pct, 0.5).")
-@click.option("--force", is_flag=True, help="Compact now, whatever the usage.")
+@click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now: seed 003's name).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
 @click.option("--model", "model_path", metavar="PATH.gguf",

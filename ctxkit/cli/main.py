@@ -53,6 +53,10 @@ COMMANDS = {
 }
 
 
+# Other names a command answers to (seed 003's); not listed separately in --help.
+ALIASES = {"health": "status"}
+
+
 class LazyGroup(click.Group):
     """click's documented lazy-loading group: import a command only when it is used."""
 
@@ -64,6 +68,7 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx, name):
+        name = ALIASES.get(name, name)
         if name in self.lazy:
             mod, attr, _ = self.lazy[name]
             return getattr(importlib.import_module(mod), attr)
@@ -71,7 +76,8 @@ class LazyGroup(click.Group):
 
     def format_commands(self, ctx, formatter):
         # Short help comes from the table above, so --help imports no subcommand module.
-        rows = [(name, self.lazy[name][2]) for name in sorted(self.lazy)]
+        rows = [(name, self.lazy[name][2] + (f" (also: {', '.join(a for a, n in ALIASES.items() if n == name)})"
+                                             if name in ALIASES.values() else "")) for name in sorted(self.lazy)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
@@ -110,7 +116,7 @@ def cli():
       ctx truncate s.jsonl --budget 8000 --strategy middle_out | ctx count
       ctx logs context-health --since 24h --jq '.pct_used'
 
-    Exit status: 0 ok, 1 error, 2 usage, 3 over threshold, 4 conflict, 130 interrupted.
+    Exit status: 0 ok, 1 error, 2 usage, 3 over threshold, 4 conflict, 5 --jq failed, 130 interrupted.
     """
 
 

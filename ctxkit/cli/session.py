@@ -48,14 +48,20 @@ def session():
 @output_options
 @home_option
 def list_(jq_expr, table, as_json, table_fmt):
-    """Sessions, most recent last: started, last activity, records, title.
+    """Sessions, most recent last: started, last activity (and how long ago), records, status, title.
 
     \b
     Example:
       ctx session list -t
     """
+    from ..core.timeinfo import ago
+    from ..core.timeutil import now, parse_ts
+
+    ref = now()
     rows = sorted(all_sessions(get_home()).values(), key=lambda e: e.get("last_activity") or "")
-    rows = [{k: e.get(k) for k in ("session", "started", "last_activity", "records", "cold_chunks", "title")}
+    rows = [{**{k: e.get(k) for k in ("session", "started", "last_activity")},
+             "ago": ago(parse_ts(e.get("last_activity")), ref) if e.get("last_activity") else None,
+             **{k: e.get(k) for k in ("records", "cold_chunks", "status", "title")}}
             for e in rows]
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
 

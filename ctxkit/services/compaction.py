@@ -58,6 +58,7 @@ class Report:
     records: list = field(default_factory=list)
     notes: list = field(default_factory=list)
     pending: list = field(default_factory=list)   # state writes, run by commit() after the output
+    config_used: str = ""                         # seed 003: the knobs this run acted on
 
     def defer(self, fn) -> None:
         self.pending.append(fn)
@@ -73,8 +74,9 @@ class Report:
         d = {"event": "compaction" if self.acted else "compaction_skipped", "trigger": self.reason,
              "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
              "groups_total": self.groups_total, "groups_summarized": self.groups_summarized,
-             "chunks_summarized": self.groups_summarized, "summarizer": self.summarizer,
-             "duration_s": round(self.duration_s, 3), "context_md": self.context_path}
+             "chunks_summarized": self.groups_summarized, "chunks_dropped": 0, "summarizer": self.summarizer,
+             "duration_s": round(self.duration_s, 3), "context_md": self.context_path,
+             "config_used": self.config_used}
         if self.degraded:
             d["degraded"] = self.degraded
         if self.discarded_bullets or self.kept_bullets:
@@ -210,7 +212,10 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     records = list(annotate(tok, records, reuse=True))
     groups = list(iter_groups(records))
     total = sum(r.get("tokens") or 0 for r in records)
-    rep = Report(acted=False, reason="", tokens_before=total, tokens_after=total, groups_total=len(groups))
+    rep = Report(acted=False, reason="", tokens_before=total, tokens_after=total, groups_total=len(groups),
+                 config_used=f"budget={opts.budget} compaction_trigger_pct={opts.trigger_pct} "
+                             f"recent_preserve_ratio={opts.preserve_ratio} summary_target_tokens={opts.target_tokens} "
+                             f"summarizer={opts.summarizer}")
     pct = total / opts.budget if opts.budget else 1.0
     if not opts.force and pct < opts.trigger_pct:
         rep.reason = f"not due: {pct:.1%} of {opts.budget} is below the {opts.trigger_pct:.0%} trigger"
