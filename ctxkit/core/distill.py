@@ -17,7 +17,6 @@ traced back. The kinds:
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, OrderedDict
@@ -101,7 +100,6 @@ class Fact:
     refs: list = field(default_factory=list)
     status: str | None = None          # plan: pending|in_progress|completed; error: resolved|open
     weight: float = 0.0
-    why: str | None = None
     source: str | None = None          # error: the command or tool it came from
 
 
@@ -465,10 +463,8 @@ def _decisions_findings(d: Distilled, recs: list[dict]) -> None:
                 t = denarrate(s)
                 if t and t.lower() not in seen_dec and len(t.split()) >= 5:
                     seen_dec.add(t.lower())
-                    why = None
-                    w = REASON_CUE.search(t)
-                    weight = 1.0 + (0.5 if w else 0) + 0.3 * (pos / n)
-                    d.decisions.append(Fact("decision", t, [r.get("id")], weight=weight, why=why))
+                    weight = 1.0 + (0.5 if REASON_CUE.search(t) else 0) + 0.3 * (pos / n)
+                    d.decisions.append(Fact("decision", t, [r.get("id")], weight=weight))
                     continue
             s = FILLER.sub("", s)
             if is_narration(s) or first_person(s) or HEDGE.search(s) or len(s.split()) < 6 or IMPERATIVE.match(s) \
@@ -528,13 +524,3 @@ def _entities(d: Distilled, recs: list[dict]) -> None:
     file_words = " ".join(d.files)
     ranked = [x for x, c in msgs.most_common() if c >= 2 and x not in file_words]
     d.entities = [Fact("entity", x, weight=float(msgs[x])) for x in ranked[:60]]
-
-
-def tool_summary(call: dict) -> str:
-    name, cmd = call_command(call)
-    return f"{name} {cmd}".strip()
-
-
-def args_json(call: dict) -> str:
-    a = _args(call)
-    return a if isinstance(a, str) else json.dumps(a, ensure_ascii=False)

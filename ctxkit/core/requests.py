@@ -118,14 +118,6 @@ def requests(records: Iterable[dict]) -> list[tuple[int, dict, str]]:
     return out
 
 
-def first_request(records: Sequence[dict]) -> str | None:
-    for r in records:
-        t = request_text(r)
-        if t:
-            return t
-    return None
-
-
 def last_request(records: Sequence[dict]) -> str | None:
     for r in reversed(records):
         t = request_text(r)

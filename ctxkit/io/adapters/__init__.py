@@ -21,24 +21,14 @@ SUPPORTED = ", ".join(FORMATS[1:])
 
 
 def _ctx(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
-    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
-        reason = R.validate(obj)
-        if reason:
-            if skip_invalid:
-                if skipped is not None:
-                    skipped.append(lineno)
-                continue
-            raise InputError(source.name, lineno, reason)
+    """ctx records as they are (open_records' one validator checks them, at their line)."""
+    for _, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
         yield obj
 
 
 def _openai_lines(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
-    session = _stem(source)
-
-    def msgs():
-        for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
-            yield lineno, obj
-    yield from openai.convert(msgs(), source_name=source.name, fmt="openai", session=session)
+    yield from openai.convert(iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped),
+                              source_name=source.name, fmt="openai", session=_stem(source))
 
 
 def _stem(source: Source) -> str:
@@ -172,7 +162,9 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                              hint="use --skip-invalid to skip it, or --from to choose the format") from None
         reason = R.validate(rec)
         if reason:
-            line = (rec.get("source") or {}).get("line") if isinstance(rec.get("source"), dict) else None
+            src = rec.get("source") if isinstance(rec, dict) else None
+            # an adapter's record names its own line in this file; a ctx record's `source` names another file
+            line = src.get("line") if isinstance(src, dict) and src.get("file") == source.name else None
             line = line if isinstance(line, int) else getattr(source, "lineno", None)
             if skip_invalid:
                 if skipped is not None:
@@ -213,11 +205,9 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
         except json.JSONDecodeError:
             head = None
         if isinstance(head, dict) and "role" in head and "messages" not in head:
-            def lines():
-                for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
-                    yield lineno, obj
-            return assign_groups(pair(anthropic.convert(lines(), source_name=source.name, session=_stem(source),
-                                                        loc_key="line")))
+            return assign_groups(pair(anthropic.convert(
+                iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped), source_name=source.name,
+                session=_stem(source), loc_key="line")))
     if kind == "openai-lines":
         return assign_groups(pair(_openai_lines(source, **kw)))
     if kind == "openai":
