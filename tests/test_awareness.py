@@ -118,7 +118,7 @@ def test_memory_search_sources_and_scores(workspace):
                "--json").records()
     assert hits[0]["source"] in ("MEMORY.md:1", "observations/2026-01-01_s1.md:1")
     assert all(0 < h["score"] <= 1 for h in hits)
-    real = run("memory", "search", "how do I ship to production", "--workspace", workspace, "--k", "1",
+    real = run("memory", "search", "how do I ship to production", "--workspace", workspace, "-n", "1",
                "--json").records()
     assert real[0]["source"] == "MEMORY.md:2"  # semantic (minilm): deploy script, no shared keyword
 
@@ -137,7 +137,7 @@ def test_time_from_the_session_index(ctx_home):
     run("status", corpus("claude-code_spotter_491e126e_session.jsonl"), "--log")
     d = run("time", "--json", "--now", "2026-02-10T23:00:00Z").json()
     assert d["last_interaction"] == "2026-02-10T22:03:51Z" and d["gap_class"] == "reorient"
-    assert d["session"] == "491e126e-1e71-469c-ade2-fcc8af567c74"
+    assert d["session_id"] == "491e126e-1e71-469c-ade2-fcc8af567c74"
 
 
 def test_external_with_a_real_git_repo(tmp_path):
@@ -181,7 +181,7 @@ def test_session_list_show_restore(ctx_home, tmp_path):
     run("compact", src, "--budget", "3000", "--force")
     rows = run("session", "list", "--json").records()
     sid = "491e126e-1e71-469c-ade2-fcc8af567c74"
-    assert rows[0]["session"] == sid and rows[0]["records"] == 36
+    assert rows[0]["session_id"] == sid and rows[0]["records"] == 36
     assert json.loads(run("session", "show", sid).stdout)["source"] == src
     res = run("session", "restore", sid, "--last", "4")
     out = res.records()
@@ -216,7 +216,7 @@ def test_claude_code_hooks_end_to_end(ctx_home, tmp_path):
     assert json.loads(high.stdout)["hookSpecificOutput"]["additionalContext"].startswith("Context: ")
     stop = run("hook", "claude-code", "Stop", input=json.dumps({**base, "hook_event_name": "Stop"}))
     assert stop.code == 0
-    assert run("session", "list", "--json").records()[0]["session"].startswith("491e126e")
+    assert run("session", "list", "--json").records()[0]["session_id"].startswith("491e126e")
     bad = run("hook", "claude-code", "Stop", input="{not json")
     assert bad.code == 1  # a real problem is exit 1 (shown, never blocking); never 2, which would block Claude
     missing = run("hook", "claude-code", "Stop", input=json.dumps({"transcript_path": "/nope.jsonl"}))

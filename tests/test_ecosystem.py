@@ -132,6 +132,54 @@ def test_tables_fit_the_terminal():
     assert "short" in out and "…" in out
 
 
+def test_tables_never_cut_ids_and_say_what_they_hide():
+    from ctxkit.io.tables import render_table
+
+    sid = "fa812bfe-b295-4cca-9c2f-fdf01028cb46"
+    rows = [{"session_id": sid, "chunk_id": "c-0002", "tokens": 1149, "dropped_at": "2026-11-22T14:09:31.5+00:00",
+             "gist": "Bash " * 40}]
+    out = render_table(rows, width=80)
+    assert max(len(line) for line in out.split("\n")) <= 80
+    assert sid in out and "c-0002" in out and "2026-11-22 14:09" in out
+    narrow = render_table(rows, width=50)
+    assert sid in narrow and "hidden" in narrow and max(len(line) for line in narrow.split("\n")) <= 50
+
+
+@pytest.mark.skipif(not shutil.which("tmux"), reason="tmux not installed")
+def test_tables_fit_80_and_160_columns_in_tmux(ctx_home, tmp_path):
+    import time
+
+    path = corpus("claude-code_spotter_fa812bfe_session.jsonl")
+    scored = run("score", path, "--query", "elixir tests", "--embedder", "keyword").stdout
+    assert run("drop", "--cutoff", "0.5", input=scored).code == 0
+    run("session", "list")
+    sid = json.loads(run("cold-storage", "list", "--json").stdout.split("\n")[0])["session_id"]
+    env = ctx_subprocess_env(ctx_home)
+    script_ = tmp_path / "tables.sh"
+    cmds = ["cold-storage list", "cold-storage stats", "drops", "logs drops", "session list", "config show"]
+    script_.write_text("".join(f"{PY} -m ctxkit {c}\n" for c in cmds) + "echo __DONE__\nsleep 60\n")
+    for width in (80, 160):
+        sock = f"ctx-test-{os.getpid()}-{width}"
+        tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+        subprocess.run(tmux + ["new-session", "-d", "-x", str(width), "-y", "50", "bash", "--noprofile", "--norc",
+                               str(script_)], env=env, check=True)
+        try:
+            text = ""
+            for _ in range(600):
+                text = subprocess.run(tmux + ["capture-pane", "-p", "-J", "-S", "-", "-t", "0"],
+                                      capture_output=True, text=True).stdout
+                if "__DONE__" in text:
+                    break
+                time.sleep(0.1)
+            assert "__DONE__" in text
+        finally:
+            subprocess.run(tmux + ["kill-server"], capture_output=True)
+        lines = text.rstrip().split("\n")
+        assert max(len(line.rstrip()) for line in lines) <= width, max(lines, key=len)
+        assert text.count(sid) >= 4  # the full id, in every table that names a session
+        assert "session_id" in text and "chunk_id" in text
+
+
 def test_cron_example_and_exit_codes_documented():
     cron = open(os.path.join(ROOT, "examples", "cron", "crontab")).read()
     assert "status" in cron and "--notify-if-pct 0.5 --log" in cron.replace("--log --notify-if-pct 0.5",

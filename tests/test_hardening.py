@@ -44,9 +44,9 @@ def test_concurrent_same_id_drops_never_swap_chunks(tmp_path):
 def test_redrop_refreshes_recoverable_until_and_is_logged_as_a_redrop(ctx_home):
     data = _session("same")
     run("drop", "--cutoff", "0.5", "--min-keep", "0", input=data, env={"CTX_RECOVERABLE_FOR_DAYS": "1"})
-    first = {r["chunk"]: r for r in run("cold-storage", "list", "--json").records()}
+    first = {r["chunk_id"]: r for r in run("cold-storage", "list", "--json").records()}
     run("drop", "--cutoff", "0.5", "--min-keep", "0", input=data, env={"CTX_RECOVERABLE_FOR_DAYS": "30"})
-    second = {r["chunk"]: r for r in run("cold-storage", "list", "--json").records()}
+    second = {r["chunk_id"]: r for r in run("cold-storage", "list", "--json").records()}
     assert first.keys() == second.keys()
     for k in first:
         assert second[k]["expires"] > first[k]["expires"]

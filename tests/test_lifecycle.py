@@ -2,7 +2,9 @@
 import json
 import multiprocessing as mp
 import os
+import re
 import subprocess
+import sys
 
 from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
 from ctxkit.core import context_md as C
@@ -22,9 +24,12 @@ def test_goals_decisions_constraints_remember(ctx_home):
     run("goal", "start", "g-002")
     run("goal", "complete", "g-001")
     goals = [json.loads(x) for x in run("goal", "list", "--json").stdout.splitlines()]
-    assert [(g["id"], g["status"], g["priority"], g["parent"]) for g in goals] == [
+    assert [(g["goal_id"], g["status"], g["priority"], g["parent"]) for g in goals] == [
         ("g-001", "complete", "high", None), ("g-002", "in-progress", "medium", "g-001")]
     assert goals[1]["by"] == "bot"
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\dZ", g["created"]) for g in goals)  # seed 004: created
+    assert run("goal", "list", "--status", "pending", "--json").stdout == ""
+    assert run("goal", "list", "--jq", ".goal_id", "-r").stdout.split() == ["g-001", "g-002"]
     run("decision", "log", "Use RS256", "--why", "key rotation", "--agent", "agent-a")
     run("constraint", "add", "TTL must be 1 hour")
     assert run("constraint", "list").stdout.strip() == "TTL must be 1 hour"
@@ -32,8 +37,20 @@ def test_goals_decisions_constraints_remember(ctx_home):
     run("remember", "Staging DB is read-only on Fridays")
     d = doc(ctx_home)
     assert d.sections["Decisions"][0].why == "key rotation" and d.sections["Decisions"][0].by == "agent-a"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\dZ", d.sections["Decisions"][0].at)  # decisions carry a time
     assert d.sections["Pinned"][0].text == "Staging DB is read-only on Fridays"
     assert run("goal", "start", "g-002", "--if-version", "1").code == 4
+
+
+def test_goal_ids_complete_in_the_shell(ctx_home):
+    run("goal", "add", "Implement JWT auth")
+    run("goal", "add", "Write tests")
+    env = {**os.environ, "COMP_WORDS": "ctx goal start g-00", "COMP_CWORD": "3", "_CTX_COMPLETE": "bash_complete"}
+    p = subprocess.run([sys.executable, "-m", "ctxkit"], env=env, capture_output=True, text=True)
+    assert p.stdout.split() == ["plain,g-001", "plain,g-002"], p.stdout + p.stderr
+    files = subprocess.run([sys.executable, "-m", "ctxkit"], capture_output=True, text=True, cwd=str(ctx_home.parent),
+                           env={**env, "COMP_WORDS": "ctx status ctx-h", "COMP_CWORD": "2"})
+    assert files.stdout.split() == ["file,ctx-h"]  # FILE arguments complete as files
 
 
 def test_pinned_fact_survives_compaction(ctx_home):

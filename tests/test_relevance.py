@@ -222,7 +222,7 @@ def test_same_chunk_id_in_two_sessions_needs_session(ctx_home):
     for sid in ("alpha", "beta"):
         recs = [dict(r, session=sid) for r in SESSION]
         drop_stream(("--cutoff", "0.3"), recs=recs)
-    ids = [r["chunk"] for r in run("cold-storage", "list", "--json").records()]
+    ids = [r["chunk_id"] for r in run("cold-storage", "list", "--json").records()]
     dup = next(c for c in ids if ids.count(c) == 2)
     res = run("recover", "--chunk-id", dup)
     assert res.code == 2 and "alpha, beta" in res.stderr
@@ -237,7 +237,7 @@ def test_hostile_session_ids_stay_inside_cold_storage(ctx_home):
         for f in files:
             if f.endswith(".jsonl") and "c-" in f:
                 assert os.path.realpath(d).startswith(str(cold))
-    assert [r["session"] for r in run("cold-storage", "list", "--json").records()][0] == "../../evil"
+    assert [r["session_id"] for r in run("cold-storage", "list", "--json").records()][0] == "../../evil"
     # every stub's own recovery command works when pasted into a shell
     import shlex
 
@@ -253,8 +253,8 @@ def test_hostile_session_ids_stay_inside_cold_storage(ctx_home):
 def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     drop_stream(("--cutoff", "0.3",))
     rows = run("cold-storage", "list", "--json").records()
-    assert rows and all(r["session"] == "s1" for r in rows)
-    cid = rows[0]["chunk"]
+    assert rows and all(r["session_id"] == "s1" for r in rows)
+    cid = rows[0]["chunk_id"]
     shown = run("cold-storage", "show", cid).records()
     assert shown and all(r["group"] == cid for r in shown)
     hits = run("cold-storage", "search", "pasta recipe", "--embedder", "keyword", "--json").records()
@@ -271,11 +271,11 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     e["recoverable_until"] = "2020-01-01T00:00:00Z"
     path.write_text(json.dumps(e) + "\n")
     run("cold-storage", "reindex")
-    assert [r["chunk"] for r in run("cold-storage", "list", "--expired", "--json").records()] == [cid]
+    assert [r["chunk_id"] for r in run("cold-storage", "list", "--expired", "--json").records()] == [cid]
     assert run("cold-storage", "purge", "--expired", "--dry-run").code == 0 and path.exists()
     assert run("cold-storage", "purge", "--expired").code == 0
     assert not path.exists()
-    assert cid not in [r["chunk"] for r in run("cold-storage", "list", "--json").records()]
+    assert cid not in [r["chunk_id"] for r in run("cold-storage", "list", "--json").records()]
     assert run("cold-storage", "purge").code == 2
 
 

@@ -18,7 +18,7 @@ def cold_storage():
     \b
     Examples:
       ctx cold-storage list -t
-      ctx cold-storage search "refresh token" --limit 5
+      ctx cold-storage search "refresh token" -n 5
       ctx cold-storage purge --expired
     """
 
@@ -30,10 +30,11 @@ def _store() -> ColdStorage:
 @cold_storage.command("list")
 @click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--expired", is_flag=True, help="Only chunks past recoverable_until.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Only the N most recent drops.")
 @jq_option
 @output_options
 @home_option
-def list_(session, expired, jq_expr, table, as_json, table_fmt):
+def list_(session, expired, limit, jq_expr, table, as_json, table_fmt):
     """List stored chunks: session, chunk, tokens, score, reason, expiry.
 
     \b
@@ -44,6 +45,8 @@ def list_(session, expired, jq_expr, table, as_json, table_fmt):
         check_id(session, "session id")
     rows = [{k: r[k] for k in ("session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist")}
             for r in _store().rows(session, expired)]
+    if limit:
+        rows = sorted(rows, key=lambda r: r["dropped_at"] or "")[-limit:]
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
 
 
@@ -73,7 +76,8 @@ def show(chunk_id, session, entry):
 
 @cold_storage.command("search")
 @click.argument("query")
-@click.option("--limit", type=click.IntRange(min=1), default=5, show_default=True, help="How many hits.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=5, show_default=True, metavar="N",
+              help="How many hits.")
 @click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
 @jq_option
@@ -84,7 +88,7 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
 
     \b
     Examples:
-      ctx cold-storage search "refresh token" --limit 5
+      ctx cold-storage search "refresh token" -n 5
       ctx cold-storage search "jwt" --embedder keyword --jq .chunk
     """
     if session:

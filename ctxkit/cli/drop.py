@@ -151,15 +151,17 @@ def _stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score
 @click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
 @click.option("--since", metavar="WHEN", help="Only drops since a duration ago (24h, 7d) or an ISO time.")
 @click.option("--reason", metavar="R", help="Only this drop reason (e.g. low_relevance).")
+@click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Only the last N drops.")
 @jq_option
 @output_options
 @home_option
-def drops(session, since, reason, jq_expr, table, as_json, table_fmt):
+def drops(session, since, reason, limit, jq_expr, table, as_json, table_fmt):
     """What was dropped, when and why (from logs/drops.jsonl).
 
     \b
     Examples:
       ctx drops --session abc --since 24h -t
+      ctx drops -n 5
       ctx drops --jq .relevance_score | sort -n | uniq -c
     """
     home = get_home()
@@ -171,6 +173,10 @@ def drops(session, since, reason, jq_expr, table, as_json, table_fmt):
         raise UsageProblem(f"--since: {e}") from None
     rows = (ev for ev in logs.read(home, "drops", when)
             if (not session or ev.get("session_id") == session) and (not reason or ev.get("reason") == reason))
+    if limit:
+        import collections
+
+        rows = collections.deque(rows, maxlen=limit)
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
                  columns=["timestamp", "session_id", "chunk_id", "reason", "relevance_score", "threshold_used",
                           "tokens"] if table else None)

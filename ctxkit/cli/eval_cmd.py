@@ -12,8 +12,8 @@ from .count import resolve_tokenizer, tokenizer_options
 
 
 @click.command("eval")
-@click.argument("session_file", metavar="SESSION")
-@click.option("--candidate", required=True, metavar="FILE", help="The compacted (or truncated) stream to test.")
+@click.argument("session_file", metavar="SESSION", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--candidate", required=True, metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True), help="The compacted (or truncated) stream to test.")
 @click.option("--from", "from_", default="auto", help="Format of SESSION (default: sniffed).")
 @tokenizer_options
 @jq_option

@@ -18,7 +18,7 @@ def last_session_time(home):
 
 
 @click.command("external")
-@click.option("--repo", default=".", show_default=True, metavar="DIR", help="The git repository to look at.")
+@click.option("--repo", default=".", show_default=True, metavar="DIR", type=click.Path(file_okay=False), help="The git repository to look at.")
 @click.option("--since", default="last-session", show_default=True, metavar="WHEN",
               help="last-session, a duration (12h, 2d) or an ISO time.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")

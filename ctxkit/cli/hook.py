@@ -356,7 +356,7 @@ def claude_code(event):
 
 @hook.command("generic", cls=FailOpen)
 @click.argument("event")
-@click.option("--transcript", metavar="FILE", help="The session transcript (any format ctx import reads).")
+@click.option("--transcript", metavar="FILE", type=click.Path(dir_okay=False), help="The session transcript (any format ctx import reads).")
 @click.option("--session", metavar="ID", help="Session id, for the logs.")
 @workspace_option
 @home_option

@@ -15,7 +15,8 @@ from ..core.entities import CATEGORIES, extract
 from ..core.timeutil import now_iso
 from ..errors import CtxError
 from ..sources.workspace import ContextFile
-from .common import InputRecords, get_workspace, home_option, input_options, note, workspace_option
+from .common import (InputRecords, emit_listing, get_workspace, home_option, input_options, jq_option, note,
+                     output_options, workspace_option)
 
 GOAL = re.compile(r"^(g-\d+) \((pending|in-progress|complete)(?: [\dT:Z-]+)?, (high|medium|low)"
                   r"(?:, parent (g-\d+))?\) (.*)$")
@@ -38,14 +39,19 @@ def parse_goal(item: Item) -> dict | None:
     if not m:
         return None
     return {"id": m.group(1), "status": m.group(2), "priority": m.group(3), "parent": m.group(4),
-            "goal": m.group(5), "done": bool(item.done), "by": item.by}
+            "goal": m.group(5), "done": bool(item.done), "by": item.by, "created": item.at}
+
+
+def minute() -> str:
+    """Now, UTC, to the minute: the timestamp decisions and goals carry."""
+    return now_iso()[:16] + "Z"
 
 
 def goal_item(g: dict, by: str | None) -> Item:
     status = g["status"] + (f" {g['completed']}" if g.get("completed") else "")
     parent = f", parent {g['parent']}" if g.get("parent") else ""
     return Item(text=f"{g['id']} ({status}, {g['priority']}{parent}) {g['goal']}", done=g["status"] == "complete",
-                by=by)
+                by=by, at=g.get("created") or minute())
 
 
 @click.group("goal")
@@ -63,7 +69,8 @@ def goal():
 @goal.command("add")
 @click.argument("text")
 @click.option("--priority", type=click.Choice(["high", "medium", "low"]), default="medium", show_default=True)
-@click.option("--parent", metavar="GOAL_ID", help="The parent goal's id.")
+@click.option("--parent", metavar="GOAL_ID", shell_complete=lambda c, p, i: complete_goal(c, p, i),
+              help="The parent goal's id.")
 @common_options
 def goal_add(text, priority, parent, agent, if_version):
     """Add a pending goal; prints its id.
@@ -105,7 +112,7 @@ def _set_status(gid: str, status: str, agent, if_version):
 
 
 @goal.command("start")
-@click.argument("goal_id")
+@click.argument("goal_id", shell_complete=lambda c, p, i: complete_goal(c, p, i))
 @common_options
 def goal_start(goal_id, agent, if_version):
     """Mark a goal in-progress.
@@ -118,7 +125,7 @@ def goal_start(goal_id, agent, if_version):
 
 
 @goal.command("complete")
-@click.argument("goal_id")
+@click.argument("goal_id", shell_complete=lambda c, p, i: complete_goal(c, p, i))
 @common_options
 def goal_complete(goal_id, agent, if_version):
     """Mark a goal complete (it ages out of the prompt after age_out_hours).
@@ -131,22 +138,42 @@ def goal_complete(goal_id, agent, if_version):
 
 
 @goal.command("list")
-@click.option("--json", "as_json", is_flag=True, help="JSONL output.")
+@click.option("--status", type=click.Choice(["pending", "in-progress", "complete"]), help="Only goals with this status.")
+@jq_option
+@output_options
 @workspace_option
 @home_option
-def goal_list(as_json):
-    """The goals, one per line.
+def goal_list(status, jq_expr, table, as_json, table_fmt):
+    """The goals: id, status, priority, parent, when created, the goal.
 
     \b
-    Example:
-      ctx goal list --json | jq -r 'select(.status != "complete") | .goal'
+    Examples:
+      ctx goal list -t
+      ctx goal list --status pending --jq -r .goal_id
     """
+    rows = []
     for item in ContextFile(get_workspace()).read().sections.get("Goals", []):
         g = parse_goal(item)
-        if g:
-            click.echo(json.dumps(g) if as_json else
-                       f"{g['id']}  {g['status']:<11} {g['priority']:<6} {g['goal']}"
-                       + (f"  (parent {g['parent']})" if g["parent"] else ""))
+        if g and (not status or g["status"] == status):
+            rows.append({"goal_id": g["id"], "status": g["status"], "priority": g["priority"], "parent": g["parent"],
+                         "created": g["created"], "goal": g["goal"], "by": g["by"]})
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+
+
+def complete_goal(ctx, param, incomplete):
+    """Goal ids from the workspace's CONTEXT.md, for shell completion; nothing on any error."""
+    try:
+        from ..sources.workspace import resolve_workspace
+        from .common import get_home
+
+        ws = resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home(ctx).workspace_dir)
+        items = ContextFile(ws).read().sections.get("Goals", [])
+    except Exception:  # noqa: BLE001 -- completion must never fail the shell
+        return []
+    from click.shell_completion import CompletionItem
+
+    return [CompletionItem(g["id"], help=g["goal"][:60]) for g in map(parse_goal, items)
+            if g and g["id"].startswith(incomplete)]
 
 
 @click.group("decision")
@@ -171,7 +198,8 @@ def decision_log(text, why, agent, if_version):
       ctx decision log "Store public keys in Redis" --why "fast lookup, TTL" --agent agent-b
     """
     def change(ctx):
-        ctx.sections["Decisions"] = merge_items(ctx.items("Decisions"), [Item(text=text, why=why, by=agent)])
+        ctx.sections["Decisions"] = merge_items(ctx.items("Decisions"), [Item(text=text, why=why, by=agent,
+                                                                             at=minute())])
         return ctx
 
     _update(change, if_version)

@@ -94,7 +94,7 @@ def _set_home(ctx, param, value):
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="ctx")
-@click.option("--home", metavar="DIR", expose_value=False, callback=_set_home, is_eager=True,
+@click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home, is_eager=True,
               help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
 @click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda c, p, v: c.meta.__setitem__("ctx.quiet", v),

@@ -46,13 +46,14 @@ def memory():
 
     \b
     Example:
-      ctx memory search "LoRA training" --k 5
+      ctx memory search "LoRA training" -n 5
     """
 
 
 @memory.command("search")
 @click.argument("query")
-@click.option("--k", type=click.IntRange(min=1), default=5, show_default=True, help="How many snippets.")
+@click.option("-n", "--limit", "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, metavar="N",
+              help="How many snippets (--k is the old name).")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True, help="Least score.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
 @click.option("--include-cold", is_flag=True, help="Also search dropped chunks in cold storage (source cold:SESSION/CHUNK).")
@@ -65,7 +66,7 @@ def search_cmd(query, k, min_score, embedder, include_cold, jq_expr, table, as_j
 
     \b
     Examples:
-      ctx memory search "LoRA training" --k 5 -t
+      ctx memory search "LoRA training" -n 5 -t
       ctx memory search "deploy" --embedder keyword --jq .snippet -r
       ctx memory search "refresh token" --include-cold --jq .recover -r
     """

@@ -34,7 +34,7 @@ def prompt():
               "(config: prompt_budget, 2000).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "messages"]), default="text", show_default=True,
               help="text, json (sections with sources and tokens), or an OpenAI messages array.")
-@click.option("--records", "records_file", metavar="FILE", help="With --format messages: the conversation to append "
+@click.option("--records", "records_file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True), help="With --format messages: the conversation to append "
               "(as much of the newest as fits --history-budget).")
 @click.option("--history-budget", type=click.IntRange(min=1), metavar="N",
               help="Tokens for --records (default: max_tokens - reserve_tokens - the prompt).")

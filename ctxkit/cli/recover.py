@@ -21,7 +21,8 @@ from .common import note, get_home, home_option
 @click.option("--chunk-id", metavar="ID", shell_complete=complete_chunk, help="The chunk to bring back (from a stub or ctx drops).")
 @click.option("--session", metavar="ID", shell_complete=complete_session, help="The chunk's session, when the id is in several.")
 @click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
-@click.option("--limit", type=click.IntRange(min=1), default=1, show_default=True, help="With --query: how many.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
+              help="With --query: how many.")
 @click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
               help="With --query: the least match score to recover.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="With --query (config: embedder).")

@@ -39,15 +39,16 @@ def session():
     \b
     Examples:
       ctx session list -t
-      ctx session restore conv-2025-11-09-001 --last 10 > resume.jsonl
+      ctx session restore conv-2025-11-09-001 -n 10 > resume.jsonl
     """
 
 
 @session.command("list")
+@click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Only the N most recent sessions.")
 @jq_option
 @output_options
 @home_option
-def list_(jq_expr, table, as_json, table_fmt):
+def list_(limit, jq_expr, table, as_json, table_fmt):
     """Sessions, most recent last: started, last activity (and how long ago), records, status, title.
 
     \b
@@ -59,6 +60,7 @@ def list_(jq_expr, table, as_json, table_fmt):
 
     ref = now()
     rows = sorted(all_sessions(get_home()).values(), key=lambda e: e.get("last_activity") or "")
+    rows = rows[-limit:] if limit else rows
     rows = [{**{k: e.get(k) for k in ("session", "started", "last_activity")},
              "ago": ago(parse_ts(e.get("last_activity")), ref) if e.get("last_activity") else None,
              **{k: e.get(k) for k in ("records", "cold_chunks", "status", "title")}}
@@ -84,8 +86,9 @@ def show(session_id):
 
 @session.command("restore")
 @click.argument("session_id", shell_complete=complete_session)
-@click.option("--last", "last_n", type=click.IntRange(min=0), default=10, show_default=True,
-              help="How many of the session's last records to print after its state.")
+@click.option("-n", "--limit", "--last", "last_n", type=click.IntRange(min=0), default=10, show_default=True,
+              metavar="N", help="How many of the session's last records to print after its state "
+                                "(--last is the old name).")
 @workspace_option
 @home_option
 def restore(session_id, last_n):
@@ -96,7 +99,7 @@ def restore(session_id, last_n):
 
     \b
     Example:
-      ctx session restore abc --last 10 > resume.jsonl
+      ctx session restore abc -n 10 > resume.jsonl
     """
     home = get_home()
     e = all_sessions(home).get(session_id)

@@ -74,7 +74,7 @@ def stats():
 @stats.command("drops")
 @since_option
 @json_option
-@click.option("--plot", metavar="FILE.png", help="Also draw the score histogram (needs matplotlib).")
+@click.option("--plot", metavar="FILE.png", type=click.Path(dir_okay=False), help="Also draw the score histogram (needs matplotlib).")
 @home_option
 def drops(since, as_json, plot, jq_expr):
     """Drop reasons, the relevance-score histogram, tokens saved.

@@ -34,7 +34,7 @@ def load_tools(flag: str | None) -> list[dict]:
     return load_registry(p)
 
 
-registry_option = click.option("--registry", metavar="FILE", help="Tool schemas (JSON or YAML of OpenAI function "
+registry_option = click.option("--registry", metavar="FILE", type=click.Path(dir_okay=False), help="Tool schemas (JSON or YAML of OpenAI function "
                                "schemas). Default: config tools_registry, else the workspace's tools.json/yaml.")
 
 

@@ -33,7 +33,7 @@ KV = re.compile(r"(\w+)=(\S+)")
 HEADING = re.compile(r"^##\s+(.+?)\s*$")
 ITEM = re.compile(r"^[-*]\s+(?:\[( |x|X)\]\s+)?(.*)$")
 WHY = re.compile(r"\s+—\s+why:\s+(.*)$")
-BY = re.compile(r"\s+\(by ([^()]+)\)$")
+BY = re.compile(r"\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z))?\)$")
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
@@ -59,6 +59,7 @@ class Item:
     done: bool | None = None      # None: not a checkbox item
     why: str | None = None
     by: str | None = None
+    at: str | None = None         # when it was logged (UTC, to the minute): `(by X, at 2026-11-22T14:05Z)`
 
     def key(self) -> str:
         return normalize(self.text)
@@ -66,7 +67,9 @@ class Item:
     def render(self) -> str:
         box = "" if self.done is None else ("[x] " if self.done else "[ ] ")
         why = f" — why: {one_line(self.why)}" if self.why else ""
-        by = f" (by {one_line(self.by)})" if self.by else ""
+        tag = ", ".join(([f"by {one_line(self.by).replace(',', ' ')}"] if self.by else [])
+                        + ([f"at {self.at}"] if self.at else []))
+        by = f" ({tag})" if tag else ""
         return f"- {box}{one_line(self.text)}{why}{by}"
 
     def as_dict(self) -> dict:
@@ -77,6 +80,8 @@ class Item:
             d["why"] = self.why
         if self.by:
             d["by"] = self.by
+        if self.at:
+            d["at"] = self.at
         return d
 
 
@@ -154,8 +159,8 @@ def parse(text: str) -> Context:
             if im.group(1) is not None:
                 item.done = im.group(1).lower() == "x"
             bm = BY.search(item.text)
-            if bm:
-                item.by, item.text = bm.group(1), item.text[: bm.start()]
+            if bm and (bm.group(1) or bm.group(2)):
+                item.by, item.at, item.text = bm.group(1), bm.group(2), item.text[: bm.start()]
             wm = WHY.search(item.text)
             if wm:
                 item.why, item.text = wm.group(1).strip(), item.text[: wm.start()].strip()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Iterable
@@ -27,8 +28,33 @@ def _cell(v, width: int) -> str:
     return s if len(s) <= width else s[: max(1, width - 1)] + "…"
 
 
+# Columns whose values a user copies into another command: never cut.
+ID_COLUMNS = frozenset({"id", "session_id", "chunk_id", "goal_id", "group", "key", "path", "name"})
+_TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
+_SHORT_TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
+GAP = 2  # tabulate's "simple" format puts two spaces between columns
+PAD = 2  # ... and makes each column at least its header plus two
+
+
+def is_id_column(name: str) -> bool:
+    return name in ID_COLUMNS or name.endswith("_id")
+
+
+def _short_time(s: str) -> str:
+    """An ISO time as `YYYY-MM-DD HH:MM` (UTC shown as is): readable, and the minute is kept."""
+    m = _TS.match(s)
+    return f"{m.group(1)} {m.group(2)}" if m else s
+
+
+def _cut(s: str, width: int) -> str:
+    return s if len(s) <= width else s[: max(1, width - 1)] + "…"
+
+
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
                  width: int | None = None) -> str:
+    """A table that fits `width` (the terminal): ids are never cut; times show to the minute;
+    other columns give way, widest first, and the rightmost are hidden when even that is not enough
+    (a last line names them; --json has everything)."""
     from tabulate import tabulate
 
     if not rows:
@@ -36,21 +62,45 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     width = width or terminal_width()
     full = [[_cell(r.get(c), 10_000) for c in columns] for r in rows]
-    if fmt == "simple":
-        limits = fit_widths([max([len(c)] + [len(row[i]) for row in full]) for i, c in enumerate(columns)],
-                            width - 2 * len(columns) - 2)
-        full = [[v if len(v) <= limits[i] else v[: max(1, limits[i] - 1)] + "…" for i, v in enumerate(row)]
-                for row in full]
-    return tabulate(full, headers=columns, tablefmt=fmt, disable_numparse=True)
-
-
-def fit_widths(natural: list[int], total: int, floor: int = 6) -> list[int]:
-    """Column widths that fit `total`: narrow columns keep their size, the widest give way."""
-    widths = list(natural)
-    while sum(widths) > total:
-        i = max(range(len(widths)), key=lambda k: widths[k])
-        if widths[i] <= floor:
+    if fmt != "simple":
+        return tabulate(full, headers=columns, tablefmt=fmt, disable_numparse=True)
+    full = [[_short_time(v) for v in row] for row in full]
+    ids = [is_id_column(c) for c in columns]  # never cut, never hidden
+    fixed = [ids[i] or all(not row[i] or _SHORT_TS.match(row[i]) for row in full)  # + times: never cut
+             for i in range(len(columns))]
+    shown = list(range(len(columns)))
+    hidden: list[str] = []
+    while True:
+        natural = [max([len(columns[i]) + PAD] + [len(row[i]) for row in full]) for i in shown]
+        floors = [n if fixed[i] else min(n, max(8, min(len(columns[i]) + PAD, 12))) for i, n in zip(shown, natural)]
+        room = width - GAP * (len(shown) - 1)
+        if sum(floors) <= room or len(shown) == 1 or all(ids[i] for i in shown):
             break
+        drop = max(i for i in shown if not ids[i])  # the rightmost column that is not an id
+        shown.remove(drop)
+        hidden.append(columns[drop])
+    limits = fit_widths(natural, room, floors)
+    heads = [_cut(columns[i], max(1, lim - PAD)) for i, lim in zip(shown, limits)]
+    body = [[_cut(row[i], lim) for i, lim in zip(shown, limits)] for row in full]
+    out = tabulate(body, headers=heads, tablefmt="simple", disable_numparse=True)
+    if hidden:
+        import textwrap
+
+        out += "\n" + textwrap.fill(f"({len(hidden)} column{'s' * (len(hidden) > 1)} hidden to fit {width} "
+                                    f"columns: {', '.join(reversed(hidden))}; --json shows all)", width)
+    return out
+
+
+def fit_widths(natural: list[int], total: int, floors: list[int] | int = 6) -> list[int]:
+    """Column widths that fit `total`: narrow columns keep their size, the widest give way,
+    none below its floor."""
+    widths = list(natural)
+    floors = [floors] * len(widths) if isinstance(floors, int) else floors
+    while sum(widths) > total:
+        movable = [k for k in range(len(widths)) if widths[k] > floors[k]]
+        if not movable:
+            break
+        i = max(movable, key=lambda k: widths[k])
         widths[i] -= 1
     return widths
 
