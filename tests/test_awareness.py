@@ -2,6 +2,7 @@
 made in a temp dir (real files, a real git repository)."""
 import json
 import os
+import re
 import subprocess
 
 import pytest
@@ -78,7 +79,8 @@ def test_budget_drops_and_reports_never_mid_sentence(workspace):
     assert statuses["Context"] == "included"  # hot context is never dropped
     for s in d["sections"]:
         if s["status"] == "shortened":
-            assert s["note"].startswith("cut at a paragraph boundary")
+            assert s["note"].startswith("shortened to fit the budget")
+    assert d["tokens"] <= 120
     explain = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--explain").stdout
     assert "omitted" in explain and "TOTAL" in explain
 
@@ -98,8 +100,53 @@ def test_messages_format_with_records(workspace):
                        "--history-budget", "1500").stdout)
     msgs = d["messages"]
     assert msgs[0]["role"] == "system" and len(msgs) > 2
+    # seed 002: the history opens with the session's start, in local time
+    assert re.fullmatch(r"\[Session started: \d{4}-\d\d-\d\d \d\d:\d\d \(local\)\]", msgs[1]["content"])
+    assert "# Environment\nWorking directory: " in msgs[0]["content"] and "Operating system: " in msgs[0]["content"]
     calls = {c["id"] for m in msgs for c in m.get("tool_calls") or ()}
     assert calls == {m["tool_call_id"] for m in msgs if m["role"] == "tool"}
+
+
+def test_environment_layer_names_os_distro_wsl_terminal_and_mode():
+    from ctxkit.sources.environment import describe_os, environment_lines, os_release
+
+    ubuntu = 'NAME="Ubuntu"\nVERSION_ID="24.04"\nPRETTY_NAME="Ubuntu 24.04.1 LTS"\n'
+    assert os_release(ubuntu) == "Ubuntu 24.04.1 LTS" and os_release('NAME=Arch\nVERSION_ID=1\n') == "Arch 1"
+    wsl = describe_os("Linux", "5.15.153.1-microsoft-standard-WSL2", "Linux version 5.15 (Microsoft)", ubuntu)
+    assert wsl == "Linux (Ubuntu 24.04.1 LTS, WSL2 on Windows)"
+    assert describe_os("Linux", "6.8.0", "Linux version 6.8.0", ubuntu) == "Linux (Ubuntu 24.04.1 LTS)"
+    assert describe_os("Darwin", "23.5.0", "", "", "14.5") == "macOS 14.5"
+    os.environ["TERM_PROGRAM"], os.environ["TERM"] = "vscode", "xterm-256color"
+    try:
+        lines = environment_lines("/src/app", "interactive")
+        assert lines[0] == "Working directory: /src/app" and "Terminal: vscode (xterm-256color)" in lines
+        assert lines[-1] == "Mode: Interactive terminal"
+        assert not any(x.startswith("Terminal") for x in environment_lines("/src/app", "pipeline"))
+    finally:
+        del os.environ["TERM_PROGRAM"]
+
+
+def test_soul_and_user_condensed_and_prompt_never_over_budget(workspace, ctx_home):
+    soul = "# Soul\n\n" + "\n\n".join(f"## Part {i}\n" + "\n".join(
+        f"- rule {i}.{j}: " + " ".join(f"w{i}{j}{k}" for k in range(25)) for j in range(5)) for i in range(6))
+    (workspace / "SOUL.md").write_text(soul)
+    (workspace / "USER.md").write_text(soul.replace("Soul", "User").replace("rule", "pref"))
+    (workspace / "AGENTS.md").write_text(soul.replace("Soul", "Agents").replace("rule", "duty") * 2)
+    run("compact", corpus("claude-code_spotter_fa812bfe_session.jsonl"), "--force", "--workspace", workspace)
+    d = json.loads(run("prompt", "build", "--workspace", workspace, "--budget", "4000", "--format", "json").stdout)
+    by = {s["name"].split(" (")[0] + ("@ws" if str(workspace) in s["name"] else ""): s for s in d["sections"]}
+    for name in ("SOUL.md@ws", "USER.md@ws"):  # seed 000: about 200 tokens, every part represented
+        assert by[name]["status"] == "condensed" and 150 <= by[name]["tokens"] <= 215, by[name]
+    assert all(f"## Part {i}" in d["system"] for i in range(6))
+    for budget in (3000, 1000, 600, 300, 120, 60):
+        d = json.loads(run("prompt", "build", "--workspace", workspace, "--budget", budget, "--format", "json").stdout)
+        assert d["tokens"] <= budget, (budget, d["tokens"])
+        by = {s["name"].split(" (")[0] + ("@ws" if str(workspace) in s["name"] else ""): s for s in d["sections"]}
+        if budget >= 600:  # identity gives way last: shortened, never omitted, while the budget allows
+            assert by["SOUL.md@ws"]["status"] != "omitted" and by["Context@ws"]["status"] != "omitted"
+    (workspace / "AGENTS.md").write_text("<!-- ctx:pinned -->\n" + "Never push to main on Fridays. " * 40)
+    res = run("prompt", "build", "--workspace", workspace, "--budget", "100")
+    assert res.code == 1 and "pinned files alone need" in res.stderr
 
 
 def test_tools_list_show_and_near_matches(workspace):

@@ -1,6 +1,7 @@
 """ctx drop (low-relevance chunks -> cold storage, a stub stays) and ctx drops (what was dropped)."""
 from __future__ import annotations
 
+import tempfile
 import time
 
 import click
@@ -9,24 +10,17 @@ from .completion import complete_session
 
 from .. import records as R
 from ..backends.tokenizers import count_records
-from ..core.drop import DROP, SUMMARIZE, decide, gist, stub_text
+from ..core.drop import DROP, SUMMARIZE, decide_facts, facts, gist, stub_text
 from ..core.groups import iter_groups
 from ..core.timeutil import parse_since
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
+from ..services.spool import GroupSpool
 from ..store import logs
 from ..store.cold import ColdStorage, check_id, new_entry
 from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options
 from .count import resolve_tokenizer
 from .score import SCORE_EVENT
-
-
-def stream_query(records: list[dict]) -> str | None:
-    for r in reversed(records):
-        meta = r.get("meta") or {}
-        if r.get("kind") == "event" and meta.get("type") == SCORE_EVENT:
-            return meta.get("query")
-    return None
 
 
 @click.command("drop")
@@ -61,81 +55,98 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
         raise UsageProblem(f"--cutoff {cutoff} is above --keep {keep_at}")
     min_keep = cfg.get("min_chunks_to_keep", min_keep)
     started = time.monotonic()
-    records = list(InputRecords(file, from_, skip_invalid))
-    query = stream_query(records)
-    groups = list(iter_groups(records))
-    tok = resolve_tokenizer(None, None)
-    originals = [[dict(r) for r in g] for g in groups]  # what goes to cold storage, untouched
-    stubs = []
-    for g in groups:
-        for r, n in zip(g, count_records(tok, g, reuse=True)):
-            r["tokens"], r["tokenizer"] = n, tok.name
-        stubs.append(_stub(g, sum(r["tokens"] for r in g), g[0].get("group"), None, None))
-    stub_costs = count_records(tok, stubs)
-    savings = [sum(r["tokens"] for r in g) - c for g, c in zip(groups, stub_costs)]
-    decisions = decide(groups, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"), savings)
-    if dry_run:
-        rows = [{"chunk": g[0].get("group"), "session": g[0].get("session"), "decision": d.action,
-                 "reason": d.reason, "score": d.score, "tokens": sum(r["tokens"] for r in g), "gist": gist(g, 60)}
-                for g, d in zip(groups, decisions) if d.reason != "not_a_message" or g[0].get("kind") != "event"]
-        emit_listing(rows, table=table, as_json=False)
-        return
-    enabled = cfg.get("cold_storage_enabled")
-    if not enabled and any(d.action == DROP for d in decisions):
-        click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
-                   "keep the chunks)", err=True)
-    store = ColdStorage(home.cold_storage_dir)
-    days = cfg.get("recoverable_for_days")
-    out = _Buffer()  # written whole at the end: a failing drop prints nothing rather than half
-    before = after = dropped = summarized = 0
-    for g, orig, d in zip(groups, originals, decisions):
-        tokens = sum(r["tokens"] for r in g)
-        before += tokens
-        if d.action == DROP and enabled:
-            session = g[0].get("session") or "default"
-            chunk_id = g[0].get("group")
-            entry = new_entry(session, chunk_id, orig, tokens, d.reason, d.score, query, days, gist(g, 80))
-            path, chunk_id, redrop = store.write(entry)  # durable before the chunk leaves the stream
-            stub = _stub(g, tokens, chunk_id, path, d.score)
-            stub["tokens"] = count_records(tok, [stub])[0]
-            stub["tokenizer"] = tok.name
-            logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
-                                        "chunk_id": chunk_id, "session_id": session,
-                                        "reason": d.reason, "relevance_score": d.score, "threshold_used": cutoff,
-                                        "tokens": 0 if redrop else tokens, "cold_storage_path": path,
-                                        "query": query})
-            out.write(stub)
-            after += stub["tokens"]
-            dropped += 1
-            continue
-        if d.action == SUMMARIZE:
-            for r in g:
-                R.add_flag(r, "summarize")
-            summarized += 1
-        out.write_all(g)
-        after += tokens
-    Writer().write_all(out.records)
     from ..store import sessions
 
-    sessions.touch(home, records, file)
+    tok = resolve_tokenizer(None, None)
+    tally = sessions.tally(())
+    query: list = [None]
+
+    def sized(group: list[dict]) -> tuple:
+        """What stays in memory per chunk: its facts, each record's tokens, session and id, gist."""
+        for r in group:
+            meta = r.get("meta") or {}
+            if r.get("kind") == "event" and isinstance(meta, dict) and meta.get("type") == SCORE_EVENT:
+                query[0] = meta.get("query")  # the last score event names the query
+        sessions.tally(group, tally)
+        counts = count_records(tok, [dict(r) for r in group], reuse=True)
+        tokens = sum(counts)
+        stub = _stub(group, tokens, group[0].get("group"), None, None)
+        saving = tokens - count_records(tok, [stub])[0]
+        return facts(group, saving), counts, tokens
+
+    enabled = cfg.get("cold_storage_enabled")
+    store = ColdStorage(home.cold_storage_dir)
+    days = cfg.get("recoverable_for_days")
+    before = after = dropped = summarized = 0
+    # Memory stays flat as the input grows: chunks wait in a temporary file (only their facts
+    # stay in memory), and the output is written to another and copied out whole at the end,
+    # so a failing drop prints nothing rather than half.
+    with GroupSpool(sized) as spool, tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
+        spool.extend(iter_groups(InputRecords(file, from_, skip_invalid)))
+        decisions = decide_facts([f for f, _, _ in spool.info], cutoff, keep_at, min_keep,
+                                 cfg.get("summarize_medium_chunks"))
+        if dry_run:
+            rows = []
+            for g, (f, _, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
+                if d.reason != "not_a_message" or g[0].get("kind") != "event":
+                    rows.append({"chunk": g[0].get("group"), "session": g[0].get("session"), "decision": d.action,
+                                 "reason": d.reason, "score": d.score, "tokens": tokens, "gist": gist(g, 60)})
+            emit_listing(rows, table=table, as_json=False)
+            return
+        if not enabled and any(d.action == DROP for d in decisions):
+            click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
+                       "keep the chunks)", err=True)
+        out = Writer(pending)
+        for orig, (_, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
+            g = [dict(r, tokens=n, tokenizer=tok.name) for r, n in zip(orig, counts)]
+            before += tokens
+            if d.action == DROP and enabled:
+                session = g[0].get("session") or "default"
+                chunk_id = g[0].get("group")
+                entry = new_entry(session, chunk_id, orig, tokens, d.reason, d.score, query[0], days, gist(g, 80))
+                path, chunk_id, redrop = store.write(entry)  # durable before the chunk leaves the stream
+                stub = _stub(g, tokens, chunk_id, path, d.score)
+                stub["tokens"] = count_records(tok, [stub])[0]
+                stub["tokenizer"] = tok.name
+                logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
+                                            "chunk_id": chunk_id, "session_id": session,
+                                            "reason": d.reason, "relevance_score": d.score, "threshold_used": cutoff,
+                                            "tokens": 0 if redrop else tokens, "cold_storage_path": path,
+                                            "query": query[0]})
+                out.write(stub)
+                after += stub["tokens"]
+                dropped += 1
+                continue
+            if d.action == SUMMARIZE:
+                for r in g:
+                    R.add_flag(r, "summarize")
+                summarized += 1
+            out.write_all(g)
+            after += tokens
+        pending.seek(0)
+        _copy_out(pending)
+        total = len(spool)
+    sessions.commit(home, tally, file)
     logs.append(home, "compaction", {
         "event": "relevance_drop", "trigger": "manual", "tokens_before": before, "tokens_after": after,
-        "chunks_dropped": dropped, "chunks_summarized": summarized, "chunks_total": len(groups),
-        "query": query, "duration_s": round(time.monotonic() - started, 3),
+        "chunks_dropped": dropped, "chunks_summarized": summarized, "chunks_total": total,
+        "query": query[0], "duration_s": round(time.monotonic() - started, 3),
         "config_used": f"relevance_cutoff={cutoff} relevance_keep={keep_at} min_chunks_to_keep={min_keep}"})
-    note(f"ctx: dropped {dropped} of {len(groups)} chunks to cold storage, flagged {summarized} to "
+    note(f"ctx: dropped {dropped} of {total} chunks to cold storage, flagged {summarized} to "
                f"summarize; {before} -> {after} tokens")
 
 
-class _Buffer:
-    def __init__(self):
-        self.records: list[dict] = []
+def _copy_out(src) -> None:
+    import shutil
+    import sys
 
-    def write(self, rec: dict) -> None:
-        self.records.append(rec)
+    from ..errors import PipeClosed
 
-    def write_all(self, recs) -> None:
-        self.records.extend(recs)
+    try:
+        shutil.copyfileobj(src, sys.stdout, 1 << 20)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise PipeClosed() from None
 
 
 def _stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:

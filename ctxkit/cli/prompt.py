@@ -42,15 +42,21 @@ def prompt():
 @click.option("--explain", is_flag=True, help="Instead of the prompt: tokens per section, sources, what was "
               "left out and why.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="For --query (config: embedder).")
+@click.option("--mode", type=click.Choice(["auto", "interactive", "pipeline", "hook", "server"]),
+              help="The Environment section's Mode (config: prompt_mode, auto: interactive on a terminal).")
+@click.option("--no-environment", is_flag=True, help="Leave out the Environment section (cwd, OS, terminal, mode).")
 @workspace_option
 @home_option
-def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder):
-    """Build a lean system prompt: identity, tool names, CONTEXT.md, memory on demand, time.
+def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder, mode, no_environment):
+    """Build a lean system prompt: identity, tool names, environment, CONTEXT.md, memory on demand, time.
 
     Static part first (byte-identical while its files are unchanged, so provider prompt
-    caches stay valid), dynamic part last. What does not fit is dropped or cut at a
-    paragraph boundary and reported by --explain; CONTEXT.md and files marked
-    `<!-- ctx:pinned -->` are never dropped or shortened.
+    caches stay valid), dynamic part last. SOUL.md and USER.md are condensed to about
+    identity_tokens (200) each, every section keeping its first lines. The prompt is never
+    over --budget: External, memory, tools and environment go first, then the CONTEXT.md view
+    and the identity files are shortened (SOUL.md last); --explain says what and why. Files
+    marked `<!-- ctx:pinned -->` are never touched (over budget on their own: an error).
+    With --format messages, the history starts with `[Session started: …]` (seed 002).
 
     \b
     Examples:
@@ -89,12 +95,16 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
         when = last_session_time(home)
         git_lines = summary_lines(git_changes(os.getcwd(), when), modified_files(ws, when))
     from ..store.countcache import CountCache
+    from ..sources.environment import environment_lines
+
+    env = None if no_environment else environment_lines(os.getcwd(), cfg.get("prompt_mode", mode))
 
     counts = CountCache(home, tok)  # counts of unchanged texts are remembered: no tokenizer load
     p = build(home_workspace=home.workspace_dir, workspace=ws, cwd=os.getcwd(), budget=budget, count=counts.count,
               tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
               time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
-              context_view_tokens=cfg.get("context_view_tokens"),
+              context_view_tokens=cfg.get("context_view_tokens"), environment=env,
+              identity_tokens=cfg.get("identity_tokens"),
               bound=counts.upper_bound if fmt == "text" and not explain else None)
     from ..store import redaction
 
@@ -118,10 +128,18 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     else:
         from ..io.export import to_openai
 
+        from ..core.timeinfo import session_started
+
         history: list[dict] = []
+        started = None
         if records_file:
             limit = history_budget or max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens") - total)
             recs = list(annotate(tok, open_records(Source(records_file)), reuse=True))
+            started = next((r.get("ts") for r in recs if r.get("ts")), None)
             groups = list(iter_groups([r for r in recs if r.get("kind") != "event"]))
             history = [r for i in truncate_groups(groups, limit, "oldest_first") for r in groups[i]]
-        click.echo(json.dumps(redaction.value(to_openai(history, system_prefix=text)), ensure_ascii=False))
+        body = to_openai(history, system_prefix=text)
+        msgs = body["messages"]
+        msgs.insert(1 if msgs and msgs[0]["role"] == "system" else 0,
+                    {"role": "user", "content": session_started(started)})
+        click.echo(json.dumps(redaction.value(body), ensure_ascii=False))

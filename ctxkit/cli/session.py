@@ -17,7 +17,7 @@ from ..io.jsonl import Source, Writer
 from ..sources.workspace import ContextFile
 from ..store import sessions
 from ..store.cold import ColdStorage
-from .common import note, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import note, emit_listing, emit_object, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 
 
 def all_sessions(home) -> dict:
@@ -63,7 +63,8 @@ def list_(limit, jq_expr, table, as_json, table_fmt):
     rows = rows[-limit:] if limit else rows
     rows = [{**{k: e.get(k) for k in ("session", "started", "last_activity")},
              "ago": ago(parse_ts(e.get("last_activity")), ref) if e.get("last_activity") else None,
-             **{k: e.get(k) for k in ("records", "cold_chunks", "status", "title")}}
+             **{k: e.get(k) for k in ("message_count", "records", "cold_chunks", "status", "title", "agents",
+                                      "primary_files", "tags")}}
             for e in rows]
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
 
@@ -81,7 +82,7 @@ def show(session_id):
     e = all_sessions(get_home()).get(session_id)
     if e is None:
         raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
-    click.echo(json.dumps(e))
+    emit_object(e, as_json=True)
 
 
 @session.command("restore")

@@ -77,21 +77,20 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             usage.add(rec)
         batch.clear()
 
-    seen_for_index: list[dict] = []
+    tally = None
+    if log_it:
+        from ..store import sessions
+
+        tally = sessions.tally(())
     for rec in InputRecords(file, from_, skip_invalid):
         batch.append(rec)
-        if log_it:
-            slim = {k: rec.get(k) for k in ("session", "ts", "role", "kind", "flags")}
-            if rec.get("role") == "user":
-                slim["content"] = (rec.get("content") or "")[:100]
-            seen_for_index.append(slim)
+        if tally is not None:
+            sessions.tally((rec,), tally)  # folded as it passes: the index needs no copy of the stream
         if len(batch) >= BATCH:
             flush()
     flush()
     if log_it:
-        from ..store import sessions
-
-        sessions.touch(home, seen_for_index, file)
+        sessions.commit(home, tally, file)
     d = usage.as_dict()
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact

@@ -20,26 +20,47 @@ def is_message_chunk(group: Sequence[dict]) -> bool:
     return all(r.get("kind") == "message" for r in group)
 
 
+@dataclass(frozen=True)
+class ChunkFacts:
+    """All a drop decision needs to know of a chunk (so a streaming caller keeps only this)."""
+    message: bool
+    protected: bool
+    score: float | None
+    saving: int | None = None   # its tokens minus its stub's
+
+
+def facts(group: Sequence[dict], saving: int | None = None) -> ChunkFacts:
+    score = group[0].get("score") if group else None
+    return ChunkFacts(is_message_chunk(group), any(R.is_protected(r) for r in group),
+                      score if isinstance(score, (int, float)) and not isinstance(score, bool) else None, saving)
+
+
 def decide(groups: Sequence[Sequence[dict]], cutoff: float, keep: float, min_keep: int,
            summarize_medium: bool = True, savings: Sequence[int] | None = None) -> list[Decision]:
     """One decision per chunk. `savings[i]` is what dropping chunk i would save (its tokens
     minus its stub's); a chunk that would not get smaller is never dropped."""
-    msg_idx = [i for i, g in enumerate(groups) if is_message_chunk(g)]
+    return decide_facts([facts(g, savings[i] if savings is not None else None) for i, g in enumerate(groups)],
+                        cutoff, keep, min_keep, summarize_medium)
+
+
+def decide_facts(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_keep: int,
+                 summarize_medium: bool = True) -> list[Decision]:
+    msg_idx = [i for i, c in enumerate(chunks) if c.message]
     recent = set(msg_idx[-min_keep:]) if min_keep > 0 else set()
     out = []
-    for i, g in enumerate(groups):
-        score = g[0].get("score") if g else None
-        if i not in msg_idx:
+    for i, c in enumerate(chunks):
+        score = c.score
+        if not c.message:
             out.append(Decision(KEEP, "not_a_message", score))
-        elif any(R.is_protected(r) for r in g):
+        elif c.protected:
             out.append(Decision(KEEP, "protected", score))
         elif i in recent:
             out.append(Decision(KEEP, "recent", score))
-        elif not isinstance(score, (int, float)):
+        elif score is None:
             out.append(Decision(KEEP, "unscored", None))
         elif score >= keep:
             out.append(Decision(KEEP, "relevant", score))
-        elif score <= cutoff and savings is not None and savings[i] <= 0:
+        elif score <= cutoff and c.saving is not None and c.saving <= 0:
             out.append(Decision(KEEP, "smaller_than_stub", score))
         elif score <= cutoff:
             out.append(Decision(DROP, "low_relevance", score))

@@ -61,3 +61,13 @@ def time_block(now: datetime, last: datetime | None, started: datetime | None, d
     lines.append(f"Pattern: {pattern(durations)}")
     lines.append(f"Hint: {hint}")
     return lines
+
+
+def session_started(ts: str | datetime | None, fallback: datetime | None = None) -> str:
+    """Seed 002's first history message: `[Session started: 2026-01-13 14:30 (local)]`.
+    From the session's first timestamp; without one, from `fallback` (or now)."""
+    from .timeutil import now, parse_ts
+
+    when = parse_ts(ts) if isinstance(ts, str) else ts
+    when = when or fallback or now()
+    return f"[Session started: {when.astimezone().strftime('%Y-%m-%d %H:%M')} (local)]"

@@ -17,7 +17,17 @@ def group_tokens(group: Sequence[dict]) -> int:
 
 
 def truncate_groups(groups: Sequence[list[dict]], budget: int, strategy: str = "oldest_first") -> list[int]:
-    """Indices of the groups to keep, in order.
+    """Indices of the groups to keep, in order (see `truncate_sizes`)."""
+    return truncate_sizes([group_size(g) for g in groups], budget, strategy)
+
+
+def group_size(group: Sequence[dict]) -> tuple[bool, int]:
+    """(always kept, tokens): all truncation needs to know of a group."""
+    return any(R.is_protected(r) for r in group), group_tokens(group)
+
+
+def truncate_sizes(sizes: Sequence[tuple[bool, int]], budget: int, strategy: str = "oldest_first") -> list[int]:
+    """Indices of the groups to keep, in order, from each group's (always kept, tokens).
 
     oldest_first: newest groups backwards until the budget is used; always the most recent one.
     middle_out:   first and last groups, then the groups nearest the end as the budget allows.
@@ -27,10 +37,10 @@ def truncate_groups(groups: Sequence[list[dict]], budget: int, strategy: str = "
     keep: set[int] = set()
     free: list[int] = []
     used = 0
-    for i, g in enumerate(groups):
-        if any(R.is_protected(r) for r in g):
+    for i, (protected, tokens) in enumerate(sizes):
+        if protected:
             keep.add(i)
-            used += group_tokens(g)
+            used += tokens
         else:
             free.append(i)
     if not free:
@@ -38,17 +48,17 @@ def truncate_groups(groups: Sequence[list[dict]], budget: int, strategy: str = "
     remaining = budget - used
     last = free[-1]
     keep.add(last)  # always keep the most recent group
-    remaining -= group_tokens(groups[last])
+    remaining -= sizes[last][1]
     tail = free[:-1]
     if strategy == "middle_out" and tail:
         first = tail[0]
-        cost = group_tokens(groups[first])
+        cost = sizes[first][1]
         if cost <= remaining:
             keep.add(first)
             remaining -= cost
             tail = tail[1:]
     for i in reversed(tail):
-        cost = group_tokens(groups[i])
+        cost = sizes[i][1]
         if cost > remaining:
             break
         keep.add(i)

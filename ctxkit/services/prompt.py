@@ -12,10 +12,17 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from typing import Callable
+
 from ..core.context_md import parse
 from ..core.hygiene import clean
+from ..core.shorten import condense_to, cut_to
+from ..errors import CtxError
 
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
+CONDENSED = ("SOUL.md", "USER.md")  # seed 000: condensed identity and preferences, ~200 tokens each
+# When over budget, identity goes last: AGENTS.md gives way first, SOUL.md last.
+GIVE_WAY = {"AGENTS.md": 0, "USER.md": 1, "SOUL.md": 2}
 DEFAULTS_DIR = os.path.join(os.path.dirname(os.path.dirname(__file__)), "defaults")
 PINNED_MARK = "<!-- ctx:pinned -->"
 
@@ -31,6 +38,11 @@ class Section:
     tokens: int = 0
     status: str = "included"
     note: str = ""
+    shrink: Callable[[int], str] | None = field(default=None, repr=False)  # a shorter body within N tokens
+    floor: int = 0       # the fewest tokens a shrink may leave before the section is omitted instead
+
+    def render(self) -> str:
+        return f"# {self.name}\n{self.text}".rstrip()
 
 
 @dataclass
@@ -43,10 +55,10 @@ class Prompt:
         return [s for s in self.sections if s.status != "omitted"]
 
     def text(self) -> str:
-        return "\n\n".join(f"# {s.name}\n{s.text}".rstrip() for s in self.included()) + "\n"
+        return "\n\n".join(s.render() for s in self.included()) + "\n"
 
     def static_prefix(self) -> str:
-        return "\n\n".join(f"# {s.name}\n{s.text}".rstrip() for s in self.included() if s.static)
+        return "\n\n".join(s.render() for s in self.included() if s.static)
 
 
 def layer_dirs(home_workspace: str, workspace: str | None, cwd: str) -> list[str]:
@@ -88,57 +100,58 @@ def condense(text: str, seen_lines: set) -> str:
     return "\n".join(out).strip()
 
 
-def cut_to(text: str, max_tokens: int, count) -> tuple[str, bool]:
-    """The longest prefix of whole paragraphs/bullets within max_tokens."""
-    if count(text) <= max_tokens:
-        return text, False
-    blocks = re.split(r"\n(?=\s*\n|[-*] |\d+\. |#)", text)
-    kept = []
-    for b in blocks:
-        trial = "\n".join(kept + [b])
-        if count(trial) > max_tokens:
-            break
-        kept.append(b)
-    return "\n".join(kept).strip(), True
+def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: int) -> None:
+    path = os.path.join(d, fname)
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        raw = f.read()
+    text = condense(raw, seen)
+    if not text:
+        return
+    pinned = PINNED_MARK in raw
+    sec = Section(f"{fname} ({path})", text, path, tier=0 if pinned else 1, pinned=pinned,
+                  shrink=lambda n, t=text: condense_to(t, n, count)[0], floor=40)
+    if fname in CONDENSED and not pinned and identity_tokens:
+        short, cut = condense_to(text, identity_tokens, count)
+        if cut and short:
+            sec.text, sec.status = short, "condensed"
+            sec.note = f"condensed to {identity_tokens} tokens (config: identity_tokens)"
+    p.sources.append(path)
+    p.sections.append(sec)
 
 
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
           git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
-          bound=None) -> Prompt:
+          bound=None, environment: list[str] | None = None, identity_tokens: int = 200) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
-    dirs = layer_dirs(home_workspace, workspace, cwd)
-    for d in dirs:
+    for d in layer_dirs(home_workspace, workspace, cwd):
         for fname in IDENTITY_FILES:
-            path = os.path.join(d, fname)
-            if not os.path.exists(path):
-                continue
-            with open(path, encoding="utf-8") as f:
-                raw = f.read()
-            text = condense(raw, seen)
-            if not text:
-                continue
-            p.sources.append(path)
-            p.sections.append(Section(f"{fname} ({path})", text, path, tier=0 if PINNED_MARK in raw else 1,
-                                      pinned=PINNED_MARK in raw))
+            _identity(p, d, fname, seen, count, identity_tokens)
     if tool_names:
         p.sections.append(Section("Tools", "Available tools: " + ", ".join(tool_names) +
                                   "\n(Schemas on demand: `ctx tools show NAME`.)", "tools registry", tier=2))
+    if environment:
+        p.sections.append(Section("Environment", "\n".join(environment), "this machine", tier=2))
     cpath = os.path.join(workspace, "CONTEXT.md")
     if os.path.exists(cpath):
         with open(cpath, encoding="utf-8") as f:
             raw = f.read()
         from ..core.context_md import aged_out
+        from ..core.context_view import condensed
         from ..core.timeutil import now
 
-        from ..core.context_view import condensed
-
         ctx = aged_out(parse(raw), now(), age_out_hours)
+
+        def view(n: int, ctx=ctx) -> str:
+            return clean(condensed(ctx, max(20, n), count))
+
         # the file keeps everything; the view and the section's framing stay within the budget
-        body = condensed(ctx, max(50, context_view_tokens - 40), count)
         p.sources.append(cpath)
-        p.sections.append(Section(f"Context ({cpath})", clean(body), cpath, tier=0, static=False))
+        p.sections.append(Section(f"Context ({cpath})", view(context_view_tokens - 40), cpath, tier=0,
+                                  static=False, shrink=view, floor=60))
     if memory_hits:
         lines, used = [], 0
         for h in memory_hits:
@@ -150,7 +163,9 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
             used += n
         if lines:
             p.sections.append(Section("Relevant Memory", "\n".join(lines), "memory search", tier=3, static=False))
-    p.sections.append(Section("Time", "\n".join(f"- {x}" for x in time_lines), "clock", tier=0, static=False))
+    tl = [f"- {x}" for x in time_lines]
+    p.sections.append(Section("Time", "\n".join(tl), "clock", tier=0, static=False,
+                              shrink=lambda n: cut_to("\n".join(tl), n, count)[0] or tl[0], floor=5))
     if git_lines:
         p.sections.append(Section("External", "\n".join(f"- {x}" for x in git_lines), "git", tier=4, static=False))
     _fit(p, budget, count, bound)
@@ -158,36 +173,86 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
 
 
 def _fit(p: Prompt, budget: int, count, bound=None) -> None:
-    """Fit the sections to the budget. With `bound` (a count never below the exact one, that
-    needs no tokenizer), a prompt that fits by the bounds is left as it is without counting."""
+    """Fit the prompt to the budget; it is never over it.
+
+    In order: omit External and Relevant Memory; shorten the largest of AGENTS.md, the CONTEXT.md
+    view, USER.md and SOUL.md to a common cap (the biggest give way first, none below 80 tokens);
+    omit Tools and Environment; lower the cap to each section's floor; shorten Time; omit
+    AGENTS.md, then USER.md, then SOUL.md (identity goes last), then the CONTEXT.md view, then Time.
+    Pinned files are never touched: when they alone exceed the budget, that is an error.
+    With `bound` (a count never below the exact one, that needs no tokenizer), a prompt that
+    fits by the bounds is left as it is without counting.
+    """
     if bound is not None:
-        heads = [f"# {s.name}\n{s.text}" for s in p.sections]
-        if sum(bound(h) for h in heads) <= budget:
+        heads = [s.render() for s in p.sections]
+        if sum(bound(h) for h in heads) + 2 * len(heads) <= budget:
             for s, h in zip(p.sections, heads):
                 s.tokens = bound(h)
             return
-    for s in p.sections:
-        s.tokens = count(f"# {s.name}\n{s.text}")
-    total = lambda: sum(s.tokens for s in p.included())  # noqa: E731
-    # 1. drop whole optional sections, least vital first (external, memory, tools)
-    for tier in (4, 3, 2):
-        for s in reversed([s for s in p.sections if s.tier == tier]):
-            if total() <= budget:
-                return
-            s.status, s.note = "omitted", f"over budget ({total()} > {budget})"
-    # 2. shorten identity sections at paragraph boundaries, the last layers' first
-    for s in reversed([s for s in p.sections if s.tier == 1]):
-        over = total() - budget
-        if over <= 0:
-            return
-        room = max(0, s.tokens - over)
-        text, cut = cut_to(s.text, room, count)
-        if not text:
-            s.status, s.note = "omitted", "no whole paragraph fits the budget"
-        elif cut:
-            s.text, s.status, s.note = text, "shortened", f"cut at a paragraph boundary to fit {budget}"
-            s.tokens = count(f"# {s.name}\n{s.text}")
-    if total() > budget:
+    total = lambda: count(p.text())  # noqa: E731 -- exact, separators included
+
+    def done() -> bool:
         for s in p.sections:
-            if s.tier == 0 and s.status != "omitted":
-                s.note = "kept although over budget (hot context and pinned are never dropped)"
+            s.tokens = count(s.render()) if s.status != "omitted" else 0
+        return total() <= budget
+
+    def omit(secs, why) -> bool:
+        for s in secs:
+            if s.status != "omitted":
+                s.status, s.note = "omitted", why
+                if done():
+                    return True
+        return False
+
+    def water_fill(least: int) -> bool:
+        """Shorten the biggest shrinkable sections to one cap, never below `least` or their floor."""
+        for _ in range(4):  # a shortened body lands near, not on, its target: a few rounds settle it
+            secs = [s for s in p.sections if s.shrink and not s.pinned and s.status != "omitted" and s.name != "Time"]
+            if not secs:
+                return False
+            fixed = total() - sum(s.tokens for s in secs)
+            lo, hi = 0, max(s.tokens for s in secs)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                lo, hi = (mid, hi) if fixed + sum(min(s.tokens, mid) for s in secs) <= budget else (lo, mid - 1)
+            changed = False
+            for s in secs:
+                cap = max(lo, least, s.floor)
+                if s.tokens > cap:
+                    text = s.shrink(max(1, cap - count(f"# {s.name}") - 1))
+                    if text and text != s.text:
+                        s.text, s.status, s.note = text, "shortened", f"shortened to fit the budget {budget}"
+                        changed = True
+            if done():
+                return True
+            if not changed:
+                return False
+        return False
+
+    if done():
+        return
+    if omit([s for t in (4, 3) for s in reversed(p.sections) if s.tier == t], f"over budget {budget}"):
+        return
+    if water_fill(80):
+        return
+    if omit([s for s in reversed(p.sections) if s.tier == 2], f"over budget {budget}"):
+        return
+    if water_fill(0):
+        return
+    timesec = next((s for s in p.sections if s.name == "Time"), None)
+    if timesec and timesec.shrink:
+        timesec.text = timesec.shrink(max(1, timesec.tokens - (total() - budget)))
+        timesec.status, timesec.note = "shortened", f"shortened to fit the budget {budget}"
+        if done():
+            return
+    identity = sorted((s for s in p.sections if s.tier == 1), key=lambda s: GIVE_WAY.get(s.name.split(" (")[0], 0))
+    if omit(identity, f"over budget {budget}; identity goes last, SOUL.md last of all"):
+        return
+    if omit([s for s in p.sections if s.name.startswith("Context (")], f"not even the Task fits the budget {budget}"):
+        return
+    if omit([timesec] if timesec else [], f"only pinned files fit the budget {budget}"):
+        return
+    pinned = sum(s.tokens for s in p.included() if s.pinned)
+    raise CtxError(f"the prompt needs {total()} tokens but --budget is {budget}"
+                   + (f" (pinned files alone need {pinned})" if pinned else ""),
+                   hint="raise --budget (config: prompt_budget) or unpin a file")

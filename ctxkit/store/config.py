@@ -63,7 +63,12 @@ KNOBS: dict[str, Knob] = {
     "openai_api_key_env": Knob(str, "OPENAI_API_KEY", "environment variable holding the endpoint's API key"),
     # prompt
     "tools_registry": Knob(str, "", "tool-schema registry file (default: the workspace's tools.json/yaml)"),
-    "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build"),
+    "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build; the prompt is never over it"),
+    "identity_tokens": Knob(int, 200, "SOUL.md and USER.md are condensed to about this many tokens each in the prompt "
+                                      "(seed 000; 0 keeps them whole)"),
+    "prompt_mode": Knob(str, "auto", "the Environment section's Mode: auto (interactive on a terminal, else "
+                                     "pipeline) | interactive | pipeline | hook | server",
+                        ("auto", "interactive", "pipeline", "hook", "server")),
     "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
     # working state and memory lifecycle
     "context_view_tokens": Knob(int, 500, "the most CONTEXT.md may take in a system prompt or hook output "
@@ -158,6 +163,8 @@ def _ranges() -> None:
         if k in KNOBS:
             RANGES[k] = (1, None)
     RANGES["half_life_hours"] = (0.01, None)
+    RANGES["identity_tokens"] = (0, None)
+    RANGES["prompt_budget"] = (1, None)
 
 
 # seed 003's context-config.yaml spells knobs in UPPER_CASE: accepted as aliases, with a note

@@ -40,45 +40,50 @@ def _title(text: str) -> str:
     return text[:60] + ("…" if len(text) > 60 else "")
 
 
+def tally(records: Iterable[dict], into=None):
+    """Fold records into a SessionTally (requests found with the one definition of the user's request)."""
+    from ..core.requests import request_text
+    from ..core.session_meta import SessionTally
+
+    t = into or SessionTally()
+    for r in records:
+        t.add(r, request_text(r) if r.get("role") == "user" else None)
+    return t
+
+
 def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]:
     """Fold a stream's sessions into the index (locked read-modify-write)."""
-    seen: dict[str, dict] = {}
-    for r in records:
-        sid = r.get("session")
-        if not sid or r.get("kind") == "event":
-            continue
-        s = seen.setdefault(sid, {"records": 0, "first": None, "last": None, "title": ""})
-        s["records"] += 1
-        ts = r.get("ts")
-        if ts:
-            s["first"] = min(s["first"] or ts, ts)
-            s["last"] = max(s["last"] or ts, ts)
-        if not s["title"]:
-            from ..core.requests import request_text  # the one definition of the user's request
+    return commit(home, tally(records), source)
 
-            req = request_text(r)
-            if req:
-                from . import redaction
 
-                s["title"] = _title(redaction.text(req))
-    if not seen:
+def commit(home, t, source: str | None = None) -> list[str]:
+    """Write a SessionTally's sessions into the index: started, last activity, records, message
+    count, title, and seed 004's agents, primary files and tags."""
+    if not t.sessions:
         return []
+    from . import redaction
+
     p = index_path(home)
     with locked(p):
         idx = load(home)
-        for sid, s in seen.items():
+        for sid in t.sessions:
+            s = t.summary(sid)
             e = idx.get(sid, {})
             e["session"] = sid
             e["started"] = min(filter(None, [e.get("started"), s["first"]]), default=None)
             e["last_activity"] = max(filter(None, [e.get("last_activity"), s["last"]]), default=None)
             e["records"] = max(e.get("records", 0), s["records"])
-            e["title"] = e.get("title") or s["title"]
+            e["message_count"] = max(e.get("message_count", 0), s["message_count"])
+            e["title"] = e.get("title") or _title(redaction.text(s["title"]))
+            for k in ("agents", "primary_files", "tags"):
+                if s[k]:
+                    e[k] = [redaction.text(x) for x in s[k]]
             e["seen_at"] = now_iso()
             if source and source != "-":
                 e["source"] = os.path.abspath(source)
             idx[sid] = e
         atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
-    return list(seen)
+    return list(t.sessions)
 
 
 def mark(home, session: str, **fields) -> None:
