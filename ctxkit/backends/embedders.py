@@ -9,9 +9,9 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
-from ..core.bm25 import BM25, normalized
+from ..core.bm25 import bm25_scores, normalized
 from ..errors import ConfigError
 
 EMBEDDERS = ("minilm", "keyword")
@@ -153,10 +153,11 @@ class KeywordEmbedder:
     model_id = "bm25"
     encoded = 0
 
-    def similarities(self, query: str, texts: Sequence[str]) -> list[float]:
-        if not texts or not query.strip():
-            return [0.0] * len(texts)
-        return normalized(BM25(texts).scores(query))
+    def similarities(self, query: str, texts: Iterable[str]) -> list[float]:
+        """`texts` may be any iterable (a generator reading from disk): it is read once."""
+        if not query.strip():
+            return [0.0] * sum(1 for _ in texts)
+        return normalized(bm25_scores(query, texts))
 
 
 def get_embedder(name: str, cache=None, progress=None, loading=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Sequence
+from typing import Iterable, Sequence
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")
 STOP = frozenset("""a an and are as at be but by for from has have i if in into is it its of on or
@@ -53,3 +53,33 @@ def normalized(scores: Sequence[float]) -> list[float]:
     """Scale to [0, 1] by the best score (all zeros stay zero)."""
     top = max(scores, default=0.0)
     return [s / top if top > 0 else 0.0 for s in scores]
+
+
+def bm25_scores(query: str, docs: Iterable[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25(docs).scores(query) in one pass over `docs`, keeping only each document's length
+    and its counts of the query's terms: memory grows with the number of documents, not their size."""
+    q = list(dict.fromkeys(tokenize(query)))
+    qs = set(q)
+    lens: list[int] = []
+    tfs: list[dict] = []
+    df: Counter = Counter()
+    for d in docs:
+        toks = tokenize(d)
+        lens.append(len(toks))
+        tf = {t: n for t, n in Counter(x for x in toks if x in qs).items()}
+        tfs.append(tf)
+        df.update(tf.keys())
+    n = len(lens)
+    if not n:
+        return []
+    avg = sum(lens) / n
+    idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
+    out = []
+    for tf, dl in zip(tfs, lens):
+        s = 0.0
+        for t in q:
+            f = tf.get(t)
+            if f:
+                s += idf[t] * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / (avg or 1)))
+        out.append(s)
+    return out

@@ -93,10 +93,13 @@ def recency(age_hours: float, half_life_hours: float) -> float:
 
 def ages_hours(groups: Sequence[Sequence[dict]], now: datetime) -> list[float]:
     """Age of each chunk: from its timestamps, else from its position (newest = 0)."""
-    n = len(groups)
+    return ages_from_times([chunk_time(g) for g in groups], now)
+
+
+def ages_from_times(times: Sequence[datetime | None], now: datetime) -> list[float]:
+    n = len(times)
     out = []
-    for i, g in enumerate(groups):
-        t = chunk_time(g)
+    for i, t in enumerate(times):
         if t is not None:
             out.append((now - t).total_seconds() / 3600)
         else:
@@ -108,10 +111,14 @@ def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], no
                  w: Weights) -> None:
     """Write `score` and `score_parts` on every record of every chunk (in place)."""
     for g, sim, age in zip(groups, similarities, ages_hours(groups, now)):
-        parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
-                 "importance": chunk_importance(g)}
-        score = round(w.similarity * parts["similarity"] + w.recency * parts["recency"]
-                      + w.importance * parts["importance"], 4)
-        for r in g:
-            r["score"] = score
-            r["score_parts"] = dict(parts)
+        score_chunk(g, sim, age, w)
+
+
+def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights) -> None:
+    parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
+             "importance": chunk_importance(g)}
+    score = round(w.similarity * parts["similarity"] + w.recency * parts["recency"]
+                  + w.importance * parts["importance"], 4)
+    for r in g:
+        r["score"] = score
+        r["score_parts"] = dict(parts)
