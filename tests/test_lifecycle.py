@@ -172,3 +172,49 @@ def test_maintain_concurrent_with_itself(tmp_path):
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
     events = [json.loads(x)["event"] for o, _ in outs for x in o.splitlines()]
     assert events.count("status") == 1 and events.count("nothing_to_do") == 2
+
+
+def test_curation_triggers_drops_to_cold_storage(ctx_home, tmp_path):
+    """Seed 003: at curation_trigger_pct, maintain curates: low-relevance chunks go to cold
+    storage (recoverable), and curation.jsonl says how many drops it triggered."""
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("embedder: keyword\nmax_tokens: 300000\ncompaction_trigger_pct: 0.9\n"
+                                          "max_context_pct: 0.95\n")
+    path = corpus("claude-code_spotter_fa812bfe_session.jsonl")
+    events = [json.loads(x) for x in run("maintain", path, "--workspace", tmp_path).stdout.splitlines()]
+    cur = next(e for e in events if e["event"] == "curation")
+    logged = run("logs", "curation", "--json").records()[-1]
+    assert logged["event"] == "memfas_curation" and logged["drops_triggered"] == cur["drops_triggered"] > 0
+    assert logged["token_savings"] > 0 and logged["total_hits_before_curation"] > logged["drops_triggered"]
+    drops = [d for d in run("drops", "--reason", "curation", "--json").records()]
+    assert len(drops) == cur["drops_triggered"]
+    back = run("recover", "--chunk-id", drops[0]["chunk_id"], "--session", drops[0]["session_id"])
+    assert back.code == 0 and back.records() and all("score" not in r for r in back.records())
+
+
+def test_entities_without_prose_noise_and_packages_from_manifests_and_imports():
+    from ctxkit.core.entities import extract, manifest_packages
+
+    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": "mix.exs"})}}
+    recs = [
+        {"role": "user", "kind": "message", "content": "Fix it 1/2 of the time, and/or open/closed/blocked; the "
+                                                        "function that renders, a class component, n/a"},
+        {"role": "assistant", "kind": "message", "content": "Run `pip install --upgrade-strategy only-if-needed "
+                                                             "aider-chat[google]` then the tests. See render/1 in "
+                                                             "lib/app/live.ex and def load_session(x)."},
+        {"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]},
+        {"role": "tool", "kind": "message", "tool_call_id": "t1",
+         "content": '     1→defp deps do\n     2→  [{:phoenix, "~> 1.7"}, {:oban, ">= 2.0"}]\n     3→end'},
+    ]
+    got = extract(recs)
+    assert sorted(got["packages"]) == ["aider-chat", "oban", "phoenix"]
+    assert "render/1" in got["functions"] and "load_session" in got["functions"]
+    assert not {"that", "component"} & set(got["functions"])
+    assert "lib/app/live.ex" in got["files"]
+    assert not {"1/2", "and/or", "open/closed/blocked", "n/a"} & set(got["files"])
+    assert manifest_packages("src/a.py", "import os\nimport numpy as np\nfrom pydicom.dataset import X\n"
+                                         "import the rest later, from the docs\n") == ["numpy", "pydicom"]
+    assert manifest_packages("package.json", '{"dependencies": {"react": "18"}, "devDependencies": {"vitest": "1"}}') \
+        == ["react", "vitest"]
+    assert manifest_packages("requirements.txt", "requests>=2\n# c\n-r base.txt\nclick\n") == ["requests", "click"]
+    assert manifest_packages("web/app.ts", "import x from 'lodash'\nimport y from './y'\n") == ["lodash"]

@@ -128,10 +128,13 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
     if pct >= cfg.get("curation_trigger_pct"):
         q = latest_request(records)
         if q:
+            from ..services.curation import curate
             from .memory import memory_search
 
-            hits = memory_search(q, 5, 0.0, None)
-            events.append({"event": "curation", "query": q[:100], "hits": len(hits)})
+            hits = memory_search(q, 5, 0.0, None, log=False)
+            ev = curate(home, cfg, records, q, tok, len(hits))
+            events.append({"event": "curation", "query": q[:100], "hits": len(hits),
+                           "drops_triggered": ev["drops_triggered"], "token_savings": ev["token_savings"]})
             done_something = True
     new_msgs = len(records) - st.get("summary_at", 0)
     if pct >= cfg.get("compaction_trigger_pct") or new_msgs >= cfg.get("summary_every_messages"):

@@ -1,0 +1,56 @@
+"""Seed 003's memory curation, run by `ctx maintain` (and so by the Stop hook) when usage
+reaches curation_trigger_pct: the session's chunks are scored against the user's latest
+request, and those at or below relevance_cutoff go to cold storage (durable, searchable,
+recoverable by id), so the next compaction and the prompt work from what matters. The
+curation.jsonl event says what it found and how many drops it triggered.
+"""
+from __future__ import annotations
+
+from ..backends.tokenizers import count_records
+from ..core.drop import DROP, decide_facts, facts, gist
+from ..core.groups import iter_groups
+from ..core.score import Weights, ages_hours, chunk_text, newest_time, score_groups
+from ..core.timeutil import now
+from ..store import logs
+from ..store.cold import ColdStorage, new_entry
+
+
+def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0) -> dict:
+    """Score, decide and move the low-relevance chunks to cold storage; the curation event."""
+    from .embedding import make_embedder
+
+    groups = [g for g in iter_groups([dict(r) for r in records]) if g]
+    scorable = [g for g in groups if any(r.get("kind") == "message" for r in g)]
+    name = cfg.get("embedder")
+    emb = make_embedder(home, name, len(scorable))
+    sims = emb.similarities(query, [chunk_text(g) for g in scorable])
+    w = Weights(similarity=cfg.get("similarity_weight"), recency=cfg.get("recency_weight"),
+                importance=cfg.get("importance_weight"), half_life_hours=cfg.get("half_life_hours"))
+    score_groups(scorable, sims, newest_time(records) or now(), w)
+    tokens = [sum(count_records(tok, g, reuse=True)) for g in groups]
+    cutoff = cfg.get("relevance_cutoff")
+    decisions = decide_facts([facts(g, t) for g, t in zip(groups, tokens)], cutoff, cfg.get("relevance_keep"),
+                             cfg.get("min_chunks_to_keep"), False)
+    store = ColdStorage(home.cold_storage_dir)
+    days = cfg.get("recoverable_for_days")
+    triggered = saved = 0
+    if cfg.get("cold_storage_enabled"):
+        for g, t, d in zip(groups, tokens, decisions):
+            if d.action != DROP:
+                continue
+            session = g[0].get("session") or "default"
+            orig = [{k: v for k, v in r.items() if k not in ("score", "score_parts")} for r in g]
+            entry = new_entry(session, g[0].get("group"), orig, t, "curation", d.score, query, days, gist(g, 80))
+            path, chunk_id, redrop = store.write(entry)
+            if not redrop:
+                triggered += 1
+                saved += t
+            logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
+                                        "chunk_id": chunk_id, "session_id": session, "reason": "curation",
+                                        "relevance_score": d.score, "threshold_used": cutoff,
+                                        "tokens": 0 if redrop else t, "cold_storage_path": path, "query": query})
+    event = {"event": "memfas_curation", "query": query[:200], "hits_found": memory_hits,
+             "total_hits_before_curation": len(scorable), "token_savings": saved, "drops_triggered": triggered,
+             "embedder": name}
+    logs.append(home, "curation", event)
+    return event
