@@ -223,6 +223,21 @@ def test_dedupe_finds_exact_and_near(workspace):
     assert run("dedupe", "--workspace", workspace, "-t").code == 0
 
 
+def test_dedupe_finds_a_paraphrase_with_the_measured_default(tmp_path, ctx_home):
+    """bench/bench_defaults.py: word shingles never catch a paraphrase; MiniLM at 0.6 caught
+    10 of 12 with no false pair. The default (minilm, 0.6) fires; keyword mode does not."""
+    (tmp_path / "SOUL.md").write_text("# Soul\n- Never push directly to the main branch.\n"
+                                      "- Ask before deleting any file in the repository.\n")
+    (tmp_path / "AGENTS.md").write_text("# Agents\n- Do not commit straight onto main; always use a branch.\n"
+                                        "- Run the full test suite before every commit.\n")
+    files = [tmp_path / "SOUL.md", tmp_path / "AGENTS.md"]
+    rows = run("dedupe", *files, "--json").records()
+    assert [(r["a"].split("/")[-1], r["b"].split("/")[-1], r["kind"]) for r in rows] == [
+        ("SOUL.md:2", "AGENTS.md:2", "paraphrase")]
+    assert rows[0]["similarity"] >= 0.6
+    assert run("dedupe", *files, "--embedder", "keyword", "--json").records() == []
+
+
 def test_session_list_show_restore(ctx_home, tmp_path):
     src = corpus("claude-code_spotter_491e126e_session.jsonl")
     run("compact", src, "--budget", "3000", "--force")

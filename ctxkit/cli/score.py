@@ -72,7 +72,8 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
         q = query if query and not query_from else last_request(records)
         if q is None:
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
-        records = _auto_recover(home, records, q, name, cfg.get("auto_recover_min_score"))
+        records = _auto_recover(home, records, q, name, cfg.get("auto_recover_min_score"),
+                                cfg.get("auto_recover_max_chunks"))
     seen = {"newest": None, "request": None}
 
     def info(g: list[dict]) -> tuple:
@@ -119,12 +120,12 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
         note(f"ctx: scored {len(scorable)} chunks ({emb.encoded} newly embedded)")
 
 
-def _auto_recover(home, records, query, embedder_name, min_score):
+def _auto_recover(home, records, query, embedder_name, min_score, max_chunks=3):
     from ..services.cold import auto_recover
 
     from .progress import spinner
 
-    records, done = auto_recover(home, records, query, embedder_name, min_score, progress_bar, spinner)
+    records, done = auto_recover(home, records, query, embedder_name, min_score, progress_bar, spinner, max_chunks)
     for chunk_id, sim in done:
         note(f"ctx: auto-recovered {chunk_id} (similarity {sim:.2f})")
     return records

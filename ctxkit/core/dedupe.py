@@ -32,9 +32,13 @@ def jaccard(a: set, b: set) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def duplicates(files: Sequence[tuple[str, str]], threshold: float = 0.6) -> list[dict]:
-    """Pairs of passages in different places that say the same thing (exact or near)."""
+def duplicates(files: Sequence[tuple[str, str]], threshold: float = 0.6, similarity=None) -> list[dict]:
+    """Pairs of passages in different places that say the same thing (exact or near).
+
+    `similarity(texts)` gives an n×n matrix of semantic similarities (MiniLM cosine: it catches
+    paraphrases, which share few word runs); without it, word-shingle overlap (copies only)."""
     ps = [p for name, text in files for p in passages(name, text)]
+    sem = similarity([p[2] for p in ps]) if similarity is not None and ps else None
     sh = [shingles(p[2]) for p in ps]
     norm = [" ".join(words(p[2])) for p in ps]
     out = []
@@ -45,10 +49,10 @@ def duplicates(files: Sequence[tuple[str, str]], threshold: float = 0.6) -> list
             if norm[i] == norm[j]:
                 sim, kind = 1.0, "exact"
             else:
-                sim = jaccard(sh[i], sh[j])
+                sim = float(sem[i][j]) if sem is not None else jaccard(sh[i], sh[j])
                 if sim < threshold:
                     continue
-                kind = "near"
+                kind = "near" if sem is None else "paraphrase"
             out.append({"a": f"{ps[i][0]}:{ps[i][1]}", "b": f"{ps[j][0]}:{ps[j][1]}", "kind": kind,
                         "similarity": round(sim, 3), "text": ps[j][2][:80]})
     return out

@@ -60,9 +60,9 @@ def log_recovery(home, entry: dict, method: str, query=None, score=None, into=No
 
 
 def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float,
-                 progress=None, loading=None) -> tuple[list[dict], list[tuple[str, float]]]:
+                 progress=None, loading=None, max_chunks: int = 3) -> tuple[list[dict], list[tuple[str, float]]]:
     """Splice back the cold chunks of this stream's stubs whose similarity to the query passes
-    min_score: (records, [(chunk id, similarity) recovered])."""
+    min_score, the best `max_chunks` of them: (records, [(chunk id, similarity) recovered])."""
     from ..core.score import chunk_text
 
     present = stubs(records)
@@ -79,7 +79,8 @@ def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_
     emb = make_embedder(home, embedder_name, len(entries), progress, loading)
     sims = emb.similarities(query, [chunk_text(e["records"]) for e in entries])
     done = []
-    for entry, sim in zip(entries, sims):
+    best = sorted(zip(entries, sims), key=lambda es: -es[1])[:max_chunks]
+    for entry, sim in best:
         if sim >= min_score:
             records, ok = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
             if ok:

@@ -20,3 +20,11 @@ def make_embedder(home, name: str, n_texts: int, progress: Callable[[int, str], 
         emb._bar = bar
         return emb
     return get_embedder(name)
+
+
+def cosine_matrix(home, texts: list[str]):
+    """n×n cosine similarities of `texts` with MiniLM (embeddings are normalized; cached)."""
+    import numpy as np
+
+    m = np.asarray(make_embedder(home, "minilm", len(texts)).embed(texts))
+    return m @ m.T

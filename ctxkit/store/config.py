@@ -41,7 +41,11 @@ KNOBS: dict[str, Knob] = {
     "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
     "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
     "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
-    "auto_recover_min_score": Knob(float, 0.5, "similarity a cold chunk needs for ctx score --auto-recover"),
+    "auto_recover_min_score": Knob(float, 0.45, "similarity a cold chunk needs for ctx score --auto-recover "
+                                                "(measured: bench/bench_defaults.py)"),
+    "auto_recover_max_chunks": Knob(int, 3, "the most chunks one ctx score --auto-recover brings back (best first)"),
+    "dedupe_threshold": Knob(float, 0.6, "least similarity for ctx dedupe's near duplicates: MiniLM cosine, or "
+                                         "word-shingle overlap with --embedder keyword (measured: bench/bench_defaults.py)"),
     "curation_trigger_pct": Knob(float, 0.40, "memory curation is due at this share of the budget"),
     "embedder": Knob(str, "minilm", "minilm | keyword", ("minilm", "keyword")),
     # cold storage
@@ -164,6 +168,7 @@ def _ranges() -> None:
             RANGES[k] = (1, None)
     RANGES["half_life_hours"] = (0.01, None)
     RANGES["identity_tokens"] = (0, None)
+    RANGES["auto_recover_max_chunks"] = (1, None)
     RANGES["prompt_budget"] = (1, None)
 
 
