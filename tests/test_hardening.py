@@ -283,6 +283,33 @@ def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_pa
     assert out.code == 0 and "OUTSIDE DATA" not in out.stdout
 
 
+def test_a_folder_link_planted_inside_the_home_is_refused(ctx_home, tmp_path):
+    """Not only the last component: a link standing in for logs/, sessions/, cold-storage/ or
+    cache/ would carry writes, reads and deletes outside the home. Each is refused, naming it,
+    and nothing lands outside."""
+    src = os.path.join(os.path.dirname(__file__), "..", "examples", "claude-code_spotter_491e126e_session.jsonl")
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    for folder, args, stdin in (
+            ("logs", ["status", src, "--log"], None),
+            ("sessions", ["compact", src, "--force", "--budget", "3000", "--workspace", tmp_path / "ws"], None),
+            ("cold-storage", ["drop", "--cutoff", "0.5"], _session("link")),
+            ("cache", ["score", src, "-q", "parser"], None)):
+        outside = tmp_path / f"outside-{folder}"
+        outside.mkdir()
+        link = ctx_home / folder
+        if link.is_dir() and not link.is_symlink():
+            import shutil
+
+            shutil.rmtree(link)
+        os.symlink(outside, link)
+        res = run(*args, input=stdin)
+        assert res.code == 1 and f"{link}: refused: a symbolic link inside CTX_HOME" in res.stderr, (folder, res.stderr)
+        assert list(outside.iterdir()) == [], folder
+        assert res.stdout == ""  # all or nothing: no half output either
+        os.unlink(link)
+    assert not (tmp_path / "ws" / "CONTEXT.md").exists()
+
+
 def test_a_failed_compact_leaves_no_state(tmp_path, ctx_home, monkeypatch):
     """Failure injection: the output cannot be written -> CONTEXT.md, the session store and the
     log stay as they were, and the next run summarizes the span again."""

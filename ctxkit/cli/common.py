@@ -23,6 +23,7 @@ def get_home(ctx: click.Context | None = None) -> Home:
         from ..store import redaction
 
         home = Home(root.meta.get("ctx.home_override"))
+        home.check_links()
         root.meta["ctx.home"] = home
         redaction.configure(home)
     return home

@@ -22,11 +22,37 @@ def fsync_dir(path: str) -> None:
 
 
 PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
+_ROOTS: set[str] = set()  # CTX_HOME folders: nothing below them may be a symbolic link
+
+
+def guard_root(root: str) -> None:
+    """Declare `root` (a CTX_HOME) contained: ctx writes and reads below it through no link."""
+    _ROOTS.add(os.path.abspath(root))
+
+
+def no_links(path: str) -> str:
+    """`path`, when no folder or file between its CTX_HOME and it is a symbolic link (a link
+    planted there would send ctx's writes, reads and deletes outside the home); else an error
+    naming the link. Paths outside every home (a configured log_path) are not checked."""
+    p = os.path.abspath(path)
+    for root in _ROOTS:
+        if p.startswith(root + os.sep):
+            cur = root
+            for part in p[len(root) + 1:].split(os.sep):
+                cur = os.path.join(cur, part)
+                if os.path.islink(cur):
+                    from ..errors import InputError
+
+                    raise InputError(cur, None, "refused: a symbolic link inside CTX_HOME "
+                                                "(ctx never follows one out of its home)",
+                                     hint="remove the link (ctx recreates the folder); to keep logs or "
+                                          "cold storage elsewhere, set log_path or cold_storage_path")
+    return path
 
 
 def makedirs(d: str) -> None:
     """Folders ctx creates are private (0700); existing ones are left as they are."""
-    os.makedirs(d, mode=PRIVATE_DIR, exist_ok=True)
+    os.makedirs(no_links(d), mode=PRIVATE_DIR, exist_ok=True)
 
 
 def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
@@ -34,6 +60,7 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
     file is private (0600); a replaced file keeps its mode."""
     d = os.path.dirname(os.path.abspath(path))
     makedirs(d)
+    no_links(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -79,7 +106,7 @@ def clean_stale_tmp(directory: str, older_than_s: float = 3600.0, recursive: boo
 @contextlib.contextmanager
 def locked(path: str, shared: bool = False) -> Iterator[None]:
     """Hold an advisory lock on `path + '.lock'` (blocking)."""
-    lock_path = path + ".lock"
+    lock_path = no_links(path + ".lock")
     makedirs(os.path.dirname(os.path.abspath(lock_path)))
     fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
     try:
@@ -95,6 +122,7 @@ def locked(path: str, shared: bool = False) -> Iterator[None]:
 def append_line(path: str, line: str) -> None:
     """Append one line durably under the file's lock (O_APPEND + fsync)."""
     makedirs(os.path.dirname(os.path.abspath(path)))
+    no_links(path)
     with locked(path):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         try:

@@ -171,8 +171,9 @@ class ColdStorage:
 
     def _open_db(self) -> None:
         fresh = not os.path.exists(self.index_path)
-        if os.path.islink(self.index_path):
-            raise InputError(self.index_path, None, "refused: the index is a symbolic link")
+        from .atomic import no_links
+
+        no_links(self.index_path)  # the index and every folder above it up to CTX_HOME
         db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
         try:
             os.chmod(self.index_path, 0o600)

