@@ -112,17 +112,23 @@ class TiktokenTokenizer(Tokenizer):
 
     def count(self, text: str) -> int:
         if len(text) > 1 << 20:  # in pieces: bounded memory, and both cores for a long text
-            return sum(self._count_pieces(split_exact(text)))
+            return sum(self._count_pieces(iter_exact(text)))
         return len(self.enc.encode_ordinary(text)) if text else 0
 
-    def _count_pieces(self, pieces: Sequence[str]) -> list[int]:
-        """Counts of pieces already small enough to encode whole (never splits again)."""
-        if len(pieces) < 64:
+    def _count_pieces(self, pieces) -> list[int]:
+        """Counts of pieces already small enough to encode whole (never splits again); `pieces`
+        may be an iterator (a long text cut as it is counted)."""
+        if isinstance(pieces, (list, tuple)) and len(pieces) < 64:
             return [len(self.enc.encode_ordinary(p)) if p else 0 for p in pieces]
-        out = []
-        for k in range(0, len(pieces), 256):  # batches keep the token lists' memory bounded
-            out += [len(ids) for ids in self.enc.encode_ordinary_batch(list(pieces[k:k + 256]),
-                                                                      num_threads=os.cpu_count() or 2)]
+        out, batch, chars = [], [], 0
+        for p in pieces:  # batches of about 2 MB: the token lists (Python ints) stay a few tens of MB
+            batch.append(p)
+            chars += len(p)
+            if chars >= 1 << 21:
+                out += [len(ids) for ids in self.enc.encode_ordinary_batch(batch, num_threads=os.cpu_count() or 2)]
+                batch, chars = [], 0
+        if batch:
+            out += [len(ids) for ids in self.enc.encode_ordinary_batch(batch, num_threads=os.cpu_count() or 2)]
         return out
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
@@ -141,15 +147,20 @@ SAFE_CUT = re.compile(r"(?<=[^\s]) (?=[A-Za-z])|(?<=[A-Za-z])(?=[0-9])")
 
 
 def split_exact(text: str, size: int = 1 << 18) -> list[str]:
+    """The pieces of `iter_exact`, as a list."""
+    return list(iter_exact(text, size))
+
+
+def iter_exact(text: str, size: int = 1 << 18):
     """Pieces of about `size` characters, cut where no tiktoken pre-token can span the cut:
     right after a newline followed by a non-space character, else (a long line) before a
     space that follows a non-space and precedes a letter, else before a digit that follows a
     letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard;
     the count may then differ by a token or two at each such cut. Never recursive."""
-    out, start, n = [], 0, len(text)
+    start, n = 0, len(text)
     while start < n:
         if n - start <= size:
-            out.append(text[start:])
+            yield text[start:]
             break
         cut = text.find("\n", start + size, start + 2 * size)
         while cut != -1 and cut + 1 < n and text[cut + 1].isspace():
@@ -159,9 +170,8 @@ def split_exact(text: str, size: int = 1 << 18) -> list[str]:
         else:
             m = SAFE_CUT.search(text, start + size, start + 2 * size)
             cut = m.start() if m else start + 2 * size
-        out.append(text[start:cut])
+        yield text[start:cut]
         start = cut
-    return out
 
 
 class ApproxTokenizer(Tokenizer):

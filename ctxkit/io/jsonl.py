@@ -79,9 +79,12 @@ class Source:
         while self._peeked:
             n += 1
             yield check(self._peeked.pop(0))
+        box: list[str] = []
         for line in stream:
             n += 1
-            yield check(line)
+            box.append(line)
+            del line  # a suspended generator holds no copy of a long line: the caller's is the only one
+            yield check(box.pop())
 
     def read_all(self) -> str:
         stream = self._open()
@@ -115,6 +118,7 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
             continue
         try:
             obj = json.loads(line)
+            del line  # parsed: only the object stays alive while the consumer works
         except json.JSONDecodeError as e:
             if skip_invalid:
                 if skipped is not None:
