@@ -183,3 +183,35 @@ def test_maintain_runs_cluster_compaction_on_its_cadence(tmp_path, ctx_home):
     p.write_text(recs)
     events = run("maintain", p, env={"CTX_WORKSPACE": str(tmp_path / "ws"), "CTX_CLUSTER_EVERY_MESSAGES": "50"}).records()
     assert any(e["event"] == "cluster_compaction" for e in events)
+
+
+def test_a_stream_over_the_window_is_compacted_window_by_window(ctx_home, tmp_path):
+    """Issue 12: compact holds one window of input (compact_window_mb), not the stream. Forced to
+    five windows, the session's first request stays the Task, its latest the Latest request, the
+    tool pairs stay whole, and the probes find what the one-pass compaction finds."""
+    import json
+
+    from conftest import corpus, run
+
+    src = corpus("claude-code_spotter_fa812bfe_session.jsonl")
+    one = run("compact", src, "--force", "--budget", "8000", "--workspace", tmp_path / "a")
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("compact_window_mb: 0.15\n")
+    win = run("compact", src, "--force", "--budget", "8000", "--workspace", tmp_path / "b")
+    assert win.code == 0 and "compacted in windows" in win.stderr
+    recs = [json.loads(x) for x in win.stdout.splitlines()]
+    assert recs[0]["kind"] == "summary" and sum(r.get("tokens") or 0 for r in recs) <= 8000
+    calls = {c["id"] for r in recs for c in r.get("tool_calls") or ()}
+    assert calls == {r["tool_call_id"] for r in recs if r.get("role") == "tool"}
+    a, b = (open(tmp_path / d / "CONTEXT.md").read() for d in ("a", "b"))
+    task = a.split("## Task\n", 1)[1].split("\n", 1)[0]
+    assert task.startswith("Work on bead spotter-a0y") and f"## Task\n{task}\n" in b
+    assert "## Latest request\ncontinue until all are done" in b and "## Decisions" in b
+    for cand, name in ((one.stdout, "one"), (win.stdout, "win")):
+        (tmp_path / f"{name}.jsonl").write_text(cand)
+    probes = {}
+    for name in ("one", "win"):
+        rows = run("eval", src, "--candidate", tmp_path / f"{name}.jsonl", "--json").records()
+        probes[name] = {r["category"]: r["recall"] for r in rows}
+    for cat in ("artifact", "error", "continuation"):
+        assert probes["win"][cat] >= probes["one"][cat] - 0.05, (cat, probes)

@@ -37,6 +37,8 @@ class Options:
     timeout_s: float = 120.0
     openai: dict = field(default_factory=dict)
     progress: object = None   # callable(tokens, seconds) for model progress on stderr
+    task: str | None = None   # the session's first request, when the caller saw it (windowed runs)
+    latest: str | None = None  # ... and its latest
 
 
 @dataclass
@@ -253,6 +255,10 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         base = existing if (existing.task or existing.sections) else (prior or C.Context())
         if base.task and existing.state.get("session") == session:
             new_ctx.task = base.task  # the session's first request stays its task
+        elif opts.task:
+            new_ctx.task = opts.task  # a windowed run: the first request was in an earlier window
+        if opts.latest and not new_ctx.latest:
+            new_ctx.latest = opts.latest
         through = groups[max(span_idx)][-1].get("id")
 
         def change(cur: C.Context) -> C.Context:
@@ -279,7 +285,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     target = summary_budget(opts, kept_tokens)
     replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx)
+                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest)
     out: list[dict] = []
     placed = False
     for i, g in enumerate(groups):
@@ -299,6 +305,36 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     rep.records = out
     rep.tokens_after = sum(r.get("tokens") or 0 for r in out)
     return _finish(rep, home, started, opts)
+
+
+def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report:
+    """Compaction of a stream too big to hold: `windows` yields its records in consecutive
+    whole-group windows, the last holding at least the recent tail compaction keeps raw. Each
+    earlier window is compacted (nothing written) into a summary record that opens the next one,
+    as if compaction had run as the session grew; the last window is an ordinary compaction.
+    Memory is one window's, whatever the stream's size."""
+    from dataclasses import replace
+
+    carried: list[dict] = []
+    before = groups = summarized = 0
+    windows = iter(windows)
+    cur = next(windows, [])
+    for nxt in windows:
+        # everything but the newest group, into a summary as rich as summary_target_tokens allows
+        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30))
+        rep = compact(carried + cur, tok, inner, home, workspace)
+        before += rep.tokens_before - sum(r.get("tokens") or 0 for r in carried)
+        groups += rep.groups_total - len(carried)
+        summarized += rep.groups_summarized
+        carried = rep.records
+        cur = nxt
+    rep = compact(carried + cur, tok, opts, home, workspace)
+    if before:  # the whole stream's figures, not the last window's
+        rep.tokens_before += before - sum(r.get("tokens") or 0 for r in carried)
+        rep.groups_total += groups - len(carried)
+        rep.groups_summarized += summarized
+        rep.notes.append(f"compacted in windows (the input was over compact_window_mb)")
+    return rep
 
 
 def summary_budget(opts: Options, kept_tokens: int) -> int:
@@ -346,7 +382,7 @@ def workspace_tokens(ctx: C.Context | None, count) -> int:
 
 def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
                   session, ts: str, meta: dict, tok, target: int, task: str = "",
-                  workspace_ctx: C.Context | None = None) -> dict:
+                  workspace_ctx: C.Context | None = None, latest: str | None = None) -> dict:
     """The summary record: the replaced groups distilled and written to fill `target` tokens
     (the header included). Bullets of an earlier summary in the stream, and a model's verified
     bullets, join the candidates."""
@@ -357,6 +393,8 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     d = distill(replaced, records)
     if task:
         d.requests.insert(0, Fact("request", task))
+    if latest and (not d.requests or d.requests[-1].text != latest):
+        d.requests.append(Fact("request", latest))  # a windowed run: the newest request was seen earlier
     if model_ctx is not None:
         d.decisions = [Fact("decision", i.text) for i in model_ctx.sections.get("Decisions", [])] + d.decisions
         d.findings = [Fact("finding", i.text) for i in model_ctx.sections.get("Facts", [])] + d.findings

