@@ -114,3 +114,23 @@ def test_subagent_stop_never_replaces_the_main_state(tmp_path):
 def test_hook_transcript_reads_are_bounded(tmp_path):
     res = hook("Stop", {"transcript_path": "/dev/zero"}, "--workspace", tmp_path)
     assert res.code == 1 and "not a regular file" in res.stderr
+
+
+def test_stop_runs_seed_003s_post_response_curation(tmp_path, ctx_home):
+    """Over curation_trigger_pct of the window, Stop moves the chunks least relevant to the
+    latest request to cold storage and logs it; a second turn does not re-log them."""
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("context_window: 100000\nembedder: keyword\n")
+    t = tmp_path / "t.jsonl"
+    t.write_text(open(corpus("claude-code_spotter_fa812bfe_session.jsonl")).read())
+    base = {"session_id": "fa812bfe-b295-4cca-9c2f-fdf01028cb46", "transcript_path": str(t), "cwd": str(tmp_path)}
+    first = hook("Stop", base, "--workspace", tmp_path / "ws")
+    assert first.code == 0 and "curation moved" in first.stderr, first.stderr
+    ev = run("logs", "curation", "--json").records()
+    assert len(ev) == 1 and ev[0]["event"] == "memfas_curation" and ev[0]["drops_triggered"] > 0
+    n = len(run("drops", "--reason", "curation", "--json").records())
+    assert n == ev[0]["drops_triggered"]
+    with open(t, "a") as f:  # the session grows by one turn: curation runs again, re-logs nothing
+        f.write(open(corpus("claude-code_spotter_fa812bfe_session.jsonl")).readlines()[-1])
+    hook("Stop", base, "--workspace", tmp_path / "ws")
+    assert len(run("drops", "--reason", "curation", "--json").records()) == n

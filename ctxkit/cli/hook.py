@@ -274,12 +274,28 @@ def handle(event: str, data: dict, home) -> tuple[str | None, str | None]:
         return None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized} groups)"
     if event in ("Stop", "SubagentStop", "SessionEnd"):
         sessions.touch(home, recs, transcript)
+        curated = _curate(home, recs) if event == "Stop" else None
         rep = _compact(home, recs, force=True, whole=True)
         _remember(home, transcript)
         if event == "SessionEnd":
             _end_session(home, session)
-        return None, f"ctx: CONTEXT.md updated ({rep.groups_summarized} new groups)"
+        extra = (f"; curation moved {curated['drops_triggered']} chunks to cold storage"
+                 if curated and curated["drops_triggered"] else "")
+        return None, f"ctx: CONTEXT.md updated ({rep.groups_summarized} new groups){extra}"
     return None, None
+
+
+def _curate(home, recs: list[dict]) -> dict | None:
+    """Seed 003's post-response curation: at curation_trigger_pct of the window, the chunks least
+    relevant to the latest request go to cold storage (see services.curation)."""
+    from ..core.extract import latest_request
+    from ..services.curation import curate
+    from .count import resolve_tokenizer
+
+    if usage(home, recs)["pct"] < home.config.get("curation_trigger_pct"):
+        return None
+    q = latest_request(recs)
+    return curate(home, home.config, recs, q, resolve_tokenizer(None, None)) if q else None
 
 
 def _end_session(home, session: str | None) -> None:

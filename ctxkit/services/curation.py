@@ -42,13 +42,14 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
             orig = [{k: v for k, v in r.items() if k not in ("score", "score_parts")} for r in g]
             entry = new_entry(session, g[0].get("group"), orig, t, "curation", d.score, query, days, gist(g, 80))
             path, chunk_id, redrop = store.write(entry)
-            if not redrop:
-                triggered += 1
-                saved += t
-            logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
+            if redrop:
+                continue  # curated on an earlier turn: nothing new to log
+            triggered += 1
+            saved += t
+            logs.append(home, "drops", {"event": "chunk_dropped",
                                         "chunk_id": chunk_id, "session_id": session, "reason": "curation",
                                         "relevance_score": d.score, "threshold_used": cutoff,
-                                        "tokens": 0 if redrop else t, "cold_storage_path": path, "query": query})
+                                        "tokens": t, "cold_storage_path": path, "query": query})
     event = {"event": "memfas_curation", "query": query[:200], "hits_found": memory_hits,
              "total_hits_before_curation": len(scorable), "token_savings": saved, "drops_triggered": triggered,
              "embedder": name}
