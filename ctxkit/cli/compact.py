@@ -10,8 +10,7 @@ import click
 from ..core.context_md import render
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
-from ..core.groups import iter_groups
-from ..services.compaction import Options, compact as run_compaction, compact_windows
+from ..services.compaction import Options, compact_stream
 from .common import note, InputRecords, get_home, get_workspace, home_option, input_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
@@ -87,29 +86,10 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
             click.echo(f"\rctx: {opts.summarizer}: {tokens} tokens in {seconds:.0f}s", err=True, nl=False)
 
         opts.progress = progress
-    from ..services.spool import GroupSpool
     from ..store import sessions
 
-    from ..core.requests import request_text
-
-    tally = sessions.tally(())
-    latest: list = [None]
-
-    def seen(g: list[dict]) -> None:
-        sessions.tally(g, tally)
-        for r in g:
-            latest[0] = (request_text(r) if r.get("role") == "user" else None) or latest[0]
-
     window = int(home.config.get("compact_window_mb") * (1 << 20))
-    with GroupSpool(seen) as spool:
-        spool.extend(iter_groups(InputRecords(file, from_, skip_invalid)))
-        if spool.bytes <= window:
-            rep = run_compaction([r for g in spool.groups(range(len(spool))) for r in g], tok, opts, home,
-                                 get_workspace())
-        else:  # memory stays one window's: see compact_windows
-            first = next(iter(tally.sessions.values()), {}).get("title") or None
-            opts.task, opts.latest = first, latest[0]
-            rep = compact_windows(_windows(spool, window), tok, opts, home, get_workspace())
+    rep, tally = compact_stream(InputRecords(file, from_, skip_invalid), tok, opts, home, get_workspace(), window)
     if dry_run:
         _dry_run_report(rep, as_json)
         return
@@ -126,25 +106,6 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
             note(f"ctx: {n}")
     else:
         note(f"ctx: compact: {rep.reason}; records passed through unchanged")
-
-
-def _windows(spool, size: int):
-    """The spooled groups as windows of about `size` bytes, in order; the last window is
-    counted from the end, so it always holds at least `size` bytes of the newest groups."""
-    n = len(spool)
-    start_last, acc = n, 0
-    while start_last > 0 and acc < size:
-        start_last -= 1
-        acc += spool.size(start_last)
-    i = 0
-    while i < start_last:
-        j, acc = i, 0
-        while j < start_last and acc < size:
-            acc += spool.size(j)
-            j += 1
-        yield [r for g in spool.groups(range(i, j)) for r in g]
-        i = j
-    yield [r for g in spool.groups(range(start_last, n)) for r in g]
 
 
 def _dry_run_report(rep, as_json: bool) -> None:

@@ -5,7 +5,7 @@ import click
 
 from ..core.groups import iter_groups
 from ..core.requests import last_request
-from ..core.score import Weights, chunk_text
+from ..core.score import SCORE_EVENT, Weights, chunk_text
 from ..core.timeutil import iso, now, parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
@@ -13,7 +13,6 @@ from .. import records as R
 from .common import note, InputRecords, get_home, home_option, input_options
 from .progress import progress_bar
 
-SCORE_EVENT = "score"
 
 
 def score_event(query: str, embedder: str, when) -> dict:

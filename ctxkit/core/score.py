@@ -27,6 +27,8 @@ ERROR = re.compile(r"\b(error|exception|traceback|warning|failed|failure|panic|f
 
 ROLE_BASE = {"user": 0.8, "assistant": 0.5, "tool": 0.4, "system": 0.6}
 
+SCORE_EVENT = "score"  # the meta.type of the event `ctx score` writes first (it names the query)
+
 
 @dataclass(frozen=True)
 class Weights:

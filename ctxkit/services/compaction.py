@@ -307,6 +307,51 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     return _finish(rep, home, started, opts)
 
 
+def compact_stream(records, tok, opts: Options, home, workspace: str, window_bytes: int):
+    """(Report, SessionTally) for a record stream of any size. The records wait in a disk spool;
+    a stream up to `window_bytes` is compacted in one pass, a bigger one window by window
+    (`compact_windows`), so memory stays one window's."""
+    from ..core.requests import request_text
+    from ..store import sessions
+    from .spool import GroupSpool
+
+    tally = sessions.tally(())
+    latest: list = [None]
+
+    def seen(g: list[dict]) -> None:
+        sessions.tally(g, tally)
+        for r in g:
+            latest[0] = (request_text(r) if r.get("role") == "user" else None) or latest[0]
+
+    with GroupSpool(seen) as spool:
+        spool.extend(iter_groups(records))
+        if spool.bytes <= window_bytes:
+            return compact([r for g in spool.groups(range(len(spool))) for r in g], tok, opts, home,
+                           workspace), tally
+        first = next(iter(tally.sessions.values()), {}).get("title") or None
+        opts.task, opts.latest = first, latest[0]
+        return compact_windows(_windows(spool, window_bytes), tok, opts, home, workspace), tally
+
+
+def _windows(spool, size: int):
+    """The spooled groups as windows of about `size` bytes, in order; the last window is
+    counted from the end, so it always holds at least `size` bytes of the newest groups."""
+    n = len(spool)
+    start_last, acc = n, 0
+    while start_last > 0 and acc < size:
+        start_last -= 1
+        acc += spool.size(start_last)
+    i = 0
+    while i < start_last:
+        j, acc = i, 0
+        while j < start_last and acc < size:
+            acc += spool.size(j)
+            j += 1
+        yield [r for g in spool.groups(range(i, j)) for r in g]
+        i = j
+    yield [r for g in spool.groups(range(start_last, n)) for r in g]
+
+
 def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report:
     """Compaction of a stream too big to hold: `windows` yields its records in consecutive
     whole-group windows, the last holding at least the recent tail compaction keeps raw. Each

@@ -12,7 +12,8 @@ from ..core.groups import iter_groups
 from ..core.score import Weights, ages_hours, chunk_text, newest_time, score_groups
 from ..core.timeutil import now
 from ..store import logs
-from ..store.cold import ColdStorage, new_entry
+from ..store.cold import ColdStorage
+from .dropping import to_cold
 
 
 def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0) -> dict:
@@ -38,18 +39,13 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
         for g, t, d in zip(groups, tokens, decisions):
             if d.action != DROP:
                 continue
-            session = g[0].get("session") or "default"
             orig = [{k: v for k, v in r.items() if k not in ("score", "score_parts")} for r in g]
-            entry = new_entry(session, g[0].get("group"), orig, t, "curation", d.score, query, days, gist(g, 80))
-            path, chunk_id, redrop = store.write(entry)
-            if redrop:
-                continue  # curated on an earlier turn: nothing new to log
-            triggered += 1
-            saved += t
-            logs.append(home, "drops", {"event": "chunk_dropped",
-                                        "chunk_id": chunk_id, "session_id": session, "reason": "curation",
-                                        "relevance_score": d.score, "threshold_used": cutoff,
-                                        "tokens": t, "cold_storage_path": path, "query": query})
+            # a chunk curated on an earlier turn is not logged again
+            _, _, redrop = to_cold(home, store, orig, t, "curation", d.score, query, cutoff, days, gist(g, 80),
+                                   log_redrop=False)
+            if not redrop:
+                triggered += 1
+                saved += t
     event = {"event": "memfas_curation", "query": query[:200], "hits_found": memory_hits,
              "total_hits_before_curation": len(scorable), "token_savings": saved, "drops_triggered": triggered,
              "embedder": name}

@@ -1,0 +1,125 @@
+"""Dropping as a service: `ctx drop` over a stream, and the one way a chunk goes to cold
+storage (also used by seed 003's curation). A chunk is written and fsynced to cold storage,
+and logged, before its stub can leave the stream."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from .. import records as R
+from ..backends.tokenizers import count_records
+from ..core.drop import DROP, SUMMARIZE, decide_facts, facts, gist, stub_text
+from ..core.groups import iter_groups
+from ..core.score import SCORE_EVENT
+from ..store import logs
+from ..store.cold import ColdStorage, new_entry
+
+
+def to_cold(home, store: ColdStorage, orig: list[dict], tokens: int, reason: str, score, query, cutoff,
+            days: int, what: str, log_redrop: bool = True) -> tuple[str, str, bool]:
+    """Store one chunk (its records as they came) and log it: (path, chunk id, was a re-drop)."""
+    session = orig[0].get("session") or "default"
+    entry = new_entry(session, orig[0].get("group"), orig, tokens, reason, score, query, days, what)
+    path, chunk_id, redrop = store.write(entry)  # durable before the chunk leaves the stream
+    if log_redrop or not redrop:
+        logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
+                                    "chunk_id": chunk_id, "session_id": session, "reason": reason,
+                                    "relevance_score": score, "threshold_used": cutoff,
+                                    "tokens": 0 if redrop else tokens, "cold_storage_path": path, "query": query})
+    return path, chunk_id, redrop
+
+
+def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:
+    session = group[0].get("session") or "default"
+    ts = max((r["ts"] for r in group if r.get("ts")), default=None)
+    return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
+                  content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80)), group=chunk_id,
+                  score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
+                                     "cold_storage_path": path})
+
+
+@dataclass
+class DropRun:
+    before: int = 0
+    after: int = 0
+    dropped: int = 0
+    summarized: int = 0
+    total: int = 0
+    query: str | None = None
+    disabled: bool = False          # cold storage is off and something would have been dropped
+    rows: list = field(default_factory=list)   # with dry_run: one decision per chunk
+    tally: object = None
+    duration_s: float = 0.0
+
+
+def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int, out, dry_run: bool = False
+                ) -> DropRun:
+    """Decide and apply KEEP / DROP / SUMMARIZE for every chunk of `records`, writing the kept
+    records and stubs to `out` (a Writer). Memory stays flat: the chunks wait in a disk spool,
+    only their facts in memory."""
+    from ..store import sessions
+    from .spool import GroupSpool
+
+    cfg = home.config
+    run = DropRun(tally=sessions.tally(()))
+    started = time.monotonic()
+
+    def sized(group: list[dict]) -> tuple:
+        """What stays in memory per chunk: its facts, each record's tokens, and their sum."""
+        for r in group:
+            meta = r.get("meta") or {}
+            if r.get("kind") == "event" and isinstance(meta, dict) and meta.get("type") == SCORE_EVENT:
+                run.query = meta.get("query")  # the last score event names the query
+        sessions.tally(group, run.tally)
+        counts = count_records(tok, [dict(r) for r in group], reuse=True)
+        tokens = sum(counts)
+        saving = tokens - count_records(tok, [stub(group, tokens, group[0].get("group"), None, None)])[0]
+        return facts(group, saving), counts, tokens
+
+    enabled = cfg.get("cold_storage_enabled")
+    store = ColdStorage(home.cold_storage_dir)
+    days = cfg.get("recoverable_for_days")
+    with GroupSpool(sized) as spool:
+        spool.extend(iter_groups(records))
+        run.total = len(spool)
+        decisions = decide_facts([f for f, _, _ in spool.info], cutoff, keep_at, min_keep,
+                                 cfg.get("summarize_medium_chunks"))
+        run.disabled = not enabled and any(d.action == DROP for d in decisions)
+        for orig, (_, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
+            if dry_run:
+                if d.reason != "not_a_message" or orig[0].get("kind") != "event":
+                    run.rows.append({"chunk_id": orig[0].get("group"), "session_id": orig[0].get("session"),
+                                     "decision": d.action, "reason": d.reason, "score": d.score, "tokens": tokens,
+                                     "gist": gist(orig, 60)})
+                continue
+            g = [dict(r, tokens=n, tokenizer=tok.name) for r, n in zip(orig, counts)]
+            run.before += tokens
+            if d.action == DROP and enabled:
+                path, chunk_id, _ = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, cutoff, days,
+                                            gist(g, 80))
+                s = stub(g, tokens, chunk_id, path, d.score)
+                s["tokens"], s["tokenizer"] = count_records(tok, [s])[0], tok.name
+                out.write(s)
+                run.after += s["tokens"]
+                run.dropped += 1
+                continue
+            if d.action == SUMMARIZE:
+                for r in g:
+                    R.add_flag(r, "summarize")
+                run.summarized += 1
+            out.write_all(g)
+            run.after += tokens
+    run.duration_s = round(time.monotonic() - started, 3)
+    return run
+
+
+def commit(home, run: DropRun, source: str | None, cutoff: float, keep_at: float, min_keep: int) -> None:
+    """After the output is out: the session index and the compaction log."""
+    from ..store import sessions
+
+    sessions.commit(home, run.tally, source)
+    logs.append(home, "compaction", {
+        "event": "relevance_drop", "trigger": "manual", "tokens_before": run.before, "tokens_after": run.after,
+        "chunks_dropped": run.dropped, "chunks_summarized": run.summarized, "chunks_total": run.total,
+        "query": run.query, "duration_s": run.duration_s,
+        "config_used": f"relevance_cutoff={cutoff} relevance_keep={keep_at} min_chunks_to_keep={min_keep}"})
