@@ -34,8 +34,8 @@ run: setup
 	@echo "== 4. after dropping"
 	$(CTX) status $(DEMO_HOME)/kept.jsonl --budget 20000 -t
 	@echo "== 5. find a dropped chunk again and splice it back"
-	$(CTX) cold-storage search "mix.exs" --limit 3 -t
-	$(CTX) recover --chunk-id "$$($(CTX) cold-storage search mix.exs --limit 1 --jq .chunk -r)" --into $(DEMO_HOME)/kept.jsonl
+	$(CTX) cold-storage search "mix.exs" -n 3 -t
+	$(CTX) recover --chunk-id "$$($(CTX) cold-storage search mix.exs -n 1 --jq .chunk_id -r)" --into $(DEMO_HOME)/kept.jsonl
 	@echo "== 6. compact the older span into CONTEXT.md (extractive, verified) and probe what it kept"
 	$(CTX) compact $(DEMO_HOME)/kept.jsonl --budget 4000 --force > $(DEMO_HOME)/compacted.jsonl
 	$(CTX) context show

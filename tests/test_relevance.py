@@ -259,6 +259,10 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     assert shown and all(r["group"] == cid for r in shown)
     hits = run("cold-storage", "search", "pasta recipe", "--embedder", "keyword", "--json").records()
     assert hits and "pasta" in hits[0]["gist"].lower() or hits[0]["score"] > 0
+    # the README's and `make run`'s idiom: the id of the best hit, raw, straight into recover
+    best = run("cold-storage", "search", "pasta recipe", "--embedder", "keyword", "-n", "1", "--jq", ".chunk_id",
+               "-r").stdout.strip()
+    assert best == hits[0]["chunk_id"] and run("recover", "--chunk-id", best, "--session", "s1").code == 0
     os.unlink(ctx_home / "cold-storage" / "index.sqlite")
     assert run("cold-storage", "reindex").code == 0
     assert run("cold-storage", "list", "--json").records() == rows

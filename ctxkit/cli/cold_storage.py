@@ -89,7 +89,7 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
     \b
     Examples:
       ctx cold-storage search "refresh token" -n 5
-      ctx cold-storage search "jwt" --embedder keyword --jq .chunk
+      ctx cold-storage search "jwt" --embedder keyword --jq .chunk_id
     """
     if session:
         check_id(session, "session id")
