@@ -143,6 +143,9 @@ def test_tables_never_cut_ids_and_say_what_they_hide():
     assert sid in out and "c-0002" in out and "2026-11-22 14:09" in out
     narrow = render_table(rows, width=50)
     assert sid in narrow and "hidden" in narrow and max(len(line) for line in narrow.split("\n")) <= 50
+    for fmt in ("grid", "github", "psql", "plain"):  # every --fmt fits too
+        out = render_table(rows, fmt=fmt, width=80)
+        assert max(len(line) for line in out.split("\n")) <= 80 and sid in out, fmt
 
 
 @pytest.mark.skipif(not shutil.which("tmux"), reason="tmux not installed")
@@ -156,7 +159,8 @@ def test_tables_fit_80_and_160_columns_in_tmux(ctx_home, tmp_path):
     sid = json.loads(run("cold-storage", "list", "--json").stdout.split("\n")[0])["session_id"]
     env = ctx_subprocess_env(ctx_home)
     script_ = tmp_path / "tables.sh"
-    cmds = ["cold-storage list", "cold-storage stats", "drops", "logs drops", "session list", "config show"]
+    cmds = ["cold-storage list", "cold-storage stats", "drops", "logs drops", "session list", "config show",
+            "drops --fmt grid"]
     script_.write_text("".join(f"{PY} -m ctxkit {c}\n" for c in cmds) + "echo __DONE__\nsleep 60\n")
     for width in (80, 160):
         sock = f"ctx-test-{os.getpid()}-{width}"

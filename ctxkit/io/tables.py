@@ -32,7 +32,6 @@ def _cell(v, width: int) -> str:
 ID_COLUMNS = frozenset({"id", "session_id", "chunk_id", "goal_id", "group", "key", "path", "name"})
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _SHORT_TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
-GAP = 2  # tabulate's "simple" format puts two spaces between columns
 PAD = 2  # ... and makes each column at least its header plus two
 
 
@@ -50,39 +49,52 @@ def _cut(s: str, width: int) -> str:
     return s if len(s) <= width else s[: max(1, width - 1)] + "…"
 
 
+def _overhead(fmt: str, k: int) -> int:
+    """What format `fmt` adds around k columns (separators, borders, padding), measured."""
+    from tabulate import tabulate
+
+    line = max(tabulate([["x" * 10] * k], headers=["h"] * k, tablefmt=fmt, disable_numparse=True).split("\n"),
+               key=len)
+    return max(0, len(line) - 10 * k)
+
+
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
                  width: int | None = None) -> str:
-    """A table that fits `width` (the terminal): ids are never cut; times show to the minute;
-    other columns give way, widest first, and the rightmost are hidden when even that is not enough
-    (a last line names them; --json has everything)."""
+    """A table in tabulate's format `fmt` that fits `width` (the terminal): ids are never cut;
+    times show to the minute; other columns give way, widest first, and the rightmost are hidden
+    when even that is not enough (a last line names them; --json has everything)."""
     from tabulate import tabulate
 
     if not rows:
         return "(no rows)"
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     width = width or terminal_width()
-    full = [[_cell(r.get(c), 10_000) for c in columns] for r in rows]
-    if fmt != "simple":
-        return tabulate(full, headers=columns, tablefmt=fmt, disable_numparse=True)
-    full = [[_short_time(v) for v in row] for row in full]
+    full = [[_short_time(_cell(r.get(c), 10_000)) for c in columns] for r in rows]
     ids = [is_id_column(c) for c in columns]  # never cut, never hidden
     fixed = [ids[i] or all(not row[i] or _SHORT_TS.match(row[i]) for row in full)  # + times: never cut
              for i in range(len(columns))]
     shown = list(range(len(columns)))
     hidden: list[str] = []
-    while True:
-        natural = [max([len(columns[i]) + PAD] + [len(row[i]) for row in full]) for i in shown]
-        floors = [n if fixed[i] else min(n, max(8, min(len(columns[i]) + PAD, 12))) for i, n in zip(shown, natural)]
-        room = width - GAP * (len(shown) - 1)
-        if sum(floors) <= room or len(shown) == 1 or all(ids[i] for i in shown):
+    slack = 0  # what a first rendering showed the overhead estimate missed
+    for _ in range(3):
+        while True:
+            natural = [max([len(columns[i]) + PAD] + [len(row[i]) for row in full]) for i in shown]
+            floors = [n if fixed[i] else min(n, max(8, min(len(columns[i]) + PAD, 12)))
+                      for i, n in zip(shown, natural)]
+            room = width - _overhead(fmt, len(shown)) - slack
+            if sum(floors) <= room or len(shown) == 1 or all(ids[i] for i in shown):
+                break
+            drop = max(i for i in shown if not ids[i])  # the rightmost column that is not an id
+            shown.remove(drop)
+            hidden.append(columns[drop])
+        limits = fit_widths(natural, room, floors)
+        heads = [_cut(columns[i], max(1, lim - PAD)) for i, lim in zip(shown, limits)]
+        body = [[_cut(row[i], lim) for i, lim in zip(shown, limits)] for row in full]
+        out = tabulate(body, headers=heads, tablefmt=fmt, disable_numparse=True)
+        over = max(len(line) for line in out.split("\n")) - width
+        if over <= 0 or all(ids[i] for i in shown):
             break
-        drop = max(i for i in shown if not ids[i])  # the rightmost column that is not an id
-        shown.remove(drop)
-        hidden.append(columns[drop])
-    limits = fit_widths(natural, room, floors)
-    heads = [_cut(columns[i], max(1, lim - PAD)) for i, lim in zip(shown, limits)]
-    body = [[_cut(row[i], lim) for i, lim in zip(shown, limits)] for row in full]
-    out = tabulate(body, headers=heads, tablefmt="simple", disable_numparse=True)
+        slack += over
     if hidden:
         import textwrap
 
