@@ -9,11 +9,12 @@ from __future__ import annotations
 from ..backends.tokenizers import count_records
 from ..core.drop import DROP, decide_facts, facts, gist
 from ..core.groups import iter_groups
-from ..core.score import Weights, ages_hours, chunk_text, newest_time, score_groups
+from ..core.score import chunk_text, newest_time, score_groups
 from ..core.timeutil import now
 from ..store import logs
 from ..store.cold import ColdStorage
 from .dropping import to_cold
+from .scoring import weights
 
 
 def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0) -> dict:
@@ -25,9 +26,7 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
     name = cfg.get("embedder")
     emb = make_embedder(home, name, len(scorable))
     sims = emb.similarities(query, [chunk_text(g) for g in scorable])
-    w = Weights(similarity=cfg.get("similarity_weight"), recency=cfg.get("recency_weight"),
-                importance=cfg.get("importance_weight"), half_life_hours=cfg.get("half_life_hours"))
-    score_groups(scorable, sims, newest_time(records) or now(), w)
+    score_groups(scorable, sims, newest_time(records) or now(), weights(cfg))
     tokens = [sum(count_records(tok, g, reuse=True)) for g in groups]
     cutoff = cfg.get("relevance_cutoff")
     decisions = decide_facts([facts(g, t) for g, t in zip(groups, tokens)], cutoff, cfg.get("relevance_keep"),

@@ -10,7 +10,6 @@ from .. import records as R
 from ..backends.tokenizers import count_records
 from ..core.drop import DROP, SUMMARIZE, decide_facts, facts, gist, stub_text
 from ..core.groups import iter_groups
-from ..core.score import SCORE_EVENT
 from ..store import logs
 from ..store.cold import ColdStorage, new_entry
 
@@ -58,6 +57,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     records and stubs to `out` (a Writer). Memory stays flat: the chunks wait in a disk spool,
     only their facts in memory."""
     from ..store import sessions
+    from .scoring import is_score_event
     from .spool import GroupSpool
 
     cfg = home.config
@@ -67,9 +67,8 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     def sized(group: list[dict]) -> tuple:
         """What stays in memory per chunk: its facts, each record's tokens, and their sum."""
         for r in group:
-            meta = r.get("meta") or {}
-            if r.get("kind") == "event" and isinstance(meta, dict) and meta.get("type") == SCORE_EVENT:
-                run.query = meta.get("query")  # the last score event names the query
+            if is_score_event(r):
+                run.query = r["meta"].get("query")  # the last score event names the query
         sessions.tally(group, run.tally)
         counts = count_records(tok, [dict(r) for r in group], reuse=True)
         tokens = sum(counts)
