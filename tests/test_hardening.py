@@ -308,6 +308,11 @@ def test_a_folder_link_planted_inside_the_home_is_refused(ctx_home, tmp_path):
         assert res.stdout == ""  # all or nothing: no half output either
         os.unlink(link)
     assert not (tmp_path / "ws" / "CONTEXT.md").exists()
+    # the home's workspace may be a link on purpose (to the agent's own folder): it is followed
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    os.symlink(agent, ctx_home / "workspace")
+    assert run("goal", "add", "ship it").code == 0 and "ship it" in (agent / "CONTEXT.md").read_text()
 
 
 def test_a_failed_compact_leaves_no_state(tmp_path, ctx_home, monkeypatch):

@@ -23,6 +23,9 @@ def fsync_dir(path: str) -> None:
 
 PRIVATE_FILE, PRIVATE_DIR = 0o600, 0o700
 _ROOTS: set[str] = set()  # CTX_HOME folders: nothing below them may be a symbolic link
+# ... except the home's workspace itself, which users point at their agent's folder on purpose
+# (what is inside it is still checked)
+LINK_OK = frozenset({"workspace"})
 
 
 def guard_root(root: str) -> None:
@@ -38,9 +41,9 @@ def no_links(path: str) -> str:
     for root in _ROOTS:
         if p.startswith(root + os.sep):
             cur = root
-            for part in p[len(root) + 1:].split(os.sep):
+            for k, part in enumerate(p[len(root) + 1:].split(os.sep)):
                 cur = os.path.join(cur, part)
-                if os.path.islink(cur):
+                if os.path.islink(cur) and not (k == 0 and part in LINK_OK):
                     from ..errors import InputError
 
                     raise InputError(cur, None, "refused: a symbolic link inside CTX_HOME "

@@ -56,8 +56,7 @@ class Home:
         any output (a command never prints its result and then fails on the state it keeps)."""
         from .atomic import no_links
 
-        for name in ("logs", "sessions", "cold-storage", "cache", "archive", "workspace", "sessions.json",
-                     "observations"):
+        for name in ("logs", "sessions", "cold-storage", "cache", "archive", "sessions.json"):
             no_links(os.path.join(self.path, name))
 
     def owned_paths(self) -> list[str]:
