@@ -43,7 +43,7 @@ def list_(session, expired, limit, jq_expr, table, as_json, table_fmt):
     """
     if session:
         check_id(session, "session id")
-    rows = [{k: r[k] for k in ("session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist")}
+    rows = [{k: r[k] for k in ("session", "chunk", "tokens", "score", "reason", "gist", "dropped_at", "expires")}
             for r in _store().rows(session, expired)]
     if limit:
         rows = sorted(rows, key=lambda r: r["dropped_at"] or "")[-limit:]

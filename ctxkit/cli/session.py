@@ -66,7 +66,10 @@ def list_(limit, jq_expr, table, as_json, table_fmt):
              **{k: e.get(k) for k in ("message_count", "records", "cold_chunks", "status", "title", "agents",
                                       "primary_files", "tags")}}
             for e in rows]
-    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+    # on a terminal, what tells sessions apart first (a narrow one hides the rightmost columns)
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
+                 columns=["session", "ago", "message_count", "status", "title", "started", "last_activity",
+                          "records", "cold_chunks", "agents", "primary_files", "tags"] if rows else None)
 
 
 @session.command("show")

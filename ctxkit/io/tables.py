@@ -61,13 +61,15 @@ def _overhead(fmt: str, k: int) -> int:
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
                  width: int | None = None) -> str:
     """A table in tabulate's format `fmt` that fits `width` (the terminal): ids are never cut;
-    times show to the minute; other columns give way, widest first, and the rightmost are hidden
-    when even that is not enough (a last line names them; --json has everything)."""
+    times show to the minute; columns empty in every row are left out; other columns give way,
+    widest first, and the rightmost are hidden when even that is not enough (a last line names
+    them; --json has everything)."""
     from tabulate import tabulate
 
     if not rows:
         return "(no rows)"
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
+    columns = [c for c in columns if any(r.get(c) not in (None, "", [], {}) for r in rows)] or columns[:1]
     width = width or terminal_width()
     full = [[_short_time(_cell(r.get(c), 10_000)) for c in columns] for r in rows]
     ids = [is_id_column(c) for c in columns]  # never cut, never hidden
@@ -79,7 +81,8 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
     for _ in range(3):
         while True:
             natural = [max([len(columns[i]) + PAD] + [len(row[i]) for row in full]) for i in shown]
-            floors = [n if fixed[i] else min(n, max(8, min(len(columns[i]) + PAD, 12)))
+            # a flexible column narrows to its values' width (a long header is cut), at most 12
+            floors = [n if fixed[i] else min(n, max(6, min(12, max(len(row[i]) for row in full))))
                       for i, n in zip(shown, natural)]
             room = width - _overhead(fmt, len(shown)) - slack
             if sum(floors) <= room or len(shown) == 1 or all(ids[i] for i in shown):
@@ -87,7 +90,8 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
             drop = max(i for i in shown if not ids[i])  # the rightmost column that is not an id
             shown.remove(drop)
             hidden.append(columns[drop])
-        limits = fit_widths(natural, room, floors)
+        values = [max(f, max(len(row[i]) for row in full)) for i, f in zip(shown, floors)]
+        limits = fit_widths(natural, room, floors, values)
         heads = [_cut(columns[i], max(1, lim - PAD)) for i, lim in zip(shown, limits)]
         body = [[_cut(row[i], lim) for i, lim in zip(shown, limits)] for row in full]
         out = tabulate(body, headers=heads, tablefmt=fmt, disable_numparse=True)
@@ -103,17 +107,21 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
     return out
 
 
-def fit_widths(natural: list[int], total: int, floors: list[int] | int = 6) -> list[int]:
-    """Column widths that fit `total`: narrow columns keep their size, the widest give way,
-    none below its floor."""
+def fit_widths(natural: list[int], total: int, floors: list[int] | int = 6,
+               values: list[int] | None = None) -> list[int]:
+    """Column widths that fit `total`: first headers longer than their values give way (down to
+    the values' width), then the widest columns, none below its floor."""
     widths = list(natural)
     floors = [floors] * len(widths) if isinstance(floors, int) else floors
-    while sum(widths) > total:
-        movable = [k for k in range(len(widths)) if widths[k] > floors[k]]
-        if not movable:
-            break
-        i = max(movable, key=lambda k: widths[k])
-        widths[i] -= 1
+    for soft in ([max(v, f) for v, f in zip(values, floors)] if values else None, floors):
+        if soft is None:
+            continue
+        while sum(widths) > total:
+            movable = [k for k in range(len(widths)) if widths[k] > soft[k]]
+            if not movable:
+                break
+            i = max(movable, key=lambda k: (widths[k] - soft[k]) if soft is not floors else widths[k])
+            widths[i] -= 1
     return widths
 
 
