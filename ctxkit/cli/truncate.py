@@ -57,7 +57,7 @@ def truncate(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, re
                 out.write(rec)
     dropped = len(spool.info) - len(keep)
     if dropped or tools:
-        total = sum(t for _, t in spool.info)
+        total = sum(sz[1] for sz in spool.info)
         less = f" - {tools} for tool schemas" if tools else ""
         note(f"ctx: truncate ({strategy}) kept {len(keep)} of {len(spool.info)} groups, "
              f"{kept_tokens} of {total} tokens (budget {limit}{less})")
