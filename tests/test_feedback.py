@@ -66,3 +66,83 @@ def test_progress_moves_with_real_counts_and_is_silent_under_q_and_in_a_pipe(tmp
     # in a pipe: no bar either
     p = subprocess.run(CTX + args, capture_output=True, env=env)
     assert p.returncode == 0 and b"/" not in p.stderr
+
+
+def test_config_errors_say_the_range_compile_regexes_and_check_tokenizers(ctx_home, tmp_path):
+    p = tmp_path / "c.yaml"
+    p.write_text("half_life_hours: 0\nredact_patterns: ['(unclosed']\ntokenizer: nosuch\nmax_tokens: -5\n")
+    res = run("config", "validate", p)
+    assert res.code == 1 and "None" not in res.stderr and "internal error" not in res.stderr
+    assert f"{p}:1: half_life_hours must be at least 0.01, got 0.0" in res.stderr
+    assert f"{p}:2: redact_patterns: '(unclosed' is not a valid regular expression" in res.stderr
+    assert f"{p}:3: tokenizer: unknown tokenizer 'nosuch'" in res.stderr
+    assert f"{p}:4: max_tokens must be at least 1, got -5" in res.stderr
+    # a bad regex in the home's config is a config error for every command, not an internal error
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("redact_patterns: ['(x']\n")
+    res = run("count", "hello")
+    assert res.code == 1 and "not a valid regular expression" in res.stderr and "internal" not in res.stderr
+
+
+def test_two_spellings_of_one_knob_are_an_error(ctx_home):
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("MAX_TOKENS: 100000\nmax_tokens: 200000\n")
+    res = run("config", "validate")
+    assert res.code == 1 and "max_tokens and MAX_TOKENS both set max_tokens" in res.stderr
+
+
+def test_config_get_and_set_validate_and_keep_the_file(ctx_home):
+    assert run("config", "get", "max_tokens").stdout == "128000\n"
+    assert run("config", "get", "MAX_TOKENS").stdout == "128000\n"  # the upper-case spelling too
+    assert run("config", "get", "nosuch").code == 2
+    assert run("config", "init").code == 0
+    before = (ctx_home / "config.yaml").read_text()
+    assert run("config", "set", "max_tokens", "200000").code == 0
+    assert run("config", "get", "max_tokens", "--source").stdout == "200000\tfile\n"
+    text = (ctx_home / "config.yaml").read_text()
+    assert text.count("\nmax_tokens: 200000\n") == 1 and len(text.splitlines()) == len(before.splitlines()) + 1
+    assert run("config", "set", "MAX_TOKENS", "100000").code == 0  # replaces, never a second spelling
+    assert run("config", "get", "max_tokens").stdout == "100000\n"
+    for key, bad, why in (("relevance_cutoff", "2", "between 0 and 1"), ("tokenizer", "nosuch", "unknown tokenizer"),
+                          ("redact_patterns", "(x", "not a valid regular expression"),
+                          ("half_life_hours", "-1", "at least 0.01"),
+                          ("reserve_tokens", "100000", "leaves no budget")):
+        kept = (ctx_home / "config.yaml").read_text()
+        res = run("config", "set", key, bad)
+        assert res.code == 1 and why in res.stderr, (key, res.stderr)
+        assert (ctx_home / "config.yaml").read_text() == kept  # nothing half-written
+    assert run("config", "set", "redact_patterns", "['tok_[0-9]+', 'key=\\S+']").code == 0
+    assert json.loads(run("config", "get", "redact_patterns").stdout) == ["tok_[0-9]+", "key=\\S+"]
+    assert run("count", "tok_123").code == 0
+
+
+def test_the_designs_own_config_file_used_as_is_works(ctx_home, tmp_path):
+    """The design's context-config.yaml (upper-case names, RECENCY_BONUS, IMPORTANCE_BOOT, MEMFAS_*,
+    a model name as SUMMARY_MODEL, ~ paths) works as the home's config.yaml, unedited."""
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    text = (ROOT / "tests" / "fixtures" / "context-config.yaml").read_text()
+    assert "RECENCY_BONUS" in text and "MEMFAS_MIN_SCORE" in text and "SUMMARY_MODEL: minimax/MiniMax-M2.1" in text
+    (ctx_home / "config.yaml").write_text(text.replace("~/.clawdbot", str(tmp_path / "clawdbot")))
+    res = run("config", "validate")
+    assert res.code == 0, res.stderr
+    for key, want in (("recency_weight", "0.2"), ("importance_weight", "0.1"), ("similarity_weight", "0.6"),
+                      ("memory_min_score", "0.05"), ("summary_model", "minimax/MiniMax-M2.1"),
+                      ("summary_target_tokens", "500")):
+        assert run("config", "get", key).stdout.strip() == want, key
+    src = corpus("claude-code_spotter_491e126e_session.jsonl")
+    for args in (("status", src), ("count", src), ("compact", src, "--force", "--budget", "3000"),
+                 ("score", src, "--embedder", "keyword", "--query", "web search")):
+        res = run(*args)
+        assert res.code == 0 and "unknown key" not in res.stderr, (args, res.stderr)
+    assert (tmp_path / "clawdbot" / "logs" / "context").is_dir()  # LOG_PATH honoured
+
+
+def test_compact_trigger_is_a_fraction_or_a_percent(tmp_path):
+    src = corpus("claude-code_spotter_491e126e_session.jsonl")
+    for trigger in ("5", "5%", "0.05"):
+        res = run("compact", src, "--trigger", trigger, "--budget", "1000000", "--dry-run", "--json")
+        assert res.code == 0, res.stderr
+        text = res.stdout + res.stderr
+        assert "500 %" not in text and "500%" not in text
+        assert "5%" in text or "0.05" in text, text
+    assert run("compact", src, "--trigger", "150", "--dry-run").code == 2

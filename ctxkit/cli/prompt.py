@@ -83,7 +83,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     if query:
         from .memory import memory_search
 
-        hits = memory_search(query, 10, 0.0, embedder)
+        hits = memory_search(query, 10, cfg.get("memory_min_score"), embedder)
     from .time_cmd import time_facts
 
     tf = time_facts(home)

@@ -153,8 +153,12 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         p.sections.append(Section(f"Context ({cpath})", view(context_view_tokens - 40), cpath, tier=0,
                                   static=False, shrink=view, floor=60))
     if memory_hits:
-        lines, used = [], 0
+        lines, used, said = [], 0, set()
         for h in memory_hits:
+            key = re.sub(r"\W+", " ", h["snippet"].lower()).strip()
+            if not key or key in said:  # the same sentence in two memory files is said once
+                continue
+            said.add(key)
             line = f"- {h['snippet']} ({h['source']})"
             n = count(line)
             if used + n > memory_budget:

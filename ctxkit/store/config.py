@@ -79,8 +79,9 @@ KNOBS: dict[str, Knob] = {
                                      "pipeline) | interactive | pipeline | hook | server",
                         ("auto", "interactive", "pipeline", "hook", "server")),
     "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
-    "memory_min_score": Knob(float, 0.05, "a memory entry reaches the prompt's Relevant Memory only at or above "
-                                          "this match score (0-1)"),
+    "memory_min_score": Knob(float, 0.25, "a memory entry reaches ctx prompt build --query's Relevant Memory only "
+                                          "at or above this match score (0-1; unrelated lines score about 0-0.15 "
+                                          "with MiniLM)"),
     # working state and memory lifecycle
     "context_view_tokens": Knob(int, 500, "the most CONTEXT.md may take in a system prompt or hook output "
                                          "(a condensed view; the file keeps everything)"),
