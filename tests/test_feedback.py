@@ -146,3 +146,12 @@ def test_compact_trigger_is_a_fraction_or_a_percent(tmp_path):
         assert "500 %" not in text and "500%" not in text
         assert "5%" in text or "0.05" in text, text
     assert run("compact", src, "--trigger", "150", "--dry-run").code == 2
+
+
+def test_time_never_says_days_ago_and_then_yesterday(ctx_home):
+    run("status", corpus("claude-code_spotter_491e126e_session.jsonl"), "--log")  # last active 2026-02-10 22:03
+    far = run("time", "--json", "--now", "2026-11-23T05:00:00Z").json()
+    assert far["ago"] == "285 days ago" and far["gap_class"] == "long-break"
+    assert "yesterday" not in far["hint"] and "285 days" in far["hint"]
+    nextday = run("time", "--json", "--now", "2026-02-11T09:00:00Z").json()
+    assert nextday["gap_class"] == "next-day" and "yesterday" in nextday["hint"] and nextday["ago"] == "10 hours ago"

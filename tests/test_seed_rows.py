@@ -28,3 +28,16 @@ def test_prompt_build_injects_only_memory_that_matches_the_query_each_sentence_o
     assert section.count("rank 16 and alpha 32") == 1
     assert "Redis" not in section and "tabs over spaces" not in section  # below memory_min_score
     assert run("config", "get", "memory_min_score").stdout.strip() == "0.25"
+
+
+def test_time_says_session_just_started_and_the_last_sessions_length_and_topic(ctx_home):
+    """Time: "Session: Just started"; "Last session: 2 hours ago (45 min, testing TUI)"."""
+    run("status", corpus("claude-code_spotter_491e126e_session.jsonl"), "--log")  # 21:54-22:03 on 2026-02-10
+    later = run("time", "--json", "--now", "2026-02-11T01:00:00Z").json()
+    assert "Session: Just started" in later["block"]
+    line = next(x for x in later["block"] if x.startswith("Last session:"))
+    assert line.startswith("Last session: 2 hours ago (8 min, websearch to learn how to fastest setup credo")
+    assert later["last_session"]["minutes"] == 8
+    during = run("time", "--json", "--now", "2026-02-10T22:10:00Z").json()
+    assert "Session: Just started" not in during["block"]
+    assert "Session started: 2026-02-10 21:54 UTC" in during["block"]
