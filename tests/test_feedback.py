@@ -155,3 +155,21 @@ def test_time_never_says_days_ago_and_then_yesterday(ctx_home):
     assert "yesterday" not in far["hint"] and "285 days" in far["hint"]
     nextday = run("time", "--json", "--now", "2026-02-11T09:00:00Z").json()
     assert nextday["gap_class"] == "next-day" and "yesterday" in nextday["hint"] and nextday["ago"] == "10 hours ago"
+
+
+def test_dedupe_groups_a_repeated_line_and_never_counts_more_than_the_files_hold(tmp_path):
+    mem = tmp_path / "MEMORY.md"
+    mem.write_text("# M\n" + "- Always run the tests before you push a commit.\n" * 30 +
+                   "- Redis is on port 6380 in staging today.\n")
+    agents = tmp_path / "AGENTS.md"
+    agents.write_text("# A\n- Always run the tests before you push a commit.\n")
+    res = run("dedupe", mem, agents, "--embedder", "keyword", "--json")
+    rows = res.records()
+    assert len(rows) == 1  # one group, not 465 pairs
+    r = rows[0]
+    assert r["a"] == f"{mem}:2" and r["copies"] == 30 and len(r["places"]) == 31 and r["kind"] == "exact"
+    assert r["places"][-1] == f"{agents}:2"
+    held = int(run("count", "-i", mem, "-i", agents).stdout.strip())
+    one = int(run("count", "Always run the tests before you push a commit.").stdout.strip())
+    assert r["tokens_wasted_per_turn"] == 30 * one < held
+    assert "1 passage(s) said more than once (30 extra copies)" in res.stderr
