@@ -41,3 +41,29 @@ def test_time_says_session_just_started_and_the_last_sessions_length_and_topic(c
     during = run("time", "--json", "--now", "2026-02-10T22:10:00Z").json()
     assert "Session: Just started" not in during["block"]
     assert "Session started: 2026-02-10 21:54 UTC" in during["block"]
+
+
+def test_the_compaction_log_records_compaction_triggered_and_stats_still_count_it(ctx_home, tmp_path):
+    src = corpus("claude-code_spotter_491e126e_session.jsonl")
+    assert run("compact", src, "--force", "--budget", "3000", "--workspace", tmp_path).code == 0
+    events = [json.loads(x) for x in (ctx_home / "logs" / "compaction.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events if "tokens_before" in e] == ["compaction_triggered"]
+    stats = run("stats", "compaction", "--json").json()
+    assert stats["acted"] == 1
+    # logs written before the rename still count
+    with open(ctx_home / "logs" / "compaction.jsonl", "a") as f:
+        f.write(json.dumps(dict(events[-1], event="compaction")) + "\n")
+    assert run("stats", "compaction", "--json").json()["acted"] == 2
+
+
+def test_reset_force_clears_maintain_and_hook_state_so_maintain_acts_again(ctx_home, tmp_path):
+    src = tmp_path / "s.jsonl"
+    src.write_text(open(corpus("claude-code_spotter_491e126e_session.jsonl")).read())
+    first = run("maintain", src).records()
+    assert first and first[0]["event"] != "nothing_to_do"
+    assert run("maintain", src).records()[0]["event"] == "nothing_to_do"
+    (ctx_home / "hooks-state.json").write_text("{}")  # what the hooks remember
+    assert run("reset", "--force").code == 0
+    assert not (ctx_home / "maintain-state.json").exists() and not (ctx_home / "hooks-state.json").exists()
+    again = run("maintain", src).records()
+    assert again[0]["event"] != "nothing_to_do"
