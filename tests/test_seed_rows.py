@@ -67,3 +67,40 @@ def test_reset_force_clears_maintain_and_hook_state_so_maintain_acts_again(ctx_h
     assert not (ctx_home / "maintain-state.json").exists() and not (ctx_home / "hooks-state.json").exists()
     again = run("maintain", src).records()
     assert again[0]["event"] != "nothing_to_do"
+
+
+HAND_WRITTEN = """# Context
+
+## Now
+- Focus: Testing NanBeige 3B local model performance
+- Task: Optimize context usage for SLMs
+- Blocked: waiting on the user's GPU quota
+
+## Time
+- Last session: 2 hours ago (45 min, testing TUI)
+
+## Recent
+- TUI updated with You/Nano labels and separators
+- Flash attention confirmed enabled in local_llm.rs
+- 15k token prompt identified as slowness cause
+
+## External
+- No git changes since last session
+"""
+
+
+def test_now_and_recent_of_a_hand_written_context_md_reach_the_prompt_and_session_start(tmp_path):
+    """Now (Focus, Task, Blocked) and Recent, as a user or agent writes them, are what the prompt and
+    the SessionStart view show first."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "CONTEXT.md").write_text(HAND_WRITTEN)
+    prompt = run("prompt", "build", "--workspace", ws, "--no-environment")
+    assert prompt.code == 0, prompt.stderr
+    start = run("hook", "claude-code", "SessionStart", "--workspace", ws,
+                input=json.dumps({"hook_event_name": "SessionStart", "source": "startup", "cwd": str(tmp_path)}))
+    view = json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    for text in (prompt.stdout, view):
+        assert "## Now" in text and "Focus: Testing NanBeige 3B" in text and "Blocked: waiting on the user's GPU" in text
+        assert "## Recent" in text and "Flash attention confirmed enabled" in text
+        assert text.index("## Now") < text.index("## Recent")
