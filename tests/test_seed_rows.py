@@ -104,3 +104,21 @@ def test_now_and_recent_of_a_hand_written_context_md_reach_the_prompt_and_sessio
         assert "## Now" in text and "Focus: Testing NanBeige 3B" in text and "Blocked: waiting on the user's GPU" in text
         assert "## Recent" in text and "Flash attention confirmed enabled" in text
         assert text.index("## Now") < text.index("## Recent")
+
+
+def test_reflect_writes_long_term_facts_only_never_session_state(tmp_path):
+    """MEMORY.md: permanent facts, no narrative, no session state."""
+    ws = tmp_path / "ws"
+    (ws / "observations").mkdir(parents=True)
+    (ws / "observations" / "2026-02-10_s1.md").write_text(
+        "# Observation\n\n## Decisions\n- Use RS256 for JWT signing in the auth service\n"
+        "- The idempotency test is failing on the second run\n\n"
+        "## Outcomes\n- The staging database listens on port 5433\n"
+        "- Currently waiting for the user to approve the migration\n- The refresh flow still needs to be finished\n")
+    res = run("reflect", "--workspace", ws, "--json")
+    assert res.code == 0, res.stderr
+    memory = (ws / "MEMORY.md").read_text()
+    assert "RS256" in memory and "port 5433" in memory
+    for state in ("is failing", "waiting for the user", "still needs to be finished"):
+        assert state not in memory
+    assert res.json()["skipped"]["session_state"] == 3

@@ -27,6 +27,17 @@ FACT_SECTIONS = ("Decisions", "Outcomes")
 # narrative and session plans ("Let's use find_file ...") are not long-term facts
 NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday|"
                        r"let'?s |now )", re.I)
+# session state is CONTEXT.md's, never long-term memory: what is failing, running, waiting or next
+SESSION_STATE = re.compile(
+    r"\b(is|are|was|were|keeps?|still) (now |currently |still )?(failing|broken|red|flaky|running|pending|"
+    r"blocked|in progress|waiting|not (yet )?(working|passing|done|fixed))\b|\b(currently|right now|at the moment|"
+    r"so far|for now|next step|todo|to do next|still need(s|ed)? to|needs? to be (fixed|done|finished)|"
+    r"work in progress|wip|not yet)\b", re.I)
+
+
+def is_session_state(text: str) -> bool:
+    """A bullet about where this session stands ("the idempotency test is failing"), not a fact."""
+    return bool(SESSION_STATE.search(text))
 
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
@@ -100,7 +111,7 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
         p = os.path.join(workspace, name)
         if os.path.exists(p):
             identity += [shingles(x) for x in open(p, encoding="utf-8").read().split("\n") if len(x.split()) >= 4]
-    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0}
+    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0, "session_state": 0}
     with locked(memory_path):
         existing = open(memory_path, encoding="utf-8").read() if os.path.exists(memory_path) else ""
         have = [re.sub(r"\s+\(from [^)]*\)$", "", m.group(1)) for m in re.finditer(r"^-\s+(.*)$", existing, re.M)]
@@ -118,6 +129,9 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
                 continue
             if NARRATIVE.match(text) or is_narration(text) or first_person(text):
                 skipped["narrative"] += 1
+                continue
+            if is_session_state(text):
+                skipped["session_state"] += 1
                 continue
             if _said(text, identity):
                 skipped["in_identity_files"] += 1
