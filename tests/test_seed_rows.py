@@ -122,3 +122,17 @@ def test_reflect_writes_long_term_facts_only_never_session_state(tmp_path):
     for state in ("is failing", "waiting for the user", "still needs to be finished"):
         assert state not in memory
     assert res.json()["skipped"]["session_state"] == 3
+
+
+def test_the_prompt_keeps_model_identity_workspace_path_and_a_cost_delegation_hint(tmp_path, ctx_home):
+    """_get_identity() keeps: model identity (1 line), workspace path, cost delegation hint (expensive models)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    run("config", "set", "model", "claude-opus-4")
+    text = run("prompt", "build", "--workspace", ws, "--no-environment").stdout
+    assert "Model: you are running as claude-opus-4." in text
+    assert f"Workspace: {ws}" in text
+    assert "Cost: this model is expensive; delegate" in text
+    run("config", "set", "model", "qwen3-1.7b")
+    cheap = run("prompt", "build", "--workspace", ws, "--no-environment").stdout
+    assert "Model: you are running as qwen3-1.7b." in cheap and "Cost:" not in cheap

@@ -121,12 +121,33 @@ def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: 
     p.sections.append(sec)
 
 
+# Models whose tokens are dear: the prompt says to hand bulk work to cheaper helpers.
+EXPENSIVE = ("opus", "gpt-4", "gpt-5", "o1", "o3", "sonnet", "gemini-2.5-pro", "gemini-3-pro")
+
+
+def identity_lines(model: str | None, workspace: str) -> list[str]:
+    """The agent's own identity, one line each: the model it runs as, its workspace, and for an
+    expensive model a cost-delegation hint."""
+    lines = []
+    if model:
+        lines.append(f"Model: you are running as {model}.")
+    lines.append(f"Workspace: {os.path.abspath(workspace)}")
+    if model and any(x in model.lower() for x in EXPENSIVE):
+        lines.append("Cost: this model is expensive; delegate bulk reading, searching and routine edits to "
+                     "cheaper subagents or tools.")
+    return lines
+
+
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
           git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
-          bound=None, environment: list[str] | None = None, identity_tokens: int = 200) -> Prompt:
+          bound=None, environment: list[str] | None = None, identity_tokens: int = 200,
+          identity: list[str] | None = None) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
+    if identity:
+        p.sections.append(Section("Identity", "\n".join(f"- {x}" for x in identity), "config and workspace",
+                                  tier=2))  # leaves a tight budget with the environment, before identity files
     for d in layer_dirs(home_workspace, workspace, cwd):
         for fname in IDENTITY_FILES:
             _identity(p, d, fname, seen, count, identity_tokens)
