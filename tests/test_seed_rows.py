@@ -136,3 +136,25 @@ def test_the_prompt_keeps_model_identity_workspace_path_and_a_cost_delegation_hi
     run("config", "set", "model", "qwen3-1.7b")
     cheap = run("prompt", "build", "--workspace", ws, "--no-environment").stdout
     assert "Model: you are running as qwen3-1.7b." in cheap and "Cost:" not in cheap
+
+
+def test_personal_layer_first_match_wins_and_nexus_md_is_read(tmp_path, ctx_home, monkeypatch):
+    """Personal layer (first match wins): the user's file, else the package default; NEXUS.md is read."""
+    from ctxkit.services.prompt import DEFAULTS_DIR
+
+    package = (open(os.path.join(DEFAULTS_DIR, "AGENTS.md")).read().strip().splitlines() or [""])
+    package_line = next(x for x in package if len(x.split()) >= 4 and not x.startswith(("#", "<!--")))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    monkeypatch.chdir(proj)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    before = run("prompt", "build", "--workspace", ws, "--no-environment", "--budget", "8000").stdout
+    assert package_line.strip("-* ")[:30] in before  # no personal file: the package default
+    home_ws = ctx_home / "workspace"
+    home_ws.mkdir(parents=True)
+    (home_ws / "AGENTS.md").write_text("# Agents\n- Always answer in British English, please.\n")
+    (proj / "NEXUS.md").write_text("# Project\n- This project deploys with blue-green slots on Fly.\n")
+    after = run("prompt", "build", "--workspace", ws, "--no-environment", "--budget", "8000").stdout
+    assert "British English" in after and package_line.strip("-* ")[:30] not in after
+    assert "blue-green slots on Fly" in after

@@ -19,7 +19,7 @@ from ..core.hygiene import clean
 from ..core.shorten import condense_to, cut_to
 from ..errors import CtxError
 
-IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
+IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "NEXUS.md")  # NEXUS.md: the same role as AGENTS.md
 CONDENSED = ("SOUL.md", "USER.md")  # seed 000: condensed identity and preferences, ~200 tokens each
 # When over budget, identity goes last: AGENTS.md gives way first, SOUL.md last.
 GIVE_WAY = {"AGENTS.md": 0, "USER.md": 1, "SOUL.md": 2}
@@ -148,9 +148,16 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
     if identity:
         p.sections.append(Section("Identity", "\n".join(f"- {x}" for x in identity), "config and workspace",
                                   tier=2))  # leaves a tight budget with the environment, before identity files
-    for d in layer_dirs(home_workspace, workspace, cwd):
+    dirs = layer_dirs(home_workspace, workspace, cwd)
+    for d in dirs:
         for fname in IDENTITY_FILES:
+            # the personal layer is first match wins: the user's own file replaces the package default
+            if d == DEFAULTS_DIR and os.path.exists(os.path.join(home_workspace, fname)):
+                continue
             _identity(p, d, fname, seen, count, identity_tokens)
+    # a project's NEXUS.md sits in the working directory itself
+    if os.path.realpath(cwd) not in {os.path.realpath(d) for d in dirs}:
+        _identity(p, cwd, "NEXUS.md", seen, count, identity_tokens)
     if tool_names:
         p.sections.append(Section("Tools", "Available tools: " + ", ".join(tool_names) +
                                   "\n(Schemas on demand: `ctx tools show NAME`.)", "tools registry", tier=2))
