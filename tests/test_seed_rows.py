@@ -158,3 +158,38 @@ def test_personal_layer_first_match_wins_and_nexus_md_is_read(tmp_path, ctx_home
     after = run("prompt", "build", "--workspace", ws, "--no-environment", "--budget", "8000").stdout
     assert "British English" in after and package_line.strip("-* ")[:30] not in after
     assert "blue-green slots on Fly" in after
+
+
+def test_context_archive_title_keeps_the_session_as_a_long_term_memory_entry(tmp_path, ctx_home):
+    """/context archive [--title="Session Title"]: archive the current context as a fragment."""
+    ws = tmp_path / "ws"
+    src = corpus("claude-code_spotter_491e126e_session.jsonl")
+    assert run("compact", src, "--force", "--budget", "3000", "--workspace", ws).code == 0
+    res = run("context", "archive", "--title", "Elixir quality tooling setup", "--workspace", ws)
+    assert res.code == 0, res.stderr
+    copy, fragment = res.stdout.split()
+    assert os.path.exists(copy) and fragment.startswith(str(ws / "observations"))
+    text = open(fragment).read()
+    assert text.startswith("# Elixir quality tooling setup\n") and "## Task" in text
+    assert run("context", "clear", "--no-archive", "--workspace", ws).code == 0
+    hits = run("memory", "search", "credo dialyzer setup", "--workspace", ws, "--embedder", "keyword",
+               "--json").records()
+    assert any(h["source"].startswith("observations/") and "_archive_elixir-quality-tooling-setup" in h["source"]
+               for h in hits)
+
+
+def test_maintain_on_one_session_never_archives_another_sessions_context_md(tmp_path, ctx_home, monkeypatch):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    other = ("<!-- ctx:context v1 version=3 session=other-session -->\n# Context\n\n## Task\n"
+             "The other session's task.\n")
+    (ws / "CONTEXT.md").write_text(other)
+    monkeypatch.setenv("CTX_ARCHIVE_EVERY_MESSAGES", "1")
+    monkeypatch.setenv("CTX_WORKSPACE", str(ws))
+    src = tmp_path / "s.jsonl"
+    src.write_text(open(corpus("claude-code_spotter_491e126e_session.jsonl")).read())
+    events = run("maintain", src).records()
+    assert not any(e["event"] == "archive" for e in events)
+    assert any(e["event"] == "archive_skipped" and "other-session" in e["reason"] for e in events)
+    assert not list((ctx_home / "archive").glob("CONTEXT-other-session-*")) if (ctx_home / "archive").exists() else True
+    assert "session=other-session" in (ws / "CONTEXT.md").read_text()

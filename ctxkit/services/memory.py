@@ -104,6 +104,32 @@ def _said(text: str, others: list[set]) -> bool:
     return any(jaccard(sh, o) >= 0.6 for o in others)
 
 
+def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime | None = None) -> str:
+    """A CONTEXT.md kept as a long-term memory entry: observations/<stamp>_archive_<title>.md with
+    the title, task, decisions, facts and outcomes, found again by `ctx memory search` (and
+    folded into MEMORY.md by `ctx reflect`). Returns its path."""
+    import re as _re
+
+    when = when or now()
+    sess = ctx.state.get("session") or "workspace"
+    lines = [f"# {C.one_line(title)}", f"<!-- ctx:archive session={sess} at={iso(when)} -->", ""]
+    if ctx.task:
+        lines += ["## Task", f"- {C.one_line(ctx.task)}", ""]
+    out: dict[str, list[str]] = {}
+    for name, out_name in (("Decisions", "Decisions"), ("Facts", "Outcomes"), ("Progress", "Outcomes"),
+                           ("Recent", "Outcomes"), ("Constraints", "Constraints"), ("Files", "Files")):
+        out.setdefault(out_name, []).extend(i.render() for i in ctx.sections.get(name, []))
+    for name, items in out.items():
+        if items:
+            lines += [f"## {name}", *items, ""]
+    slug = _re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "archive"
+    path = os.path.join(workspace, "observations", f"{when.strftime('%Y%m%dT%H%M%SZ')}_archive_{slug}.md")
+    from ..store import redaction
+
+    atomic_write(path, redaction.text("\n".join(lines).rstrip("\n") + "\n"))
+    return path
+
+
 def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
     memory_path = os.path.join(workspace, "MEMORY.md")
     identity = []
