@@ -193,3 +193,23 @@ def test_maintain_on_one_session_never_archives_another_sessions_context_md(tmp_
     assert any(e["event"] == "archive_skipped" and "other-session" in e["reason"] for e in events)
     assert not list((ctx_home / "archive").glob("CONTEXT-other-session-*")) if (ctx_home / "archive").exists() else True
     assert "session=other-session" in (ws / "CONTEXT.md").read_text()
+
+
+def test_entities_track_files_functions_technologies_and_concepts(ctx_home):
+    """entities = {files: [auth/jwt.py, config/settings.py], functions: [validate_jwt_token, generate_token,
+    refresh_token], technologies: [PyJWT, Redis, RS256], concepts: [refresh tokens, public key infrastructure]}"""
+    recs = [{"role": "user", "content": "Let's implement JWT auth with PyJWT. Use RS256 and keep refresh tokens in "
+                                        "Redis; the cryptography package signs the keys."},
+            {"role": "assistant", "content": "I'll add validate_jwt_token() and generate_token() in auth/jwt.py, a "
+                                             "`refresh_token` helper, and read the keys from settings.py and .env. "
+                                             "This is public key infrastructure, so RS256 keys rotate."}]
+    res = run("entities", "-", "--print", input="\n".join(json.dumps(r) for r in recs) + "\n")
+    found = res.json()
+    assert {"auth/jwt.py", "settings.py", ".env"} <= set(found["files"])
+    assert found["functions"] == ["validate_jwt_token", "generate_token", "refresh_token"]
+    assert {"PyJWT", "Redis", "cryptography"} <= set(found["packages"])
+    assert {"PyJWT", "Redis", "RS256"} <= set(found["technologies"])
+    assert found["concepts"] == ["refresh tokens", "public key infrastructure"]
+    run("entities", "-", input="\n".join(json.dumps(r) for r in recs) + "\n")
+    text = (ctx_home / "workspace" / "CONTEXT.md").read_text()
+    assert "technologies: " in text and "concepts: refresh tokens, public key infrastructure" in text
