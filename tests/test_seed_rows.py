@@ -213,3 +213,23 @@ def test_entities_track_files_functions_technologies_and_concepts(ctx_home):
     run("entities", "-", input="\n".join(json.dumps(r) for r in recs) + "\n")
     text = (ctx_home / "workspace" / "CONTEXT.md").read_text()
     assert "technologies: " in text and "concepts: refresh tokens, public key infrastructure" in text
+
+
+def test_context_records_last_edited_file_and_current_function(tmp_path):
+    """current_file_context: {last_edited: auth/jwt.py, current_function: validate_jwt_token}"""
+    edit = {"file_path": "auth/jwt.py", "old_string": "def validate_jwt_token(token):\n    pass",
+            "new_string": "def validate_jwt_token(token):\n    return jwt.decode(token, KEY, algorithms=['RS256'])"}
+    recs = [{"role": "user", "content": "Implement JWT validation with RS256"},
+            {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps(
+                    {"file_path": "auth/validators.py"})}},
+                {"id": "t2", "type": "function", "function": {"name": "Edit", "arguments": json.dumps(edit)}}]},
+            {"role": "tool", "tool_call_id": "t1", "content": "..."},
+            {"role": "tool", "tool_call_id": "t2", "content": "ok"}]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    res = run("observe", "-", "--workspace", ws, input="\n".join(json.dumps(r) for r in recs) + "\n")
+    assert res.code == 0, res.stderr
+    text = (ws / "CONTEXT.md").read_text()
+    now = text.split("## Now", 1)[1].split("\n## ", 1)[0]
+    assert "Last edited: `auth/jwt.py`" in now and "Current function: `validate_jwt_token`" in now

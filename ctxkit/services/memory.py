@@ -80,6 +80,16 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
                 i for i in merged.sections.get("Now", []) if not i.text.startswith("Focus:")]
             merged.sections["Recent"] = C.merge_items(merged.sections.get("Recent", []),
                                                       [C.Item(text=f"{session}: {task}")], cap=5)
+        from ..core.artifacts import last_edit
+
+        edited, func = last_edit(records)
+        if edited:  # where the work stands: the design's last_edited / current_function
+            now_items = [i for i in merged.sections.get("Now", [])
+                         if not i.text.startswith(("Last edited:", "Current function:"))]
+            now_items.append(C.Item(text=f"Last edited: `{edited}`"))
+            if func:
+                now_items.append(C.Item(text=f"Current function: `{func}`"))
+            merged.sections["Now"] = now_items
         return merged
 
     return path, ContextFile(workspace).update(change)
