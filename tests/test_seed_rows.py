@@ -233,3 +233,20 @@ def test_context_records_last_edited_file_and_current_function(tmp_path):
     text = (ws / "CONTEXT.md").read_text()
     now = text.split("## Now", 1)[1].split("\n## ", 1)[0]
     assert "Last edited: `auth/jwt.py`" in now and "Current function: `validate_jwt_token`" in now
+
+
+def test_recent_history_can_be_filtered_by_importance(tmp_path):
+    """get_recent_history(max_tokens=3000, importance_threshold=0.5): low-importance messages go first."""
+    recs = [{"role": "user", "content": "Set up JWT auth."}]
+    for i in range(6):
+        recs.append({"role": "assistant", "content": f"Looking around {i}."})  # importance 0.5
+        recs.append({"role": "assistant", "content": f"Decision: use RS256 for service {i}."})  # 0.7
+    recs.append({"role": "user", "content": "thanks"})
+    src = tmp_path / "s.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    every = run("truncate", src, "--budget", "3000").records()
+    assert len(every) == len(recs)
+    important = run("truncate", src, "--budget", "3000", "--min-importance", "0.6").records()
+    texts = [r["content"] for r in important]
+    assert not any(t.startswith("Looking around") for t in texts)  # low importance left out
+    assert sum("RS256" in t for t in texts) == 6 and texts[-1] == "thanks"  # the latest turn stays

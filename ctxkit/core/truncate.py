@@ -33,12 +33,22 @@ def group_size(group: Sequence[dict]) -> tuple[bool, int, bool]:
 TURN_KINDS = ("message", "summary", "stub")
 
 
-def truncate_sizes(sizes: Sequence[tuple], budget: int, strategy: str = "oldest_first") -> list[int]:
+def group_size_importance(group: Sequence[dict]) -> tuple[bool, int, bool, float]:
+    """group_size and the group's importance (0-1: role, decisions, code, errors, "remember")."""
+    from .score import chunk_importance
+
+    return (*group_size(group), chunk_importance(group))
+
+
+def truncate_sizes(sizes: Sequence[tuple], budget: int, strategy: str = "oldest_first",
+                   min_importance: float | None = None) -> list[int]:
     """Indices of the groups to keep, in order, from each group's (always kept, tokens[, is a turn]).
 
     oldest_first: newest groups backwards until the budget is used; always the most recent turn.
     middle_out:   first and last turns, then the groups nearest the end as the budget allows.
     Groups that are not turns (events) never take the place of the last or first turn.
+    min_importance (with (…, importance) sizes): less important groups are left out first, whatever
+    the budget (the last turn and protected groups stay).
     """
     if strategy not in STRATEGIES:
         raise ValueError(f"unknown strategy {strategy!r} (expected {' or '.join(STRATEGIES)})")
@@ -67,6 +77,8 @@ def truncate_sizes(sizes: Sequence[tuple], budget: int, strategy: str = "oldest_
             keep.add(first)
             remaining -= cost
             tail = [i for i in tail if i != first]
+    if min_importance is not None:
+        tail = [i for i in tail if len(sizes[i]) < 4 or sizes[i][3] >= min_importance]
     for i in reversed(tail):
         cost = sizes[i][1]
         if cost > remaining:
