@@ -16,7 +16,7 @@ from ..core import context_md as C
 from ..core.dedupe import jaccard, shingles
 from ..core.extract import latest_request, summarize
 from ..core.distill import first_person
-from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_template_echo
+from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_session_state, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
 from ..store.atomic import atomic_write, locked
@@ -27,17 +27,6 @@ FACT_SECTIONS = ("Decisions", "Outcomes")
 # narrative and session plans ("Let's use find_file ...") are not long-term facts
 NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday|"
                        r"let'?s |now )", re.I)
-# session state is CONTEXT.md's, never long-term memory: what is failing, running, waiting or next
-SESSION_STATE = re.compile(
-    r"\b(is|are|was|were|keeps?|still) (now |currently |still )?(failing|broken|red|flaky|running|pending|"
-    r"blocked|in progress|waiting|not (yet )?(working|passing|done|fixed))\b|\b(currently|right now|at the moment|"
-    r"so far|for now|next step|todo|to do next|still need(s|ed)? to|needs? to be (fixed|done|finished)|"
-    r"work in progress|wip|not yet)\b", re.I)
-
-
-def is_session_state(text: str) -> bool:
-    """A bullet about where this session stands ("the idempotency test is failing"), not a fact."""
-    return bool(SESSION_STATE.search(text))
 
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
