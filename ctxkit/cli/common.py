@@ -79,8 +79,18 @@ class InputRecords:
             self.skipped = []
 
 
+def _check_fmt(ctx, param, value):
+    """An unknown --fmt is a usage error, never a silent fallback."""
+    if value and value != "simple":
+        from tabulate import tabulate_formats
+
+        if value not in tabulate_formats:
+            raise click.BadParameter(f"unknown table format {value!r} (known: {', '.join(sorted(tabulate_formats))})")
+    return value
+
+
 def output_options(f):
-    f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT",
+    f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT", callback=_check_fmt,
                      help="tabulate table format with -t (simple, github, grid, plain, ...).")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Output JSON (JSONL for listings).")(f)
     f = click.option("-t", "--table", is_flag=True, help="Output a table (default on a terminal).")(f)
@@ -131,16 +141,29 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
     Writer().write_all(rows)
 
 
-def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None) -> None:
-    """One result: through --jq (jq's exit codes), as JSON, or `human()` for people."""
+def report_options(f):
+    """The output options of a command that prints one result: -t/--fmt, --json, --jq EXPR [-r]."""
+    return jq_option(output_options(f))
+
+
+def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None, table: bool = False,
+                table_fmt: str = "simple") -> None:
+    """One result: through --jq (jq's exit codes); for people (-t, or a terminal) `human()`, else a
+    two-column table; piped or --json, one JSON object."""
     obj = public(obj)
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
     if jq_expr:
         emit_listing([obj], table=False, as_json=False, jq_expr=jq_expr)
         return
-    if as_json or human is None:
+    if not want_table(table, as_json):
         click.echo(dumps(obj))
         return
-    human()
+    if human is not None:
+        human()
+        return
+    rows = [{"key": k, "value": v} for k, v in obj.items()]
+    click.echo(render_table(rows, ["key", "value"], fmt=table_fmt))
 
 
 def pass_home(f):

@@ -16,7 +16,9 @@ def terminal_width() -> int:
 
 
 def _cell(v, width: int) -> str:
-    if isinstance(v, float):
+    if isinstance(v, bool):  # never Python's True/False
+        s = "true" if v else "false"
+    elif isinstance(v, float):
         s = f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) or abs(v) < 1 else f"{v:.0f}"
     elif isinstance(v, (dict, list)):
         s = json.dumps(v, ensure_ascii=False)
