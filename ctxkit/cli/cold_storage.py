@@ -60,7 +60,7 @@ def show(chunk_id, session, entry):
 
     \b
     Example:
-      ctx cold-storage show c-0042 --session abc | ctx count
+      ctx cold-storage show c-0005 --session abc | ctx count
     """
 
     check_id(chunk_id, "chunk id")

@@ -35,7 +35,7 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
 @budget_options
 @click.option("--trigger", type=click.FloatRange(0, 10), metavar="P",
               help="Act only when usage >= P of the budget (config: compaction_trigger_pct, 0.5).")
-@click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now: seed 003's name).")
+@click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now is another name for it).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
 @click.option("--gguf", "--model", "model_path", metavar="PATH.gguf",
@@ -56,7 +56,7 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     """Summarize the older span into a summary record and CONTEXT.md; keep the recent part raw.
 
     Walks groups from the newest, keeps recent_preserve_ratio of the budget raw and
-    summarizes the rest into seed 001's template (Task, Decisions, Facts, Pending,
+    summarizes the rest into CONTEXT.md's template (Task, Decisions, Facts, Pending,
     Errors) plus a Files section (the artifact trail, extracted from tool calls, never
     by a model). With a CONTEXT.md from an earlier run, only the newly evicted span is
     summarized and merged in. Model output is verified: a bullet naming a path, number
@@ -103,7 +103,8 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"
                       if rep.kept_bullets or rep.discarded_bullets else "")
         note(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
-                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}")
+                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path or 'no CONTEXT.md'}"
+                   f"{model_note}{extra}")
         for n in rep.notes:
             note(f"ctx: {n}")
     else:

@@ -34,9 +34,9 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
 
     \b
     Examples:
-      ctx recover --chunk-id c-0042 > back.jsonl
-      ctx recover --chunk-id c-0042 --into kept.jsonl
-      ctx recover --query "refresh token" --limit 3 --min-score 0.4
+      ctx recover --chunk-id c-0005 > back.jsonl
+      ctx recover --chunk-id c-0005 --into kept.jsonl
+      ctx recover --query "dialyzer setup" --limit 3 --min-score 0.4
     """
     if bool(chunk_id) == bool(query):
         raise UsageProblem("give exactly one of --chunk-id or --query")

@@ -39,7 +39,7 @@ def session():
     \b
     Examples:
       ctx session list -t
-      ctx session restore conv-2025-11-09-001 -n 10 > resume.jsonl
+      ctx session list --jq .session_id -r > resume.jsonl
     """
 
 

@@ -20,6 +20,8 @@ def _cell(v, width: int) -> str:
         s = "true" if v else "false"
     elif isinstance(v, float):
         s = f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) or abs(v) < 1 else f"{v:.0f}"
+    elif isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        s = ", ".join(map(str, v))  # a list of names or numbers reads as one
     elif isinstance(v, (dict, list)):
         s = json.dumps(v, ensure_ascii=False)
     elif v is None:
