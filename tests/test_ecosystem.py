@@ -22,7 +22,8 @@ def test_every_command_is_in_docs_and_man():
         assert f"`ctx {' '.join(path)}`" in page
     for name in COMMANDS:
         assert os.path.exists(os.path.join(ROOT, "man", f"ctx-{name}.1")), name
-        assert name in open(os.path.join(ROOT, "man", "ctx.1")).read()
+        see_also = open(os.path.join(ROOT, "man", "ctx.1")).read().split(".SH SEE ALSO")[1]
+        assert ".BR ctx\\-" + name.replace("-", "\\-") + " (1)" in see_also, name  # every page named
 
 
 @pytest.mark.skipif(not shutil.which("groff"), reason="groff not installed")

@@ -181,3 +181,26 @@ def test_no_seed_numbers_in_user_facing_text():
             assert not pat.search(text), (folder, f, pat.search(text).group(0))
     for path, cmd in docgen.commands():
         assert not pat.search(docgen.help_text(path, cmd)), path
+
+
+def test_man_pages_name_every_page_carry_subcommands_and_true_exit_codes():
+    from ctxkit.cli.main import COMMANDS
+
+    man = open(os.path.join(ROOT, "man", "ctx.1")).read()
+    see = man.split(".SH SEE ALSO")[1]
+    assert all(f"ctx\\-{n.replace('-', chr(92) + '-')} (1)" in see for n in COMMANDS)
+    goal = open(os.path.join(ROOT, "man", "ctx-goal.1")).read()
+    assert ".SS ctx goal list" in goal and "\\-\\-status" in goal
+    hook = open(os.path.join(ROOT, "man", "ctx-hook.1")).read().split(".SH EXIT STATUS")[1].split(".SH ")[0]
+    assert ".B 0" in hook and ".B 1" in hook and ".B 2" not in hook  # a hook never exits 2
+    status = open(os.path.join(ROOT, "man", "ctx-status.1")).read()
+    assert ".B 3\n" in status and ".B 3\n" not in open(os.path.join(ROOT, "man", "ctx-import.1")).read()
+
+
+def test_regeneration_is_deterministic(tmp_path, monkeypatch):
+    """The docs depend on the code only: not on the terminal, the home or the environment."""
+    first = {**docgen.man_pages(), **docgen.doc_pages()}
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setenv("CTX_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert {**docgen.man_pages(), **docgen.doc_pages()} == first
