@@ -179,7 +179,7 @@ def test_session_prefix_everywhere(world):
         assert {r["session_id"] for r in _json_lines(out.stdout)} == {sid}
     assert json.loads(run("session", "show", sid[:8], env=env).stdout)["session_id"] == sid
     unknown = run("drops", "--session", "zz-nothing", env=env)
-    assert unknown.code == 2 and unknown.stdout == "" and "zz-nothing" in unknown.stderr
+    assert unknown.code == 1 and unknown.stdout == "" and "zz-nothing" in unknown.stderr
 
 
 def test_session_prefix_that_is_ambiguous_lists_the_candidates(tmp_path):

@@ -253,7 +253,9 @@ def resolve_session(home, given: str) -> str:
     if hits:
         shown = ", ".join(hits[:10]) + (f", … ({len(hits)} in all)" if len(hits) > 10 else "")
         raise UsageProblem(f"--session {given!r} is ambiguous: {shown}")
-    raise UsageProblem(f"no session {given!r} (ctx session list shows the known ones)")
+    from ..errors import CtxError
+
+    raise CtxError(f"no session {given!r}", hint="ctx session list shows the known ones")
 
 
 def session_prefix(ctx, param, value):
