@@ -85,7 +85,7 @@ def validate(file):
         return
     cfg = Config(p)
     for n in cfg.notes:
-        click.echo(f"ctx: note: {n}", err=True)
+        click.echo(f"ctx: note: {n} (the upper-case spelling of a knob is accepted)", err=True)
     click.echo(f"{p}: ok ({len(cfg.file)} knob{'s' if len(cfg.file) != 1 else ''} set)")
 
 
