@@ -6,7 +6,7 @@ from typing import Sequence
 
 from .. import records as R
 
-KEEP, DROP, SUMMARIZE = "keep", "drop", "summarize"
+KEEP, DROP, SUMMARIZE, SHRINK = "keep", "drop", "summarize", "shrink"
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,14 @@ class ChunkFacts:
     protected: bool
     score: float | None
     saving: int | None = None   # its tokens minus its stub's
+    shrink_saving: int = 0      # its tokens minus its shrunk form's (0: nothing to shrink)
 
 
-def facts(group: Sequence[dict], saving: int | None = None) -> ChunkFacts:
+def facts(group: Sequence[dict], saving: int | None = None, shrink_saving: int = 0) -> ChunkFacts:
     score = group[0].get("score") if group else None
     return ChunkFacts(is_message_chunk(group), any(R.is_protected(r) for r in group),
-                      score if isinstance(score, (int, float)) and not isinstance(score, bool) else None, saving)
+                      score if isinstance(score, (int, float)) and not isinstance(score, bool) else None, saving,
+                      shrink_saving)
 
 
 def decide(groups: Sequence[Sequence[dict]], cutoff: float, keep: float, min_keep: int,
@@ -68,6 +70,70 @@ def decide_facts(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_k
             out.append(Decision(SUMMARIZE, "medium_relevance", score))
         else:
             out.append(Decision(KEEP, "medium_relevance", score))
+    return out
+
+
+def _base(chunks: Sequence[ChunkFacts], min_keep: int) -> tuple[list, list]:
+    """Decisions for the chunks a budget never touches, and the indices it may."""
+    msg_idx = [i for i, c in enumerate(chunks) if c.message]
+    recent = set(msg_idx[-min_keep:]) if min_keep > 0 else set()
+    out: list = [None] * len(chunks)
+    free = []
+    for i, c in enumerate(chunks):
+        if not c.message:
+            out[i] = Decision(KEEP, "not_a_message", c.score)
+        elif c.protected:
+            out[i] = Decision(KEEP, "protected", c.score)
+        elif i in recent:
+            out[i] = Decision(KEEP, "recent", c.score)
+        elif c.score is None:
+            out[i] = Decision(KEEP, "unscored", None)
+        else:
+            out[i] = Decision(KEEP, "relevant", c.score)
+            free.append(i)
+    return out, free
+
+
+def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, drop_at: float,
+                  keep_at: float = 1.01) -> list[Decision]:
+    """Free at least `target` tokens (when the chunks allow), least relevant first.
+
+    Chunks go in score order, lowest first. One scoring at or below `drop_at`, or with nothing
+    to shrink, is dropped whole (a stub stays); any other is shrunk (its large outputs keep the
+    lines naming what is in play). Only when that is not enough are the shrunk chunks dropped
+    whole, least relevant first. Chunks scoring at or above `keep_at` are never touched."""
+    out, free = _base(chunks, min_keep)
+    order = sorted((i for i in free if chunks[i].score < keep_at), key=lambda i: (chunks[i].score, i))
+    got = 0
+    for i in order:
+        if got >= target:
+            break
+        c = chunks[i]
+        whole = c.saving if c.saving and c.saving > 0 else 0
+        if c.shrink_saving > 0 and (c.score > drop_at or not whole):
+            out[i] = Decision(SHRINK, "budget_shrunk", c.score)
+            got += c.shrink_saving
+        elif whole:
+            out[i] = Decision(DROP, "budget_low_relevance", c.score)
+            got += whole
+    for i in order:
+        if got >= target:
+            break
+        c = chunks[i]
+        if out[i].action == SHRINK and c.saving and c.saving > c.shrink_saving:
+            out[i] = Decision(DROP, "budget_low_relevance", c.score)
+            got += c.saving - c.shrink_saving
+    return out
+
+
+def decide_shrink(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_keep: int,
+                  summarize_medium: bool = True) -> list[Decision]:
+    """The thresholds of `decide_facts`, and chunks between them with large outputs are
+    shrunk instead of flagged."""
+    out = decide_facts(chunks, cutoff, keep, min_keep, summarize_medium)
+    for i, (c, d) in enumerate(zip(chunks, out)):
+        if d.reason == "medium_relevance" and c.shrink_saving > 0:
+            out[i] = Decision(SHRINK, "medium_relevance_shrunk", c.score)
     return out
 
 

@@ -3,6 +3,12 @@
 score = similarity_weight * similarity
       + recency_weight * exp(-age_hours / half_life_hours)
       + importance_weight * importance
+      + working_set_weight * working_set      (the chunk names what is in play now)
+      - superseded_weight * superseded        (the session read or wrote the same thing later)
+
+clamped to [0, 1]. `working_set` = 1 - prod(1 - 1/df(t)) over the chunk's terms t that are in
+play (core.focus), df(t) = how many chunks name t: one unique term in play makes it ~1, a term
+every chunk names adds little.
 """
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Container, Iterable, Mapping, Sequence
 
 from .. import records as R
 from .timeutil import parse_ts
@@ -36,6 +42,8 @@ class Weights:
     recency: float = 0.2
     importance: float = 0.1
     half_life_hours: float = 6.0
+    working_set: float = 0.0
+    superseded: float = 0.0
 
 
 def record_importance(rec: dict) -> float:
@@ -116,11 +124,25 @@ def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], no
         score_chunk(g, sim, age, w)
 
 
-def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights) -> None:
+def working_set(chunk_terms: Iterable[str], in_play: Container[str], df: Mapping[str, int]) -> float:
+    """How surely this chunk holds something in play: 1 - prod(1 - 1/df) over its terms in play."""
+    miss = 1.0
+    for t in chunk_terms:
+        if t in in_play:
+            miss *= 1.0 - 1.0 / max(1, df.get(t, 1))
+            if miss <= 0.0:
+                break
+    return round(1.0 - miss, 4)
+
+
+def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights, ws: float = 0.0,
+                superseded: float = 0.0) -> None:
     parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
-             "importance": chunk_importance(g)}
-    score = round(w.similarity * parts["similarity"] + w.recency * parts["recency"]
-                  + w.importance * parts["importance"], 4)
+             "importance": chunk_importance(g), "working_set": round(ws, 4), "superseded": round(superseded, 4)}
+    score = (w.similarity * parts["similarity"] + w.recency * parts["recency"]
+             + w.importance * parts["importance"] + w.working_set * parts["working_set"]
+             - w.superseded * parts["superseded"])
+    score = round(min(1.0, max(0.0, score)), 4)
     for r in g:
         r["score"] = score
         r["score_parts"] = dict(parts)

