@@ -28,8 +28,8 @@ from .count import resolve_tokenizer
 @click.option("--free", "free", type=click.FloatRange(0, 1), metavar="FRACTION",
               help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
               "shrunk, chunks at or below --cutoff (or with nothing to shrink) are dropped whole, and shrunk "
-              "chunks are dropped whole only when that is not enough. Chunks at or above --keep are never "
-              "touched. Overrides the thresholds' KEEP/DROP/SUMMARIZE.")
+              "chunks are dropped whole only when that is not enough. Chunks at or above --keep are left "
+              "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE.")
 @click.option("--to-tokens", type=click.IntRange(min=0), metavar="N",
               help="Like --free, down to N tokens (the stream's tokens after the drop).")
 @click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs instead of keeping or "
@@ -58,6 +58,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     """
     home = get_home()
     cfg = home.config
+    budget_keep = keep_at   # with a budget, only an explicit --keep fences chunks off
     cutoff = cfg.get("relevance_cutoff", cutoff)
     keep_at = cfg.get("relevance_keep", keep_at)
     if cutoff > keep_at:
@@ -67,6 +68,8 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     min_keep = cfg.get("min_chunks_to_keep", min_keep)
     shrink = cfg.get("shrink_outputs", shrink)
     budget = Budget(free, to_tokens) if (free is not None or to_tokens is not None) else None
+    if budget is not None:
+        keep_at = budget_keep if budget_keep is not None else 1.01
     # the output goes to a temporary file and out whole at the end: a failing drop prints nothing
     with tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
         run = drop_stream(home, InputRecords(file, from_, skip_invalid), resolve_tokenizer(None, None), cutoff,

@@ -94,35 +94,46 @@ def _base(chunks: Sequence[ChunkFacts], min_keep: int) -> tuple[list, list]:
     return out, free
 
 
+SHRINK_LOSS = 0.3   # the share of a chunk's value a shrink loses (it keeps the lines in play, names the rest)
+
+
 def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, drop_at: float,
                   keep_at: float = 1.01) -> list[Decision]:
-    """Free at least `target` tokens (when the chunks allow), least relevant first.
+    """Free at least `target` tokens (when the chunks allow) losing as little as possible.
 
-    Chunks go in score order, lowest first. One scoring at or below `drop_at`, or with nothing
-    to shrink, is dropped whole (a stub stays); any other is shrunk (its large outputs keep the
-    lines naming what is in play). Only when that is not enough are the shrunk chunks dropped
-    whole, least relevant first. Chunks scoring at or above `keep_at` are never touched."""
+    A chunk's score stands for how likely the future needs it; a drop loses all of it, a
+    shrink SHRINK_LOSS of it (one scoring at or below `drop_at` loses nothing). Actions are
+    taken cheapest first per token freed, so one large, fairly relevant output is shrunk
+    before many small relevant chunks are dropped; a shrunk chunk may later be dropped whole
+    (the rest of its tokens at the rest of its value). Chunks scoring at or above `keep_at`
+    are never touched."""
     out, free = _base(chunks, min_keep)
-    order = sorted((i for i in free if chunks[i].score < keep_at), key=lambda i: (chunks[i].score, i))
-    got = 0
-    for i in order:
-        if got >= target:
-            break
+    acts = []
+    for i in free:
         c = chunks[i]
+        if c.score >= keep_at:
+            continue
+        value = 0.0 if c.score <= drop_at else max(c.score, 1e-3)
         whole = c.saving if c.saving and c.saving > 0 else 0
-        if c.shrink_saving > 0 and (c.score > drop_at or not whole):
-            out[i] = Decision(SHRINK, "budget_shrunk", c.score)
-            got += c.shrink_saving
+        if c.shrink_saving > 0:
+            acts.append((value * SHRINK_LOSS / c.shrink_saving, i, SHRINK))
+            if whole > c.shrink_saving:
+                acts.append((value * (1 - SHRINK_LOSS) / (whole - c.shrink_saving), i, DROP))
         elif whole:
-            out[i] = Decision(DROP, "budget_low_relevance", c.score)
-            got += whole
-    for i in order:
+            acts.append((value / whole, i, DROP))
+    acts.sort(key=lambda a: (a[0], a[1], a[2] == DROP))
+    got = 0
+    for _, i, action in acts:
         if got >= target:
             break
         c = chunks[i]
-        if out[i].action == SHRINK and c.saving and c.saving > c.shrink_saving:
+        if action == SHRINK:
+            if out[i].action == KEEP:
+                out[i] = Decision(SHRINK, "budget_shrunk", c.score)
+                got += c.shrink_saving
+        elif out[i].action != DROP:
+            got += c.saving - (c.shrink_saving if out[i].action == SHRINK else 0)
             out[i] = Decision(DROP, "budget_low_relevance", c.score)
-            got += c.saving - c.shrink_saving
     return out
 
 
