@@ -17,7 +17,7 @@ from typing import Collection, Sequence
 from .. import records as R
 from .focus import terms_of
 
-MIN_CHARS = 3000        # smaller outputs are not worth a marker and a note
+MIN_CHARS = 1000        # smaller outputs are not worth a marker and a note
 HEAD_LINES = 6
 TAIL_LINES = 4
 CONTEXT_LINES = 1
