@@ -1,12 +1,13 @@
 """Relevance scoring of chunks (pure; the similarity numbers come from a backend).
 
-score = similarity_weight * similarity
-      + recency_weight * exp(-age_hours / half_life_hours)
-      + importance_weight * importance
-      + working_set_weight * working_set      (the chunk names what is in play now)
+score = ( similarity_weight * similarity
+        + recency_weight * exp(-age_hours / half_life_hours)
+        + importance_weight * importance
+        + working_set_weight * working_set )  (the chunk names what is in play now)
+      / max(1, the sum of those four weights)
       - superseded_weight * superseded        (the session read or wrote the same thing later)
 
-clamped to [0, 1]. `working_set` = 1 - prod(1 - 1/df(t)) over the chunk's terms t that are in
+clamped to [0, 1] (the weights are scaled down only when they add up to more than 1). `working_set` = 1 - prod(1 - 1/df(t)) over the chunk's terms t that are in
 play (core.focus), df(t) = how many chunks name t: one unique term in play makes it ~1, a term
 every chunk names adds little.
 """
@@ -139,9 +140,10 @@ def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights, ws: float
                 superseded: float = 0.0) -> None:
     parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
              "importance": chunk_importance(g), "working_set": round(ws, 4), "superseded": round(superseded, 4)}
+    total = max(1.0, w.similarity + w.recency + w.importance + w.working_set)
     score = (w.similarity * parts["similarity"] + w.recency * parts["recency"]
-             + w.importance * parts["importance"] + w.working_set * parts["working_set"]
-             - w.superseded * parts["superseded"])
+             + w.importance * parts["importance"] + w.working_set * parts["working_set"]) / total \
+        - w.superseded * parts["superseded"]
     score = round(min(1.0, max(0.0, score)), 4)
     for r in g:
         r["score"] = score
