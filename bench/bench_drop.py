@@ -89,6 +89,8 @@ def quality() -> None:
             mg = [g for g, idx in pg if g is not None and E.is_message_group(prefix, idx)][:-5]
             rows = [(bool(needed[g]["needed_terms"]), parts[g]) for g in mg if g in parts]
             runs.append((os.path.basename(src)[:28], b, rows))
+    with open(DATA / "drop-signals.json", "w") as f:   # for a closer look at the runs
+        json.dump(runs, f)
     print(json.dumps({"bench": "drop-signals", "runs": len(runs),
                       "chunks": sum(len(r) for _, _, r in runs),
                       "needed_share": round(statistics.mean(sum(n for n, _ in r) / max(1, len(r))
@@ -100,7 +102,7 @@ def quality() -> None:
                           "runs": len(a), "chance": 0.5}))
     grid = []
     for ws, sp, sim, rec, imp in itertools.product((0.0, 0.2, 0.4, 0.6), (0.0, 0.1, 0.2, 0.3),
-                                                   (0.0, 0.1, 0.3, 0.6), (0.0, 0.1, 0.2), (0.0, 0.1)):
+                                                   (0.0, 0.05, 0.1, 0.3), (0.0, 0.05, 0.1, 0.2), (0.0, 0.05)):
         def sc(p):
             return sim * p["similarity"] + rec * p["recency"] + imp * p["importance"] + ws * p["working_set"] \
                 - sp * p["superseded"]
@@ -111,6 +113,18 @@ def quality() -> None:
     grid.sort(key=lambda g: -g[0])
     for m, lo, w in grid[:5]:
         print(json.dumps({"weights": w, "auc_mean": round(m, 3), "auc_min": round(lo, 3)}))
+    from ctxkit.store.config import KNOBS
+
+    now = dict(similarity=KNOBS["similarity_weight"].default, recency=KNOBS["recency_weight"].default,
+               importance=KNOBS["importance_weight"].default, working_set=KNOBS["working_set_weight"].default,
+               superseded=KNOBS["superseded_weight"].default)
+
+    def sc_now(p):
+        return sum(now[k] * p[k] for k in SIGNALS if k != "superseded") - now["superseded"] * p["superseded"]
+    a = [auc([sc_now(p) for n, p in r if n], [sc_now(p) for n, p in r if not n]) for _, _, r in runs]
+    a = [x for x in a if x is not None]
+    print(json.dumps({"weights": "defaults", **now, "auc_mean": round(statistics.mean(a), 3),
+                      "auc_min": round(min(a), 3)}))
     base = next(g for g in grid if g[2] == dict(similarity=0.6, recency=0.2, importance=0.1, working_set=0.0,
                                                 superseded=0.0))
     print(json.dumps({"weights": "before (0.6/0.2/0.1, no working set, no superseded)",

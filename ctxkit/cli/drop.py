@@ -27,8 +27,8 @@ from .count import resolve_tokenizer
               "(config: min_chunks_to_keep, 5).")
 @click.option("--free", "free", type=click.FloatRange(0, 1), metavar="FRACTION",
               help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
-              "shrunk, chunks at or below --cutoff (or with nothing to shrink) are dropped whole, and shrunk "
-              "chunks are dropped whole only when that is not enough. Chunks at or above --keep are left "
+              "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
+              "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
               "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE.")
 @click.option("--to-tokens", type=click.IntRange(min=0), metavar="N",
               help="Like --free, down to N tokens (the stream's tokens after the drop).")

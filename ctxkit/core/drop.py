@@ -97,12 +97,12 @@ def _base(chunks: Sequence[ChunkFacts], min_keep: int) -> tuple[list, list]:
 SHRINK_LOSS = 0.3   # the share of a chunk's value a shrink loses (it keeps the lines in play, names the rest)
 
 
-def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, drop_at: float,
+def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int,
                   keep_at: float = 1.01) -> list[Decision]:
     """Free at least `target` tokens (when the chunks allow) losing as little as possible.
 
     A chunk's score stands for how likely the future needs it; a drop loses all of it, a
-    shrink SHRINK_LOSS of it (one scoring at or below `drop_at` loses nothing). Actions are
+    shrink SHRINK_LOSS of it. Actions are
     taken cheapest first per token freed, so one large, fairly relevant output is shrunk
     before many small relevant chunks are dropped; a shrunk chunk may later be dropped whole
     (the rest of its tokens at the rest of its value). Chunks scoring at or above `keep_at`
@@ -113,7 +113,7 @@ def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, drop
         c = chunks[i]
         if c.score >= keep_at:
             continue
-        value = 0.0 if c.score <= drop_at else max(c.score, 1e-3)
+        value = max(c.score, 1e-3)
         whole = c.saving if c.saving and c.saving > 0 else 0
         if c.shrink_saving > 0:
             acts.append((value * SHRINK_LOSS / c.shrink_saving, i, SHRINK))
@@ -167,11 +167,13 @@ def gist(group: Sequence[dict], width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def stub_text(chunk_id: str, session: str, tokens: int, n_records: int, line: str) -> str:
-    """The stub's text; its `ctx recover` command works when pasted into a shell, whatever the ids."""
+def stub_text(chunk_id: str, session: str, tokens: int, n_records: int, line: str, names=()) -> str:
+    """The stub's text; its `ctx recover` command works when pasted into a shell, whatever the ids.
+    `names`: what the chunk names (paths, identifiers), so a reader knows what it can get back."""
     import shlex
 
     one = " ".join(str(chunk_id).split()) == chunk_id and " ".join(str(session).split()) == session
     cmd = f"ctx recover --chunk-id {shlex.quote(chunk_id)} --session {shlex.quote(session)}"
+    named = f" | names: {', '.join(names)}" if names else ""
     return (f"[dropped chunk {chunk_id if one else repr(chunk_id)} ({n_records} records, {tokens} tokens): "
-            f"{line} | {cmd}]")
+            f"{line}{named} | {cmd}]")

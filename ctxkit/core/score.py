@@ -8,7 +8,7 @@ score = ( similarity_weight * similarity
       - superseded_weight * superseded        (the session read or wrote the same thing later)
 
 clamped to [0, 1] (the weights are scaled down only when they add up to more than 1). `working_set` = 1 - prod(1 - 1/df(t)) over the chunk's terms t that are in
-play (core.focus), df(t) = how many chunks name t: one unique term in play makes it ~1, a term
+play (core.working_set), df(t) = how many chunks name t: one unique term in play makes it ~1, a term
 every chunk names adds little.
 """
 from __future__ import annotations

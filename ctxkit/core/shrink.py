@@ -1,7 +1,7 @@
 """Shrink a large tool output to what the future is likely to use (pure).
 
 Kept: the head and the tail (what the command was, how it ended) and the lines naming a term
-in play (core.focus: files written, the plan item, open errors, identifiers of the last turns),
+in play (core.working_set: files written, the plan item, open errors, identifiers of the last turns),
 each with a line of context. Every run of cut lines becomes one marker line; a note at the end
 says how much was cut, names what the cut lines define or mention (so the reader knows what it
 can get back) and gives the `ctx recover` command. The whole output always goes to cold
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Collection, Sequence
 
 from .. import records as R
-from .focus import terms_of
+from .working_set import call_values, terms_of
 
 MIN_CHARS = 1000        # smaller outputs are not worth a marker and a note
 HEAD_LINES = 6
@@ -90,6 +90,28 @@ def _names(cut: str, kept: str) -> tuple:
         k = cut.find(t)
         pos[t] = k if k >= 0 else len(cut)
     return tuple(sorted(pos, key=lambda t: (pos[t], t))[:NAMES_MAX])
+
+
+STUB_NAMES_MAX = 24
+TOKENS_PER_NAME = 80    # a stub lists one name per this many tokens of its chunk
+
+
+def names_of(group: Sequence[dict], tokens: int) -> tuple:
+    """What a dropped chunk names, for its stub: paths, file names and identifiers from its
+    tool calls and text first, then its tool outputs, first seen first; more for a bigger chunk."""
+    cap = min(STUB_NAMES_MAX, tokens // TOKENS_PER_NAME)
+    if cap <= 0:
+        return ()
+    said, got = [], []
+    for r in group:
+        if "thinking" in R.flags(r) or "reasoning" in R.flags(r):
+            continue
+        (got if r.get("role") == "tool" else said).append((r.get("content") or "")[:20_000])
+        for c in r.get("tool_calls") or ():
+            said.append(call_values(c)[:20_000])
+    text = "\n".join(said + got)
+    pos = {t: text.find(t) for t in terms_of(text) if len(t) >= 5}
+    return tuple(sorted(pos, key=lambda t: (pos[t] if pos[t] >= 0 else len(text), t))[:cap])
 
 
 def note(s: Shrunk, chunk_id: str, session: str) -> str:

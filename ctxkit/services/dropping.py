@@ -30,10 +30,13 @@ def to_cold(home, store: ColdStorage, orig: list[dict], tokens: int, reason: str
 
 
 def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:
+    from ..store import redaction
+
     session = group[0].get("session") or "default"
     ts = max((r["ts"] for r in group if r.get("ts")), default=None)
+    names = tuple(redaction.text(n) for n in S.names_of(group, tokens))
     return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
-                  content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80)), group=chunk_id,
+                  content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80), names), group=chunk_id,
                   score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
                                      "cold_storage_path": path})
 
@@ -120,7 +123,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         chunk_facts = [f for f, _, _ in spool.info]
         if budget is not None:
             target = budget.target(sum(t for _, _, t in spool.info))
-            decisions = decide_budget(chunk_facts, target, min_keep, cutoff, keep_at)
+            decisions = decide_budget(chunk_facts, target, min_keep, keep_at)
         elif shrink:
             decisions = decide_shrink(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
         else:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.focus import FocusTracker, reads_of, terms_of
+from ..core.working_set import FocusTracker, reads_of, terms_of
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)

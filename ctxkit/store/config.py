@@ -36,11 +36,15 @@ KNOBS: dict[str, Knob] = {
     # relevance scoring
     "relevance_cutoff": Knob(float, 0.3, "chunks scoring at or below this are dropped to cold storage"),
     "relevance_keep": Knob(float, 0.7, "chunks scoring at or above this are kept verbatim"),
-    "similarity_weight": Knob(float, 0.6, "weight of query similarity in the relevance score"),
-    "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score"),
-    "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
+    "similarity_weight": Knob(float, 0.2, "weight of query similarity in the relevance score (measured on "
+                                          "real sessions, similarity to the request alone ranks what is needed "
+                                          "later below chance: it is one signal among several)"),
+    "recency_weight": Knob(float, 0.1, "weight of recency exp(-age/half_life) in the relevance score (small: "
+                                      "what is recent is mostly in play already)"),
+    "importance_weight": Knob(float, 0.05, "weight of importance (role, decisions, errors) in the relevance "
+                                          "score (small: on real sessions it ranks needed chunks below chance)"),
     "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
-    "working_set_weight": Knob(float, 0.3, "weight of naming what is in play (files written, plan item, open "
+    "working_set_weight": Knob(float, 0.6, "weight of naming what is in play (files written, plan item, open "
                                            "errors, identifiers of the last turns) in the relevance score"),
     "superseded_weight": Knob(float, 0.2, "penalty for a file read that the session read again or rewrote later"),
     "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),

@@ -1,4 +1,4 @@
-"""What the agent is doing now, and what it is likely to need next (pure, streaming).
+"""The working set: what the agent is doing now, and what it is likely to need next (pure, streaming).
 
 `FocusTracker` reads a stream once, oldest first, and keeps only what it needs (the plan state,
 the artifact trail's recent writes, the last few turns), so `ctx score` can use it on a stream
@@ -66,7 +66,7 @@ def terms_of(text: str) -> set[str]:
     text = text[:TEXT_CAP]
     out = identifiers(text)
     for m in PATH_TERM.finditer(text):
-        p = m.group(0).rstrip(".,;:").lstrip("./")
+        p = re.sub(r"^(?:\./)+", "", m.group(0).rstrip(".,;:"))
         if len(p) < 4 or not re.search(r"[A-Za-z]", p):
             continue
         if "/" in p:
