@@ -20,9 +20,9 @@ from .count import resolve_tokenizer
 @click.command("drop")
 @input_options
 @click.option("--cutoff", type=click.FloatRange(0, 1), help="Drop chunks scoring at or below this "
-              "(config: relevance_cutoff, 0.3).")
+              "(config: relevance_cutoff, 0.2).")
 @click.option("--keep", "keep_at", type=click.FloatRange(0, 1), help="Keep chunks scoring at or above this; "
-              "those in between are flagged `summarize` (config: relevance_keep, 0.7).")
+              "those in between are shrunk or flagged `summarize` (config: relevance_keep, 0.5).")
 @click.option("--min-keep", type=click.IntRange(min=0), help="Never drop the newest N chunks "
               "(config: min_chunks_to_keep, 5).")
 @click.option("--free", "free", type=click.FloatRange(0, 1), metavar="FRACTION",
