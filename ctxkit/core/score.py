@@ -119,10 +119,14 @@ def ages_from_times(times: Sequence[datetime | None], now: datetime) -> list[flo
 
 
 def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], now: datetime,
-                 w: Weights) -> None:
+                 w: Weights, working: Sequence[float] | None = None, superseded: Sequence[float] | None = None
+                 ) -> None:
     """Write `score` and `score_parts` on every record of every chunk (in place)."""
-    for g, sim, age in zip(groups, similarities, ages_hours(groups, now)):
-        score_chunk(g, sim, age, w)
+    n = len(groups)
+    working = working if working is not None else [0.0] * n
+    superseded = superseded if superseded is not None else [0.0] * n
+    for g, sim, age, ws, sp in zip(groups, similarities, ages_hours(groups, now), working, superseded):
+        score_chunk(g, sim, age, w, ws, sp)
 
 
 def working_set(chunk_terms: Iterable[str], in_play: Container[str], df: Mapping[str, int]) -> float:

@@ -140,6 +140,21 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
     return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows)
 
 
+def signals(groups: list[list[dict]]) -> tuple[list[float], list[float]]:
+    """(working set, superseded) of each chunk of an in-memory stream, as `score_stream` finds them."""
+    tracker = FocusTracker()
+    df: Counter = Counter()
+    terms = []
+    for g in groups:
+        for r in g:
+            tracker.feed(r)
+        t = frozenset(chunk_terms(g))
+        df.update(t)
+        terms.append(t)
+    in_play = tracker.focus().terms()
+    return [working_set(t, in_play, df) for t in terms], superseded([reads_of(g) for g in groups])
+
+
 def _worth_keeping(in_play: set, df: Counter) -> set:
     """The terms in play a shrunk output should keep lines for: those some chunk names."""
     return {t for t in in_play if df.get(t)}
