@@ -26,7 +26,7 @@ from typing import Iterable
 
 from .. import records as R
 from .artifacts import CREATED, MODIFIED, READ, _args, call_actions
-from .distill import identifiers, key_error_line, result_failed
+from .distill import key_error_line, result_failed
 from .requests import CONFIRMATION, NOT_USER_FLAGS, brief, request_text
 
 # A request that only says "keep going": it names nothing to score against.
@@ -37,8 +37,9 @@ CONTINUATION = re.compile(
     r"(?:please )?keep (?:at it|working)|what'?s next\??|and\??|more)\W*$", re.I)
 # the issue tracker's "start this": bd update ID --status in_progress (or bd start ID)
 BD_START = re.compile(r"\bbd\s+(?:update\s+([\w.-]+)[^\n]*?--status[= ]+in[_-]progress|start\s+([\w.-]+))")
-PATH_TERM = re.compile(r"(?<![\w@])(?:~|\.{1,2})?/?(?:[\w.@+-]+/)+[\w.@+-]*\w|"
-                       r"(?<![\w/.-])[A-Za-z_][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5}\b")
+PATHISH = re.compile(r"[~\w./@+-]+")        # tokens that may be paths or file names
+FILE_NAME = re.compile(r"[A-Za-z_][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
+LETTER = re.compile(r"[A-Za-z]")
 RECENT_TURNS = 12      # message records whose identifiers count as "in play"
 RECENT_WRITES = 8      # files written or edited most recently
 TEXT_CAP = 20_000      # characters of one record read for terms
@@ -59,22 +60,42 @@ def contentless(text: str | None) -> bool:
     return bool(CONTINUE_START.match(t)) and len(t.split()) <= 10 and not terms_of(t)
 
 
+# identifier shapes worth matching across chunks: snake_case, dotted.names, camelCase, ids with a
+# digit (spotter-a0y.4); found per distinct token, so a long stream is scanned fast
+TOKEN = re.compile(r"[A-Za-z_][\w.\-]*\w")
+
+
+def _shaped(t: str) -> bool:
+    if "_" in t.strip("_"):
+        return True
+    if "." in t:
+        return min(len(x) for x in t.split(".")) >= 2
+    if "-" in t:
+        return any(c.isdigit() for c in t)
+    rest = t[1:]
+    return rest != rest.lower() and t != t.upper()
+
+
 def terms_of(text: str) -> set[str]:
     """Identifiers and paths of a text (a path also gives its file name)."""
     if not text:
         return set()
     text = text[:TEXT_CAP]
-    out = identifiers(text)
-    for m in PATH_TERM.finditer(text):
-        p = re.sub(r"^(?:\./)+", "", m.group(0).rstrip(".,;:"))
-        if len(p) < 4 or not re.search(r"[A-Za-z]", p):
+    out = {t for t in set(TOKEN.findall(text)) if len(t) >= 3 and _shaped(t)}
+    for p in set(PATHISH.findall(text)):
+        if "/" not in p and "." not in p:
+            continue
+        p = re.sub(r"^(?:\./)+", "", p.rstrip(".,;:-"))
+        if len(p) < 4 or not LETTER.search(p):
             continue
         if "/" in p:
+            if p.strip("/").count("/") < 1 and "." not in p:
+                continue   # a bare /word is not a path worth matching
             out.add(p)
             base = p.rsplit("/", 1)[-1]
             if "." in base and len(base) >= 5:
                 out.add(base)
-        elif len(p) >= 5 and not re.fullmatch(r"[\d.]+\w*", p):
+        elif len(p) >= 5 and FILE_NAME.fullmatch(p) and not re.fullmatch(r"[\d.]+\w*", p):
             out.add(p)
     return out
 
@@ -130,6 +151,7 @@ class FocusTracker:
         self.bd_item: str | None = None
         self.pending: dict = {}          # tool call id -> (name, command key)
         self.errors: "OrderedDict[str, str]" = OrderedDict()   # tool key -> key error line
+        self.actions: list = []          # (action, path) of the calls fed since the caller last cleared it
 
     def feed(self, r: dict) -> None:
         if not isinstance(r, dict) or r.get("kind") != "message":
@@ -160,7 +182,7 @@ class FocusTracker:
             self._result(r)
         if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
             parts = [r.get("content") or ""] + [call_values(c) for c in r.get("tool_calls") or ()]
-            self.turns.append(terms_of("\n".join(parts)))
+            self.turns.append("\n".join(parts)[:TEXT_CAP])
 
     def _call(self, call: dict) -> None:
         fn = (call.get("function") or {}).get("name") or ""
@@ -178,6 +200,7 @@ class FocusTracker:
             if isinstance(cmd, str):
                 self._shell(cmd)
         for action, path in call_actions(call):
+            self.actions.append((action, path))
             if action in (CREATED, MODIFIED):
                 self.writes.pop(path, None)
                 self.writes[path] = None
@@ -213,7 +236,7 @@ class FocusTracker:
                     files.append(p)
         f.files = files
         f.errors = list(self.errors.values())
-        f.recent = set().union(*self.turns) if self.turns else set()
+        f.recent = set().union(*(terms_of(t) for t in self.turns)) if self.turns else set()
         return f
 
 
@@ -233,14 +256,15 @@ def focus_of(records: Iterable[dict]) -> Focus:
     return t.focus()
 
 
-def reads_of(group: Iterable[dict]) -> tuple[set[str], set[str]]:
-    """(paths a chunk reads, paths it writes whole) through its tool calls."""
+def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[str]]:
+    """(paths a chunk reads, paths it writes whole) through its tool calls (or of the
+    (action, path) pairs a FocusTracker collected for it)."""
+    if actions is None:
+        actions = [a for r in group for call in r.get("tool_calls") or () for a in call_actions(call)]
     reads, writes = set(), set()
-    for r in group:
-        for call in r.get("tool_calls") or ():
-            for action, path in call_actions(call):
-                if action == READ:
-                    reads.add(path)
-                elif action == CREATED:
-                    writes.add(path)
+    for action, path in actions:
+        if action == READ:
+            reads.add(path)
+        elif action == CREATED:
+            writes.add(path)
     return reads, writes

@@ -93,7 +93,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         scorable = any(r.get("kind") == "message" for r in g)
         terms = frozenset(chunk_terms(g)) if scorable else frozenset()
         df.update(terms)
-        reads, writes = reads_of(g) if scorable else ((), ())
+        reads, writes = reads_of(actions=tracker.actions) if scorable else ((), ())
+        tracker.actions.clear()
         return (scorable, chunk_text(g) if scorable and embedder_name != "keyword" else "", chunk_time(g),
                 terms, tuple(reads), tuple(writes))
 
