@@ -62,7 +62,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     cutoff = cfg.get("relevance_cutoff", cutoff)
     keep_at = cfg.get("relevance_keep", keep_at)
     if cutoff > keep_at:
-        raise UsageProblem(f"--cutoff {cutoff} is above --keep {keep_at}")
+        if budget_keep is not None:
+            raise UsageProblem(f"--cutoff {cutoff} is above --keep {keep_at}")
+        keep_at = cutoff   # a --cutoff above the configured keep: nothing is left to shrink or flag
     if free is not None and to_tokens is not None:
         raise UsageProblem("--free and --to-tokens cannot be used together")
     min_keep = cfg.get("min_chunks_to_keep", min_keep)
