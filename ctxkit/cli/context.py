@@ -7,7 +7,7 @@ import click
 
 from ..core.context_md import Item, merge_items, render
 from ..sources.workspace import ContextFile
-from .common import emit_object, jq_option, note, get_workspace, home_option, workspace_option
+from .common import emit_object, get_home, jq_option, note, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -23,18 +23,27 @@ def context():
 
 @context.command("show")
 @click.option("--json", "as_json", is_flag=True, help="The structured view: version, task, sections.")
+@click.option("--session", "session_prefix", metavar="ID", help="That session's own state (a unique prefix of its "
+              "id) instead of the current project's CONTEXT.md.")
 @jq_option
 @workspace_option
 @home_option
-def show(as_json, jq_expr):
-    """Print CONTEXT.md (as markdown, or --json).
+def show(as_json, jq_expr, session_prefix):
+    """Print CONTEXT.md (as markdown, or --json): the current project's, or --session's own.
 
     \b
     Examples:
       ctx context show
+      ctx context show --session 8463c7
       ctx context show --json | jq '.sections.Files'
     """
     cf = ContextFile(get_workspace())
+    if session_prefix:
+        from ..store.session_state import state_file
+        from ..store.sessions import resolve
+
+        home = get_home()
+        cf = state_file(home, resolve(home, session_prefix))
     ctx = cf.read()
     if as_json or jq_expr:
         emit_object({"path": cf.path, **ctx.as_dict()}, as_json=True, jq_expr=jq_expr)

@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import click
 
 from ..backends.tokenizers import count_records
 from ..core.status import Usage
+from ..core.usage import is_boundary
 from ..errors import ExitStatus
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
@@ -43,25 +46,33 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--notify-if-pct", type=click.FloatRange(min=0), metavar="P",
               help="Exit 3 when usage is at or above P (0.5 = 50%) of the budget.")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
+@click.option("--session", "session_prefix", metavar="ID",
+              help="A session ctx knows (a unique prefix): its transcript is read. Without FILE on a terminal: "
+                   "the current project's latest session.")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (the default when not on a terminal).")
 @click.option("-t", "--table", is_flag=True, help="Table output (the default on a terminal).")
 @jq_option
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr):
+           notify_if_pct, log_it, as_json, table, jq_expr, session_prefix):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
     carries provider-reported usage (Claude Code message.usage, Codex
-    token_count), the reported size is shown next to the local count.
+    token_count), the reported size is shown next to the local count. A Claude
+    Code session that was compacted counts what the model sees now: the records
+    after the last compact boundary.
 
     \b
     Examples:
       ctx status s.jsonl --budget 100000
       ctx status s.jsonl --notify-if-pct 0.5 || notify-send "compact soon"
       ctx status ~/.claude/projects/x/abc.jsonl --log --json | jq .pct_used
+      ctx status --session 8463c7        # a session's transcript, found by ctx
     """
     home = get_home()
+    if session_prefix or (file == "-" and sys.stdin.isatty()):
+        file = _session_transcript(home, session_prefix)
     cfg = home.config
     tok = resolve_tokenizer(tokenizer, model)
     usage = Usage(budget=resolve_budget(budget, max_tokens, reserve_tokens),
@@ -83,6 +94,13 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
 
         tally = sessions.tally(())
     for rec in InputRecords(file, from_, skip_invalid):
+        if is_boundary(rec):  # compacted away: the model sees what follows the boundary
+            flush()
+            tools = usage.parts.get("tools")
+            usage = Usage(budget=usage.budget, trigger_pct=usage.trigger_pct, hard_pct=usage.hard_pct,
+                          curation_pct=usage.curation_pct)
+            if tools:
+                usage.parts["tools"] = tools
         batch.append(rec)
         if tally is not None:
             sessions.tally((rec,), tally)  # folded as it passes: the index needs no copy of the stream
@@ -111,6 +129,24 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
         note(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}")
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
+
+
+def _session_transcript(home, prefix: str | None) -> str:
+    """The transcript of --session PREFIX, or of the current project's latest session (the one
+    resolver the hooks use)."""
+    from ..errors import UsageProblem
+    from ..services.hooks import resolve, session_for
+    from ..store import sessions
+
+    target = resolve(home, {"cwd": os.getcwd()})
+    sid = session_for(home, target, prefix)
+    if sid is None:
+        raise UsageProblem("no input: give FILE, pipe records in, or --session ID (no session of this project "
+                           f"is known: {target.project})")
+    src = sessions.load(home).get(sid, {}).get("source")
+    if not src or not os.path.isfile(src):
+        raise UsageProblem(f"session {sid}: its transcript is not known or gone ({src or 'not recorded'})")
+    return src
 
 
 def _table(d: dict) -> str:

@@ -330,8 +330,6 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)
                 _update_state(home, key, digest)
-    if u["curation_due"] and recs:
-        spawn_curation(home, target)
     hits = [h for h in recall(home, target.workspace, target.data.get("prompt", ""))
             if h["score"] >= home.config.get("hook_recall_min_score")]
     if hits:
