@@ -88,6 +88,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             usage.add(rec)
         batch.clear()
 
+    models: list[str] = []
     tally = None
     if log_it:
         from ..store import sessions
@@ -102,6 +103,9 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             if tools:
                 usage.parts["tools"] = tools
         batch.append(rec)
+        m = (rec.get("meta") or {}).get("model") if isinstance(rec.get("meta"), dict) else None
+        if isinstance(m, str):
+            models[:] = [m]
         if tally is not None:
             sessions.tally((rec,), tally)  # folded as it passes: the index needs no copy of the stream
         if len(batch) >= BATCH:
@@ -110,6 +114,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     if log_it:
         sessions.commit(home, tally, file)
     d = usage.as_dict()
+    _window(d, cfg, models[0] if models else None, own_budget=bool(budget or max_tokens))
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
     if log_it:
@@ -129,6 +134,23 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
         note(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}")
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
+
+
+def _window(d: dict, cfg, model: str | None, own_budget: bool) -> None:
+    """The measure the hooks use: the provider's usage after the last compact boundary when the
+    transcript has it (else the count), over the model's window. Without --budget/--max-tokens,
+    a transcript with provider usage is due by that measure."""
+    from ..core.usage import window_for, window_measure
+
+    reported = d.get("reported_tokens")
+    w = window_measure(reported if reported is not None else d["total"],
+                       window_for(model, cfg.get("context_window")),
+                       "provider-reported" if reported is not None else "counted",
+                       cfg.get("compaction_trigger_pct"), cfg.get("curation_trigger_pct"))
+    d.update({"window": w["window"], "window_tokens": w["tokens"], "window_pct": round(w["pct"], 4),
+              "window_method": w["method"], "model": model})
+    if reported is not None and not own_budget:
+        d["compaction_due"], d["curation_due"] = w["due"], w["curation_due"]
 
 
 def _session_transcript(home, prefix: str | None) -> str:
@@ -160,6 +182,8 @@ def _table(d: dict) -> str:
     out.append(f"curation at {d['curation_trigger_pct']:.0%}: due {'yes' if d['curation_due'] else 'no'} · "
                f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
+    out.append(f"the model's window: {d['window_tokens']} of {d['window']} tokens ({d['window_pct']:.1%}, "
+               f"{d['window_method']}; the measure the hooks use)")
     if "reported_tokens" in d:
         err = d["count_error_pct"]
         out.append(f"provider reported {d['reported_tokens']} tokens at its last response; counted "

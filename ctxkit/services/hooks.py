@@ -82,7 +82,7 @@ def measure(home, records: list[dict]) -> dict:
     """The one measure of "how full": the provider's usage after the last compact boundary when
     the transcript has it, else the live records counted, against the model's window; with
     `due` (compaction_trigger_pct) and `curation_due` (curation_trigger_pct)."""
-    from ..core.usage import live, model_of, provider_usage, window_for
+    from ..core.usage import live, model_of, provider_usage, window_for, window_measure
 
     tokens, model, reported = provider_usage(records)
     window = window_for(model or model_of(records), home.config.get("context_window"), reported)
@@ -93,10 +93,8 @@ def measure(home, records: list[dict]) -> dict:
         recs = live(records)
         tokens = sum(count_records(tokenizer(home), recs, reuse=True)) if recs else 0
         method = "counted"
-    pct = tokens / window
-    return {"tokens": tokens, "window": window, "pct": pct, "method": method, "model": model or model_of(records),
-            "due": pct >= home.config.get("compaction_trigger_pct"),
-            "curation_due": pct >= home.config.get("curation_trigger_pct")}
+    return {**window_measure(tokens, window, method, home.config.get("compaction_trigger_pct"),
+                             home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
 
 
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
