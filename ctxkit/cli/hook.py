@@ -69,12 +69,27 @@ def claude_code(event):
     """Handle a Claude Code hook: read its JSON on stdin, answer as the protocol expects.
 
     EVENT may be left out (it is read from hook_event_name) and is matched without regard to
-    case. SessionStart injects the active session's condensed state by `source`;
-    UserPromptSubmit reports usage from the provider's own numbers, compacts when due and
-    recalls what matches the prompt; PreCompact writes CONTEXT.md before Claude's compaction;
-    Stop, SubagentStop and SessionEnd fold new turns in (nothing to do when the transcript
-    did not grow); SessionEnd archives the session. Other events are acknowledged. A hook
-    never exits 2.
+    case. The session is the payload's session_id, the project the repository root of its
+    cwd (state goes to the project's folder under $CTX_HOME/projects/ unless cwd has .ctx/):
+    one home serves many projects and none sees another's state.
+
+    
+    SessionStart      resume/compact: this session's own state; startup/clear: the project's
+                      Constraints and Pinned (startup: and the project's previous session,
+                      labelled as such)
+    UserPromptSubmit  usage (the provider's numbers after the last compaction, over the
+                      model's window); when due, the session's working state, once per
+                      change; earlier context matching the prompt. Works before the
+                      transcript exists.
+    PreCompact        the session's CONTEXT.md written before Claude compacts
+    Stop, SessionEnd  new turns folded in, in line (a second or two); curation when due and,
+                      at session end, cold storage run in a detached worker
+    SubagentStop      the subagent's own transcript recorded under its parent (the parent's
+                      state untouched); Claude Code's compaction agent costs nothing
+
+    Transcripts may open with any bookkeeping line (interactive sessions do); those lines
+    are skipped and counted. Other events are acknowledged. A hook never exits 2. Wire it
+    with examples/claude-code/settings.json (no hook is async: headless runs finish them).
 
     \b
     Example:

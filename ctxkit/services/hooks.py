@@ -97,12 +97,22 @@ def measure(home, records: list[dict]) -> dict:
                              home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
 
 
+def as_session(target: Target, records: list[dict]) -> list[dict]:
+    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs)."""
+    if not target.session:
+        return records
+    return [dict(r, session=target.session) if r.get("session") and ".agent-" not in r["session"] else r
+            for r in records]
+
+
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
     summarized are not read again); everything but the newest group is summarized."""
     from ..cli.compact import options_from_config
     from .compaction import compact
 
+    if workspace is None:
+        records = as_session(target, records)
     cfg = home.config
     opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
     opts.preserve_ratio = 0.0
@@ -181,6 +191,12 @@ def own_state(home, target: Target):
     return None
 
 
+def _has_state(home, target: Target) -> bool:
+    from ..store.session_state import state_file
+
+    return bool(target.session) and state_file(home, target.session).exists()
+
+
 def project_sections(target: Target):
     """The project's Constraints and Pinned (what every session of the project starts with)."""
     from ..core.context_md import Context
@@ -227,7 +243,7 @@ def _register(home, target: Target, records: list[dict] | None = None) -> None:
     if not target.session:
         return
     if records:
-        sessions.touch(home, [r for r in records if r.get("session") == target.session] or records,
+        sessions.touch(home, [r for r in as_session(target, records) if r.get("session") == target.session],
                        target.transcript)
     sessions.mark(home, target.session, project=target.project, workspace=target.workspace,
                   source=os.path.abspath(target.transcript) if target.transcript else None)
@@ -246,12 +262,16 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     when = last_session_time(home)
     _register(home, target, records_of(target.transcript, target.ignored) if source != "startup" else None)
     parts = []
-    state = own_state(home, target) if source in ("resume", "compact") else project_sections(target)
+    # no session id (a generic agent): the project's state is its own
+    # (a startup whose session already has state of its own is that session again)
+    own = source in ("resume", "compact") or (source != "clear" and (not target.session or _has_state(home, target)))
+    state = own_state(home, target) if own else project_sections(target)
     if state is not None and (state.task or any(state.sections.values())):
         title = {"compact": "# Context (this session's state, restored after compaction)",
-                 "resume": "# Context (this session's state)"}.get(source, "# Context (this project)")
+                 "resume": "# Context (this session's state)"}.get(source, "# Context (this project)" if
+                                                                   target.session else "# Context")
         parts.append(title + "\n" + _condensed(home, state))
-    if source == "startup":
+    if source == "startup" and target.session and not own:
         prev = previous_session(home, target)
         if prev is not None:
             e, ctx = prev
@@ -334,7 +354,7 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
         parts.append("# Earlier context that matches this prompt\n" + "\n".join(
             f"- {h['text']} ({h['source']}" + (f"; `{h['recover']}`" if h.get("recover") else "") + ")"
             for h in hits))
-    if not parts:
+    if not parts and not u["due"]:
         return None, None  # nothing to add: say nothing
     head = f"Context: {u['pct']:.0%} of a {u['window']:,}-token window ({u['tokens']:,} tokens, {u['method']})."
     return cap("\n\n".join([head] + parts)), None

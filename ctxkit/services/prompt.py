@@ -124,7 +124,9 @@ def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: 
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
           git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
-          bound=None, environment: list[str] | None = None, identity_tokens: int = 200) -> Prompt:
+          bound=None, environment: list[str] | None = None, identity_tokens: int = 200,
+          context_path: str | None = None) -> Prompt:
+    """context_path: another CONTEXT.md than the workspace's (a session's own state)."""
     p = Prompt(budget=budget)
     seen: set = set()
     for d in layer_dirs(home_workspace, workspace, cwd):
@@ -135,7 +137,7 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
                                   "\n(Schemas on demand: `ctx tools show NAME`.)", "tools registry", tier=2))
     if environment:
         p.sections.append(Section("Environment", "\n".join(environment), "this machine", tier=2))
-    cpath = os.path.join(workspace, "CONTEXT.md")
+    cpath = context_path or os.path.join(workspace, "CONTEXT.md")
     if os.path.exists(cpath):
         with open(cpath, encoding="utf-8") as f:
             raw = f.read()
