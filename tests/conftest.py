@@ -79,6 +79,7 @@ def ctx():
 def ctx_subprocess_env(home) -> dict:
     env = dict(os.environ)
     env["CTX_HOME"] = str(home)
+    env["CTX_WORKSPACE"] = str(Path(home) / "workspace")
     env["PYTHONPATH"] = str(ROOT)
     return env
 

@@ -151,3 +151,19 @@ def test_interactive_session_is_read_and_leaves_state(e2e):
     first = json.loads(open(path).readline())
     assert first.get("type") not in ("user", "assistant")
     assert "interactive-epsilon" in _state(e2e, sid) or "Interactive delta" in _state(e2e, sid)
+
+
+def test_status_on_a_compacted_session_counts_what_the_model_sees(e2e):
+    a1 = e2e["runs_by"]["a1-first"]["session_id"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
+    env.update({"CTX_HOME": e2e["ctx_home"], "PYTHONPATH": os.path.dirname(os.path.dirname(HERE))})
+    p = subprocess.run([sys.executable, "-m", "ctxkit", "status", "--session", a1[:8], "--json"],
+                       cwd=e2e["projects"]["proj-a"], env=env, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["window_method"] == "provider-reported" and d["window"] == 200_000
+    src = _index(e2e)[a1]["source"]
+    lines = [json.loads(x) for x in open(src)]
+    assert any(x.get("subtype") == "compact_boundary" for x in lines)
+    convo = sum(1 for x in lines if x.get("type") in ("user", "assistant"))
+    assert 0 < d["records"] < convo  # only what follows the last compact boundary
