@@ -143,3 +143,21 @@ def test_status_finds_the_projects_latest_session(tmp_path, ctx_home):
     assert by_id.code == 0, by_id.stderr
     assert by_id.json()["records"] == run("status", t, "--json").json()["records"]
     assert run("status", "--session", "nope", "--json").code == 2
+
+
+def test_session_end_goes_to_cold_storage_and_only_its_project_recalls_it(tmp_path, monkeypatch, ctx_home):
+    monkeypatch.delenv("CTX_WORKSPACE")
+    a, b = _project(tmp_path, "a"), _project(tmp_path, "b")
+    t = corpus("claude-code_spotter_491e126e_session.jsonl")
+    sid = "491e126e-1e71-469c-ade2-fcc8af567c74"
+    assert hook("Stop", {"session_id": sid, "transcript_path": t, "cwd": str(a)}).code == 0
+    # what SessionEnd's detached worker does, run here in the foreground
+    assert run("hook", "curate", "--transcript", t, "--session", sid, "--ended").code == 0
+    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")]
+    assert any(e.get("event") == "session_to_cold_storage" and e["chunks"] > 0 for e in ev)
+    prompt = "how do I set up credo and dialyzer with mix_audit"
+    env = {"CTX_HOOK_RECALL_MIN_SCORE": "0"}
+    mine = hook("UserPromptSubmit", {"session_id": "a-2", "cwd": str(a), "prompt": prompt}, env=env)
+    assert "Earlier context that matches this prompt" in mine.stdout and f"cold:{sid}" in mine.stdout
+    other = hook("UserPromptSubmit", {"session_id": "b-2", "cwd": str(b), "prompt": prompt}, env=env)
+    assert other.code == 0 and "cold:" not in other.stdout

@@ -291,9 +291,10 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     return cap("\n\n".join(parts)), None
 
 
-def recall(home, workspace: str, prompt: str, limit: int = 3) -> list[dict]:
+def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
     """Cold chunks and memory bullets that match the user's prompt (keyword scores, no model
-    load: a hook must answer fast), strongest first."""
+    load: a hook must answer fast), strongest first. `sessions_of`: only cold chunks of these
+    sessions (and their subagents): one project never recalls another's."""
     from ..core.requests import clean_request
     from ..store.cold import ColdStorage
 
@@ -309,6 +310,8 @@ def recall(home, workspace: str, prompt: str, limit: int = 3) -> list[dict]:
             rows = store.candidates(q, None, 20)
             scores = normalized([r[4] for r in rows]) if rows else []
             for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
+                if sessions_of is not None and str(sess).split(".agent-")[0] not in sessions_of:
+                    continue
                 hits.append({"score": round(sc, 3), "text": gist, "source": f"cold:{sess}/{chunk}",
                              "recover": f"ctx recover --chunk-id {chunk} --session {sess}"})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
@@ -348,7 +351,8 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)
                 _update_state(home, key, digest)
-    hits = [h for h in recall(home, target.workspace, target.data.get("prompt", ""))
+    mine = {e.get("session") for e in sessions.of_project(home, target.project)} | {target.session}
+    hits = [h for h in recall(home, target.workspace, target.data.get("prompt", ""), sessions_of=mine)
             if h["score"] >= home.config.get("hook_recall_min_score")]
     if hits:
         parts.append("# Earlier context that matches this prompt\n" + "\n".join(
