@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,12 +61,29 @@ def setup(out: str) -> dict:
         "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "/usr/bin:/bin"),
         "TERM": "xterm-256color",
     })
-    return {"env": env, "projects": projects, "server": srv}
+    return {"env": env, "projects": projects, "server": srv, "out": out}
+
+
+HOOK_LINE = re.compile(r"\] (\w+)(?::(\S*))? \[(.*?)\] completed with status (-?\d+)")
+
+
+def hook_runs(debug_log: str) -> list[dict]:
+    """Every command hook Claude Code ran, from its debug log: event, command, exit status."""
+    if not os.path.exists(debug_log):
+        return []
+    out = []
+    for line in open(debug_log, encoding="utf-8", errors="replace"):
+        m = HOOK_LINE.search(line)
+        if m:
+            out.append({"event": m.group(1), "matcher": m.group(2), "command": m.group(3),
+                        "status": int(m.group(4))})
+    return out
 
 
 def headless(ctx: dict, name: str, project: str, prompt: str, *extra: str) -> dict:
+    debug = os.path.join(ctx["out"], f"debug-{name}.log")
     cmd = [CLAUDE, "-p", prompt, "--output-format", "stream-json", "--verbose", "--include-hook-events",
-           "--model", MODEL, "--allowedTools", "Bash,Read", *extra]
+           "--model", MODEL, "--allowedTools", "Bash,Read", "--debug-file", debug, *extra]
     t0 = time.monotonic()
     p = subprocess.run(cmd, cwd=ctx["projects"][project], env=ctx["env"], capture_output=True, text=True,
                        timeout=180)
@@ -80,7 +98,7 @@ def headless(ctx: dict, name: str, project: str, prompt: str, *extra: str) -> di
     return {"name": name, "project": project, "prompt": prompt, "args": list(extra), "rc": p.returncode,
             "seconds": round(time.monotonic() - t0, 2), "session_id": result.get("session_id"),
             "is_error": result.get("is_error"), "result": result.get("result"), "hooks": hooks,
-            "stderr": p.stderr[-2000:]}
+            "hook_runs": hook_runs(debug), "stderr": p.stderr[-2000:]}
 
 
 def wait_idle(ctx: dict, seconds: float = 60.0) -> None:
@@ -101,7 +119,8 @@ def interactive(ctx: dict, project: str) -> dict:
     """The terminal UI under tmux: two prompts, then /exit; returns what the screen showed."""
     env = ctx["env"]
     sock = ["-L", "ctx-e2e"]
-    cmd = " ".join([CLAUDE, "--model", MODEL, "--allowedTools", "Bash,Read"])
+    debug = os.path.join(ctx["out"], "debug-interactive.log")
+    cmd = " ".join([CLAUDE, "--model", MODEL, "--allowedTools", "Bash,Read", "--debug-file", debug])
     tmux(*sock, "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c", ctx["projects"][project],
          "env " + " ".join(f"{k}='{v}'" for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")) + " " + cmd,
          env=env)
@@ -136,7 +155,9 @@ def interactive(ctx: dict, project: str) -> dict:
     while time.monotonic() < end and "e2e" in tmux(*sock, "list-sessions"):
         time.sleep(0.3)
     tmux(*sock, "kill-server")
-    return {"name": "interactive", "project": project, "ok": ok, "screen": "\n".join(screens)[-6000:]}
+    time.sleep(1.0)  # SessionEnd runs as the UI exits
+    return {"name": "interactive", "project": project, "ok": ok, "screen": "\n".join(screens)[-6000:],
+            "hook_runs": hook_runs(debug)}
 
 
 def main(out: str) -> None:

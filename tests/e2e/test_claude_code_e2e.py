@@ -80,8 +80,15 @@ def test_every_hook_exits_0_and_claude_reports_no_hook_error(e2e):
             assert h.get("exit_code") == 0 and h.get("outcome") == "success", (r["name"], h)
     seen = {h.get("hook_event") for r in headless for h in r["hooks"] if h.get("subtype") == "hook_response"}
     assert {"SessionStart", "UserPromptSubmit", "Stop", "SubagentStop"} <= seen
+    # what the stream does not show (PreCompact, PostCompact, SessionEnd), Claude Code's debug log does
+    runs = [h for r in e2e["runs"] for h in r["hook_runs"]]
+    assert runs and all(h["status"] == 0 for h in runs), [h for h in runs if h["status"] != 0]
+    assert all(h["command"].startswith("ctx hook claude-code ") for h in runs)
+    assert {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SubagentStop",
+            "SessionEnd"} <= {h["event"] for h in runs} | seen
     ui = e2e["runs_by"]["interactive"]
     assert all(ui["ok"].values()), ui
+    assert any(h["event"] == "SessionEnd" for h in ui["hook_runs"])
     assert "hook error" not in ui["screen"].lower() and "hook failed" not in ui["screen"].lower()
 
 
@@ -145,6 +152,11 @@ def test_interactive_session_is_read_and_leaves_state(e2e):
     mine = [e for e in idx.values() if e.get("title", "").startswith("Interactive delta")]
     assert len(mine) == 1 and mine[0]["status"] == "ended"
     sid = mine[0]["session"]
+    # UserPromptSubmit read the interactive transcript on the second prompt (and counted what it skipped)
+    health = [json.loads(x) for x in open(os.path.join(e2e["ctx_home"], "logs", "context-health.jsonl"))]
+    ups = [e for e in health if e.get("session") == sid and e.get("hook") == "UserPromptSubmit"]
+    assert len(ups) == 2 and ups[-1]["method"] == "provider-reported"
+    assert (ups[-1].get("skipped_lines") or {}).get("permission-mode")
     # the interactive transcript opens with bookkeeping lines ctx used to reject
     tdir = os.path.join(e2e["claude_home"], ".claude", "projects")
     path = next(os.path.join(d, f) for d, _, fs in os.walk(tdir) for f in fs if f == sid + ".jsonl")
