@@ -6,8 +6,9 @@ import json
 import click
 
 from ..core.context_md import Item, merge_items, render
+from ..errors import UsageProblem
 from ..sources.workspace import ContextFile
-from .common import emit_object, get_home, jq_option, note, get_workspace, home_option, workspace_option
+from .common import emit_object, get_home, note, report_options, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -22,19 +23,19 @@ def context():
 
 
 @context.command("show")
-@click.option("--json", "as_json", is_flag=True, help="The structured view: version, task, sections.")
 @click.option("--session", "session_prefix", metavar="ID", help="That session's own state (a unique prefix of its "
               "id) instead of the current project's CONTEXT.md.")
-@jq_option
+@report_options
 @workspace_option
 @home_option
-def show(as_json, jq_expr, session_prefix):
-    """Print CONTEXT.md (as markdown, or --json): the current project's, or --session's own.
+def show(jq_expr, table, as_json, table_fmt, session_prefix):
+    """Print CONTEXT.md: the document as markdown (on a terminal and piped, as `cat` would), or
+    the structured view with --json / --jq.
 
     \b
     Examples:
       ctx context show
-      ctx context show --session 8463c7
+      ctx context show --session abc
       ctx context show --json | jq '.sections.Files'
     """
     cf = ContextFile(get_workspace())
@@ -45,6 +46,8 @@ def show(as_json, jq_expr, session_prefix):
         home = get_home()
         cf = state_file(home, resolve(home, session_prefix))
     ctx = cf.read()
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
     if as_json or jq_expr:
         emit_object({"path": cf.path, **ctx.as_dict()}, as_json=True, jq_expr=jq_expr)
     elif cf.exists():

@@ -73,19 +73,16 @@ def claude_code(event):
     cwd (state goes to the project's folder under $CTX_HOME/projects/ unless cwd has .ctx/):
     one home serves many projects and none sees another's state.
 
-    
-    SessionStart      resume/compact: this session's own state; startup/clear: the project's
-                      Constraints and Pinned (startup: and the project's previous session,
-                      labelled as such)
-    UserPromptSubmit  usage (the provider's numbers after the last compaction, over the
-                      model's window); when due, the session's working state, once per
-                      change; earlier context matching the prompt. Works before the
-                      transcript exists.
-    PreCompact        the session's CONTEXT.md written before Claude compacts
-    Stop, SessionEnd  new turns folded in, in line (a second or two); curation when due and,
-                      at session end, cold storage run in a detached worker
-    SubagentStop      the subagent's own transcript recorded under its parent (the parent's
-                      state untouched); Claude Code's compaction agent costs nothing
+    SessionStart: resume and compact get this session's own state; startup and clear a new
+    session's (the project's Constraints and Pinned; at startup also the project's previous
+    session, labelled as such). UserPromptSubmit: usage (the provider's numbers after the
+    last compaction, over the model's window); when due, the session's working state, once
+    per change; earlier context that matches the prompt; it works before the transcript
+    exists. PreCompact: the session's CONTEXT.md, written before Claude compacts. Stop and
+    SessionEnd: new turns folded in, in line (a second or two); curation when due and, at
+    session end, cold storage run in a detached worker. SubagentStop: the subagent's own
+    transcript recorded under its parent (the parent's state untouched); Claude Code's
+    compaction agent costs nothing.
 
     Transcripts may open with any bookkeeping line (interactive sessions do); those lines
     are skipped and counted. Other events are acknowledged. A hook never exits 2. Wire it
