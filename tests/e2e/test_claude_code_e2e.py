@@ -60,12 +60,16 @@ def _state(res, session: str) -> str:
 
 
 def _bodies_after(res, marker: str) -> list[str]:
-    """Request bodies (as text) whose newest user turn contains MARKER."""
+    """Request bodies (as text) whose newest user turn is a prompt starting with MARKER."""
     out = []
     for r in res["requests"]:
         msgs = r["body"].get("messages") or []
         users = [m for m in msgs if m.get("role") == "user"]
-        if users and marker in json.dumps(users[-1]):
+        content = users[-1].get("content") if users else None
+        blocks = [content] if isinstance(content, str) else [b.get("text", "") for b in content or ()
+                                                              if isinstance(b, dict)]
+        # the prompt the user typed (injected context may quote it, inside a system reminder)
+        if any(isinstance(t, str) and t.lstrip().startswith(marker) for t in blocks):
             out.append(json.dumps(r["body"]))
     return out
 
