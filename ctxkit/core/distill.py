@@ -115,6 +115,8 @@ class Distilled:
     entities: list = field(default_factory=list)
     files: "OrderedDict[str, tuple[str, int]]" = field(default_factory=OrderedDict)  # path -> (action, touches)
     cwd: str | None = None
+    story: object = None               # core.episodes.Story: the span as episodes, in order
+    focus: object = None               # core.focus.Focus: where the work stands at the end
 
     @property
     def task(self) -> str:
@@ -297,6 +299,15 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None) -> Dist
     _constraints(d)
     _decisions_findings(d, recs)
     _entities(d, recs)
+    from .focus import current
+    from .episodes import build
+
+    d.story = build(recs)
+    d.story.cwd = d.story.cwd or d.cwd
+    d.focus = current(d.story, d.cwd)
+    for _, words in d.story.rejected:  # what the user said with a rejected tool use is a request
+        if not any(words == f.text for f in d.requests):
+            d.requests.append(Fact("request", words))
     return d
 
 

@@ -9,11 +9,13 @@ working directory, grouped by folder, the most-touched first, each with its last
 from __future__ import annotations
 
 import os
+import re
 from collections import OrderedDict
 from typing import Callable
 
 from .context_md import Context, Item
 from .distill import Distilled, Fact
+from .episodes import TEMP_PATH
 from .hygiene import gate
 from .requests import brief
 
@@ -82,10 +84,77 @@ def candidates(d: Distilled) -> "OrderedDict[str, list[Item]]":
     return c
 
 
+STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
+                   r"for now|at the moment|remaining|left to do)\b", re.I)
+SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|great|awesome|everything works|"
+                         r"all (?:tests|checks) pass\w*|looks good|clean compile|zero credo)\b", re.I)
+
+
+def step_heading(ep, story) -> str:
+    """`Step N: label — outcome` for one episode."""
+    title = story.titles.get(ep.item) if ep.item else None
+    if ep.item:
+        label = f"{ep.item}" + (f" — {brief(title, 90)}" if title else "")
+    elif ep.plan_step:
+        label = brief(ep.plan_step, 100)
+    elif ep.requests:
+        label = "request: " + brief(ep.requests[-1], 90)
+    elif ep.commits:
+        label = brief(ep.commits[-1][1], 100)
+    else:
+        label = "work"
+    if ep.commits:
+        h = ep.commits[-1][0]
+        state = f"done, committed {h}" if h else "done, committed"
+    elif ep.item and ep.item in ep.closed:
+        state = "closed, not committed"
+    elif ep.files:
+        state = "in progress, not committed"
+    else:
+        state = "no files changed"
+    return f"Step {ep.index}: {label} ({state})"
+
+
+def step_items(ep, story, first: bool, task: str) -> list[Item]:
+    """What one episode did, each fact from a tool call or its result."""
+    cwd = story.cwd
+    out: list[Item] = []
+    for r in ep.requests:
+        if first and r == task:
+            continue
+        out.append(Item(text=f"User asked: {brief(r, 300)}"))
+    for fc in ep.files.values():
+        if TEMP_PATH.search(fc.path):
+            continue
+        what = fc.describe(6)
+        out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
+    for c in ep.commands:
+        out.append(Item(text=f"Ran `{c}`"))
+    for e in ep.errors:
+        if e.resolved:
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
+        else:
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
+    checks = [f"`{brief(c.command, 70)}`: {c.history()}" for c in ep.checks.values()]
+    if checks:
+        out.append(Item(text="Checks: " + "; ".join(checks[:5]) + (f"; {len(checks) - 5} more" if len(checks) > 5 else "")))
+    for h, msg in ep.commits:
+        out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
+    if ep.closed:
+        out.append(Item(text="Closed " + ", ".join(f"`{i}`" for i in ep.closed)))
+    return out
+
+
+def _clean_facts(items: list[Item]) -> list[Item]:
+    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)]
+
+
 def write(d: Distilled, budget: int, count: Count) -> Context:
-    """The template filled from `d` within `budget` tokens (as counted by `count`)."""
+    """The summary filled from `d` within `budget` tokens (as counted by `count`): the request,
+    where the work stands and what comes next first, then the session as steps in order, then
+    open errors, files, pending items, decisions and facts while the budget lasts. A capped
+    section says how many of its items were left out."""
     ctx = Context()
-    # on a small budget the request texts give way: about a quarter of it, 4 characters a token
     task_cap = max(160, min(TASK_CAP, budget))
     ctx.task = brief(d.task, task_cap) if d.task else ""
     if d.latest and brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
@@ -93,36 +162,95 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
     if not ctx.task:
         ctx.task = "(no user request found in this span)"
     used = count(f"## Task\n{ctx.task}\n") + (count(f"## Latest request\n{ctx.latest}\n") if ctx.latest else 0)
+    chosen: "OrderedDict[str, list[Item]]" = OrderedDict()
+    left_out: dict[str, int] = {}
+
+    def add(name: str, item: Item) -> bool:
+        nonlocal used
+        cost = count(item.render() + "\n") + (0 if chosen.get(name) else count(f"## {name}\n\n"))
+        if used + cost > budget:
+            left_out[name] = left_out.get(name, 0) + 1
+            return False
+        chosen.setdefault(name, []).append(item)
+        used += cost
+        return True
+
+    story, focus = d.story, d.focus
+    if story is not None and focus is not None:
+        from .focus import current_work_lines, next_step_lines
+
+        for line in current_work_lines(story, focus, d.latest):
+            add("Current work", Item(text=line))
+        for line in next_step_lines(story, focus, d.latest):
+            add("Next step", Item(text=line))
+    reqs = []
+    for f in d.requests:
+        if f.text not in reqs:
+            reqs.append(f.text)
+    if len(reqs) > 1:
+        for k, r in enumerate(reqs, 1):
+            add("User requests", Item(text=f"{k}. {brief(r, 300)}"))
+    steps = [e for e in (story.episodes if story is not None else []) if e.busy()]
+    # every step's heading first (the order of events), then their details, newest first
+    heads = {}
+    for ep in steps:
+        name = step_heading(ep, story)
+        cost = count(f"## {name}\n\n")
+        if used + cost <= budget:
+            heads[ep.index] = name
+            chosen[name] = []
+            used += cost
+    for k, ep in enumerate(reversed(steps)):
+        name = heads.get(ep.index)
+        if name is None:
+            continue
+        for it in step_items(ep, story, ep is steps[0], d.task):
+            add(name, it)
     cands = candidates(d)
-    pos = {name: 0 for name in cands}
-    chosen: dict[str, list[Item]] = {name: [] for name in cands}
+    # errors: only those still open (resolved ones are told in their step, with their fix)
+    open_errs = [e for e in d.errors if e.status != "resolved"]
+    told = {e.text for ep in steps for e in ep.errors}
+    for e in reversed(open_errs):
+        if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
+            continue
+        src = f" (from {e.source})" if e.source else ""
+        add("Errors", Item(text=brief(e.text, 200) + src))
+    # files: changed ones are in their steps; here every path once, changed first
+    changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
+    read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
+    for it in changed:
+        if not TEMP_PATH.search(it.text.strip("`").split("`")[0]):
+            add("Files", it)
+    pending = cands["Pending"]
+    for it in pending:
+        add("Pending", it)
+    rest = [("Decisions", _clean_facts(cands["Decisions"])), ("Facts", _clean_facts(cands["Facts"])),
+            ("Constraints", cands["Constraints"])]
+    paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text) if not TEMP_PATH.search(p)]
+    if paths:
+        line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
+        if not add("Files", line) and len(paths) > 8:
+            add("Files", Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) +
+                         f" and {len(paths) - 8} more"))
+    pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:
         progress = False
-        for name, rate in RATES:
-            items = cands.get(name) or []
-            added = 0
-            while added < rate and pos[name] < len(items):
+        for name, items in rest:
+            if pos[name] < len(items):
                 it = items[pos[name]]
                 pos[name] += 1
-                cost = count(it.render() + "\n") + (0 if chosen[name] else count(f"## {name}\n\n"))
-                if used + cost > budget:
-                    continue  # a smaller bullet further down may still fit
-                chosen[name].append(it)
-                used += cost
-                added += 1
+                add(name, it)
                 progress = True
+    for name, n in left_out.items():
+        if name in chosen and chosen[name] and n:
+            note = Item(text=f"({n} more not shown: over the summary's token budget)")
+            if used + count(note.render() + "\n") <= budget + 12:
+                chosen[name].append(note)
+                used += count(note.render() + "\n")
     for name, items in chosen.items():
-        if not items:
-            continue
-        if name == "Files":
-            order = {i.text: k for k, i in enumerate(cands[name])}
-            items = sorted(items, key=lambda i: order[i.text])
-        ctx.sections[name] = items
-    missing = [n for n in ("Errors", "Files", "Decisions") if not cands.get(n)]
-    if missing and budget - used > 40:
-        ctx.sections.setdefault("Notes", []).append(
-            Item(text="Not found in this span: " + ", ".join(m.lower() for m in missing) + "."))
+        if items or name.startswith("Step "):
+            ctx.sections[name] = items
     return ctx
 
 
