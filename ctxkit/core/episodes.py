@@ -449,7 +449,7 @@ def build(span: Sequence[dict]) -> Story:
                     if line:
                         _add_error(cur, line, name, i, f"{name} {_target(call)}")
                 else:
-                    _resolve_key(cur, f"{name} {_target(call)}", i, name)
+                    _resolve_key(cur, f"{name} {_target(call)}", i, f"a later {name} of it succeeded")
                 continue
             ncmd = norm_command(cmd)
             for item in _closes(cmd):

@@ -73,13 +73,20 @@ def current(story: Story, cwd: str | None = None) -> Focus:
         f.checks_after_edit = [(c.command, c.history(), c.ok) for c in last.checks.values() if c.last_index > last.last_edit]
         f.edited_after_checks = any(c.last_index < last.last_edit for c in last.checks.values())
     carry_errors(story)
-    for e in eps:
+    for e in (tail or [last]):  # errors of committed steps are history, not where the work stands
         f.open_errors += [x for x in e.errors if not x.resolved and x.source.startswith("`")]
     f.last_words = _last_sentences(story.last_text)
     for e in reversed(eps[:-1] if not last.commits else eps):
         if e.commits:
-            pattern = [c.command for c in e.checks.values() if FINISH.match(c.command)]
-            pattern += [f"bd close {i}" for i in e.closed]
+            pattern, fams = [], set()
+            for c in sorted(e.checks.values(), key=lambda c: len(c.command)):  # the plainest form of each
+                m = FINISH.match(c.command)
+                if m and m.group(0) not in fams:
+                    fams.add(m.group(0))
+                    pattern.append((c.last_index, c.command))
+            pattern = [c for _, c in sorted(pattern)]
+            cur_item = f.item or "<item>"
+            pattern += [f"bd close {cur_item}" for _ in e.closed[:1]]
             pattern.append("git commit")
             f.finish_pattern = pattern
             f.finished_item = e.item

@@ -126,11 +126,13 @@ def step_items(ep, story, first: bool, task: str) -> list[Item]:
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path):
             continue
-        what = fc.describe(6)
+        what = fc.describe(10)
         out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
     for e in ep.errors:
+        if not e.source.startswith("`"):
+            continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
         if e.resolved:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
         else:
@@ -215,6 +217,15 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
             continue
         src = f" (from {e.source})" if e.source else ""
         add("Errors", Item(text=brief(e.text, 200) + src))
+    # the names the agent used most (identifiers in two or more of its messages), in one line
+    names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
+    if names:
+        line = ""
+        for k in range(len(names), 0, -1):
+            line = "Named most often by the agent: " + ", ".join(f"`{n}`" for n in names[:k])
+            if k <= 25 and used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
+                add("Key entities", Item(text=line))
+                break
     # files: changed ones are in their steps; here every path once, changed first
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]

@@ -288,11 +288,15 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
                          task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest)
     out: list[dict] = []
     placed = False
+    raw_cap = max(60, int(opts.budget * opts.preserve_ratio) // 12)
     for i, g in enumerate(groups):
         if i in drop:
             if not placed:
                 out.append(summ)
                 placed = True
+            continue
+        if placed and i not in sel.protected and _big_output(g, raw_cap):
+            out.append(_stub_to_cold(g, home, tok, opts, rep))  # kept raw, but never a dump
             continue
         out.extend(g)
     if not placed:
@@ -305,6 +309,31 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     rep.records = out
     rep.tokens_after = sum(r.get("tokens") or 0 for r in out)
     return _finish(rep, home, started, opts)
+
+
+def _big_output(group: list[dict], cap: int) -> bool:
+    """A group kept raw after the summary whose tool output is too big to paste (a file dump,
+    a long listing): it goes to cold storage and a stub stands in its place."""
+    return any(r.get("role") == "tool" and (r.get("tokens") or 0) > cap for r in group)
+
+
+def _stub_to_cold(group: list[dict], home, tok, opts: Options, rep: Report) -> dict:
+    from ..backends.tokenizers import count_records
+    from ..core.drop import gist
+    from ..store.cold import ColdStorage
+    from .dropping import stub, to_cold
+
+    tokens = sum(r.get("tokens") or 0 for r in group)
+    path = None
+    chunk_id = group[0].get("group") or group[0].get("id") or "chunk"
+    if not opts.dry_run and home is not None:
+        store = ColdStorage(home.cold_storage_dir)
+        path, chunk_id, _ = to_cold(home, store, group, tokens, "compaction_tail_output", None, None, None,
+                                    home.config.get("recoverable_for_days"), gist(group, 80))
+    s = stub(group, tokens, chunk_id, path, None)
+    s["tokens"], s["tokenizer"] = count_records(tok, [s])[0], tok.name
+    rep.notes.append(f"a large tool output kept after the summary went to cold storage as chunk {chunk_id}")
+    return s
 
 
 def compact_stream(records, tok, opts: Options, home, workspace: str, window_bytes: int):
@@ -436,6 +465,11 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     from ..core.writeup import write
 
     d = distill(replaced, records)
+    # where the work stands is read from everything up to the cut and after it (the kept tail too)
+    from ..core.focus import for_span
+
+    d.story, d.focus = for_span([r for r in records if r.get("kind") != "summary"])
+    d.story.cwd = d.story.cwd or d.cwd
     if task:
         d.requests.insert(0, Fact("request", task))
     if latest and (not d.requests or d.requests[-1].text != latest):
