@@ -116,12 +116,18 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.plan_step:
         out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
     if f.uncommitted:
+        plain = []
         for fc in f.uncommitted:
             what = fc.describe(6)
             verb = {"created": "created", "rewritten": "rewritten", "deleted": "deleted"}.get(fc.action, "edited")
-            out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb}" + (f" ({what})" if what else "") + ".")
-        for c in f.commands:
-            out.append(f"Ran `{c}`.")
+            if what:
+                out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb} ({what}).")
+            else:
+                plain.append(f"`{short_path(fc.path, cwd)}` ({verb})")
+        if plain:
+            out.append("Uncommitted, no definitions changed: " + ", ".join(plain) + ".")
+        if f.commands:
+            out.append("Commands run since the last commit: " + ", ".join(f"`{c}`" for c in f.commands) + ".")
         if f.checks_after_edit:
             for cmd, hist, ok in f.checks_after_edit:
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
@@ -133,8 +139,6 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
     if f.last_words:
         out.append(f"The agent's last words: \"{f.last_words}\"")
-    if not out and latest:
-        out.append(f"The latest request: {brief(latest, 300)}")
     return out
 
 
@@ -142,8 +146,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     out = []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:
-        e = f.open_errors[-1]
-        out.append(f"Fix the open error from {e.source}: {brief(e.text, 160)}")
+        out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
     if f.uncommitted:
         if f.finish_pattern:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
@@ -154,11 +157,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Continue {what}.")
     if f.next_items:
         nxt = f.next_items[0]
-        out.append(f"Then the next open item: `{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
+        out.append(f"After that, the next open item: `{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
         if len(f.next_items) > 1:
             out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
     elif f.plan_pending:
-        out.append(f"Then the next plan step: {brief(f.plan_pending[0], 200)}")
+        out.append(f"After that, the next plan step: {brief(f.plan_pending[0], 200)}")
     if latest and not out:
-        out.append(f"Continue with the latest request: {brief(latest, 300)}")
+        out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out

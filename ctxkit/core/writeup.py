@@ -115,14 +115,10 @@ def step_heading(ep, story) -> str:
     return f"Step {ep.index}: {label} ({state})"
 
 
-def step_items(ep, story, first: bool, task: str) -> list[Item]:
+def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
     """What one episode did, each fact from a tool call or its result."""
     cwd = story.cwd
     out: list[Item] = []
-    for r in ep.requests:
-        if first and r == task:
-            continue
-        out.append(Item(text=f"User asked: {brief(r, 300)}"))
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path):
             continue
@@ -135,6 +131,8 @@ def step_items(ep, story, first: bool, task: str) -> list[Item]:
             continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
         if e.resolved:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
+        elif e in open_now:
+            continue  # told under Current work
         else:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
     checks = [f"`{brief(c.command, 70)}`: {c.history()}" for c in ep.checks.values()]
@@ -147,11 +145,18 @@ def step_items(ep, story, first: bool, task: str) -> list[Item]:
     return out
 
 
-def _clean_facts(items: list[Item]) -> list[Item]:
-    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)]
+def _words(text: str) -> set:
+    return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
-def write(d: Distilled, budget: int, count: Count) -> Context:
+def _clean_facts(items: list[Item], said: str = "") -> list[Item]:
+    """Facts and decisions that can stand as current: no status words that go stale, no
+    self-praise, nothing already said above."""
+    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
+            and i.text not in said]
+
+
+def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> Context:
     """The summary filled from `d` within `budget` tokens (as counted by `count`): the request,
     where the work stands and what comes next first, then the session as steps in order, then
     open errors, files, pending items, decisions and facts while the budget lasts. A capped
@@ -187,7 +192,8 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
             add("Next step", Item(text=line))
     reqs = []
     for f in d.requests:
-        if f.text not in reqs:
+        bag = _words(f.text)
+        if not any(len(bag & _words(r)) >= 0.8 * max(1, min(len(bag), len(_words(r)))) for r in reqs):
             reqs.append(f.text)
     if len(reqs) > 1:
         for k, r in enumerate(reqs, 1):
@@ -206,12 +212,12 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
         name = heads.get(ep.index)
         if name is None:
             continue
-        for it in step_items(ep, story, ep is steps[0], d.task):
+        for it in step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ()):
             add(name, it)
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
-    told = {e.text for ep in steps for e in ep.errors}
+    told = {e.text for ep in steps for e in ep.errors} | {e.text for e in (focus.open_errors if focus else ())}
     for e in reversed(open_errs):
         if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
             continue
@@ -232,11 +238,26 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
     for it in changed:
         if not TEMP_PATH.search(it.text.strip("`").split("`")[0]):
             add("Files", it)
-    pending = cands["Pending"]
+    said_now = "\n".join(it.text for its in chosen.values() for it in its)
+    pending = [it for it in cands["Pending"] if not (focus is not None and focus.plan_step and
+                                                     it.text.endswith("(in progress)"))
+               and it.text.replace(" (in progress)", "") not in said_now]
     for it in pending:
         add("Pending", it)
-    rest = [("Decisions", _clean_facts(cands["Decisions"])), ("Facts", _clean_facts(cands["Facts"])),
-            ("Constraints", cands["Constraints"])]
+    done_errs = []
+    for e in reversed([e for e in d.errors if e.status == "resolved"]):
+        if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
+            continue
+        src = f" (from {e.source})" if e.source else ""
+        done_errs.append(Item(text=brief(e.text, 200) + src + " — resolved later"))
+    said = "\n".join(it.text for its in chosen.values() for it in its)
+    rest = [("Errors", done_errs), ("Decisions", _clean_facts(cands["Decisions"], said)),
+            ("Facts", _clean_facts(cands["Facts"], said)),
+            ("Constraints", [] if "User requests" in chosen else [c for c in cands["Constraints"] if c.text not in said])]
+    if every_file:  # CONTEXT.md keeps the artifact trail one path a line (`path` — action)
+        for it in read:
+            add("Files", it)
+        read = []
     paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text) if not TEMP_PATH.search(p)]
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
@@ -267,4 +288,4 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
 
 def everything(d: Distilled) -> Context:
     """The template with every bullet the facts support (the CONTEXT.md on disk keeps all)."""
-    return write(d, budget=10 ** 9, count=lambda s: 0)
+    return write(d, budget=10 ** 9, count=lambda s: 0, every_file=True)
