@@ -117,6 +117,7 @@ class Distilled:
     cwd: str | None = None
     story: object = None               # core.episodes.Story: the span as episodes, in order
     focus: object = None               # core.focus.Focus: where the work stands at the end
+    prior_steps: list = field(default_factory=list)  # (heading, items) of an earlier summary's steps
 
     @property
     def task(self) -> str:

@@ -84,6 +84,7 @@ def candidates(d: Distilled) -> "OrderedDict[str, list[Item]]":
     return c
 
 
+STEP_NUM = re.compile(r"^Step \d+:\s*")
 STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
                    r"for now|at the moment|remaining|left to do)\b", re.I)
 SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|great|awesome|everything works|"
@@ -91,7 +92,7 @@ SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|
 
 
 def step_heading(ep, story) -> str:
-    """`Step N: label — outcome` for one episode."""
+    """`label (outcome)` for one episode (write numbers the steps)."""
     title = story.titles.get(ep.item) if ep.item else None
     if ep.item:
         label = f"{ep.item}" + (f" — {brief(title, 90)}" if title else "")
@@ -112,7 +113,7 @@ def step_heading(ep, story) -> str:
         state = "in progress, not committed"
     else:
         state = "no files changed"
-    return f"Step {ep.index}: {label} ({state})"
+    return f"{label} ({state})"
 
 
 def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
@@ -199,20 +200,38 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         for k, r in enumerate(reqs, 1):
             add("User requests", Item(text=f"{k}. {brief(r, 300)}"))
     steps = [e for e in (story.episodes if story is not None else []) if e.busy()]
+    # the steps of an earlier summary come first; a step that continues the last of them merges with it
+    units: list[list] = []   # [label, episode or None, items carried from an earlier summary]
+    for name, items in d.prior_steps:
+        units.append([STEP_NUM.sub("", name), None, list(items)])
+    for ep in steps:
+        label = step_heading(ep, story)
+        if units and units[-1][1] is None and (
+                units[-1][0].rsplit(" (", 1)[0] == label.rsplit(" (", 1)[0] or
+                (units[-1][0].endswith("(in progress, not committed)") and not ep.item and not ep.requests)):
+            if not ep.item and not ep.requests:  # the same work, continued: keep its name
+                label = units[-1][0].rsplit(" (", 1)[0] + " (" + label.rsplit(" (", 1)[-1]
+            units[-1][0], units[-1][1] = label, ep
+            continue
+        units.append([label, ep, []])
     # every step's heading first (the order of events), then their details, newest first
     heads = {}
-    for ep in steps:
-        name = step_heading(ep, story)
+    for n, u in enumerate(units, 1):
+        name = f"Step {n}: {u[0]}"
         cost = count(f"## {name}\n\n")
         if used + cost <= budget:
-            heads[ep.index] = name
+            heads[n] = name
             chosen[name] = []
             used += cost
-    for k, ep in enumerate(reversed(steps)):
-        name = heads.get(ep.index)
+    for n in range(len(units), 0, -1):
+        name = heads.get(n)
         if name is None:
             continue
-        for it in step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ()):
+        label, ep, carried = units[n - 1]
+        items = list(carried)
+        if ep is not None:
+            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ())
+        for it in items:
             add(name, it)
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)

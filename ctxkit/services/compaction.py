@@ -6,6 +6,7 @@ event. Never exits having silently done nothing: every run says what it did and 
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -204,9 +205,13 @@ def _prior_summary(groups) -> C.Context | None:
         return None
     body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
     try:
-        return C.parse(body)
+        ctx = C.parse(body)
     except C.ContextFormatError:
         return None
+    meta = prev[-1][0].get("meta") if isinstance(prev[-1][0].get("meta"), dict) else {}
+    if isinstance(meta.get("cwd"), str):
+        ctx.cwd = meta["cwd"]  # the session's working directory, for the next window (not state: not persisted)
+    return ctx
 
 
 def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Report:
@@ -465,6 +470,10 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     from ..core.writeup import write
 
     d = distill(replaced, records)
+    if d.cwd is None and getattr(prior, "cwd", None):
+        d.cwd = prior.cwd
+    if d.cwd:
+        meta = dict(meta, cwd=d.cwd)
     # where the work stands is read from everything up to the cut and after it (the kept tail too)
     from ..core.focus import for_span
 
@@ -484,8 +493,16 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
         for it in prior.sections.get("Files", []):
             for path, action in C.files_of([it]).items():
                 d.files.setdefault(path, (action, 1))
+            if it.text.startswith("Read, not changed:"):
+                for path in re.findall(r"`([^`]+)`", it.text):
+                    d.files.setdefault(path, ("read", 1))
         if prior.task and not d.requests:
             d.requests.append(Fact("request", prior.task))
+        # its steps and the requests it listed stay, in order, before this span's
+        d.prior_steps = [(name, items) for name, items in prior.sections.items() if C.STEP.match(name)]
+        earlier = [re.sub(r"^\d+\.\s+", "", i.text) for i in prior.sections.get("User requests", [])]
+        have = {f.text for f in d.requests}
+        d.requests[:0] = [Fact("request", t) for t in earlier if t not in have]
     header = count_records(tok, [summary_record(C.Context(task="x"), session, ts, meta)])[0]
 
     def count(text: str) -> int:
