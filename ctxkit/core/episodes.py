@@ -79,6 +79,10 @@ class FileChange:
     removed: list = field(default_factory=list)
     tests_added: int = 0
     edits: int = 0
+    plus: int = 0                      # lines added / removed by the edits (no definition named)
+    minus: int = 0
+    sample: str = ""                   # the one short line added, when that is all
+
 
     def describe(self, cap: int = 8) -> str:
         parts = []
@@ -89,7 +93,12 @@ class FileChange:
                 more = f" and {len(names) - cap} more" if len(names) > cap else ""
                 parts.append(f"{label} {shown}{more}")
         if self.tests_added:
-            parts.append(f"{self.tests_added} test{'s' if self.tests_added != 1 else ''} added")
+            parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added")
+        if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
+            if self.sample and self.plus == 1:
+                parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
+            else:
+                parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         return "; ".join(parts)
 
 
@@ -258,6 +267,20 @@ def definitions(text: str, path: str) -> list[str]:
         out += [f'{m.group(1)}="{m.group(2)}"' for m in HTML_ATTR.finditer(text)
                 if m.group(1) in ("phx-hook", "phx-update") or m.group(1).startswith("data-")]
     return _uniq(out)
+
+
+def _body(text: str, name: str, names: list) -> str:
+    """The text from the line that defines `name` to the next definition (whitespace folded)."""
+    lines = text.splitlines()
+    bare = re.sub(r"\(.*$", "", name)
+    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", ln)]
+    if not starts:
+        return ""
+    k = starts[0]
+    others = [re.sub(r"\(.*$", "", n) for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}\b", lines[j])
+                                                             for o in others)), len(lines))
+    return " ".join(" ".join(lines[k:end]).split())
 
 
 def _uniq(items) -> list:
@@ -435,10 +458,18 @@ def build(span: Sequence[dict]) -> Story:
                     fc.added += [d for d in after if d not in fc.added]
                 else:
                     fc.added += [d for d in after if d not in before and d not in fc.added]
-                    fc.removed += [d for d in before if d not in after and d not in fc.removed]
+                    fc.removed += [d for d in before if d not in after and d not in fc.removed
+                                   and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
-                        fc.changed += [d for d in after if d in before and d not in fc.changed]
+                        fc.changed += [d for d in after if d in before and d not in fc.changed
+                                       and _body(old, d, before) != _body(new, d, after)]
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
+                olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
+                news = {ln.strip() for ln in new.splitlines() if ln.strip()}
+                fc.plus += len(news - olds)
+                fc.minus += len(olds - news)
+                added = [ln for ln in news - olds]
+                fc.sample = added[0] if len(added) == 1 and len(added[0]) <= 100 and "`" not in added[0] else ""
                 cur.last_edit = i
             if edits:
                 _resolve_edit_errors(cur, edits, i)
