@@ -37,6 +37,7 @@ INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip instal
 COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
                         re.S)
 COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
+AIDER_COMMIT = re.compile(r"^>?\s*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
 REJECT_REASON = re.compile(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", re.I | re.S)
 EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool", "apply_patch",
@@ -400,6 +401,10 @@ def build(span: Sequence[dict]) -> Story:
                 new_episode(i)
             cur.requests.append(t)
             continue
+        if r.get("role") in ("tool", "user") and "Commit " in (r.get("content") or ""):
+            for m in AIDER_COMMIT.finditer(r.get("content") or ""):  # aider commits as it edits
+                cur.commits.append((m.group(1)[:7], brief(m.group(2), 140)))
+                story.last_commit_index = i
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip() \
                 and "thinking" not in (r.get("flags") or ()):
             story.last_text = r["content"]

@@ -64,10 +64,23 @@ def current(story: Story, cwd: str | None = None) -> Focus:
         if e.commits:
             break
         tail.insert(0, e)
+    seen: dict = {}
     for e in tail:
         for fc in e.files.values():
-            if not TEMP_PATH.search(fc.path):
-                f.uncommitted.append(fc)
+            if TEMP_PATH.search(fc.path):
+                continue
+            if fc.path in seen:  # one line a file, whatever the steps that touched it
+                prev = seen[fc.path]
+                for attr in ("added", "changed", "removed"):
+                    getattr(prev, attr).extend(x for x in getattr(fc, attr) if x not in getattr(prev, attr))
+                prev.tests_added += fc.tests_added
+                prev.plus += fc.plus
+                prev.minus += fc.minus
+                continue
+            from dataclasses import replace
+
+            seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed))
+            f.uncommitted.append(seen[fc.path])
         f.commands += e.commands
     if last.last_edit >= 0:
         f.checks_after_edit = [(c.command, c.history(), c.ok) for c in last.checks.values() if c.last_index > last.last_edit]

@@ -193,8 +193,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             add("Next step", Item(text=line))
     reqs = []
     for f in d.requests:
-        bag = _words(f.text)
-        if not any(len(bag & _words(r)) >= 0.8 * max(1, min(len(bag), len(_words(r)))) for r in reqs):
+        key = " ".join(re.findall(r"\w+", brief(f.text, 300).lower()))
+        if not any(key == " ".join(re.findall(r"\w+", brief(r, 300).lower())) for r in reqs):
             reqs.append(f.text)
     if len(reqs) > 1:
         for k, r in enumerate(reqs, 1):
