@@ -151,9 +151,11 @@ class Episode:
     commits: list = field(default_factory=list)   # (hash or "", message)
     closed: list = field(default_factory=list)
     last_edit: int = -1
+    plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
+    pushed: bool = False
 
     def busy(self) -> bool:
-        return bool(self.files or self.commits or self.closed or self.checks or self.commands)
+        return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans)
 
 
 @dataclass
@@ -167,6 +169,7 @@ class Story:
     last_text: str = ""                                # the agent's last words
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
+    descriptions: dict = field(default_factory=dict)   # work item id -> (its description's opening, output files)
 
 
 def _name(call: dict) -> str:
@@ -361,6 +364,20 @@ def _titles(story: Story, out: str) -> None:
         t = m.group(2).strip().rstrip("·").strip()
         if 8 <= len(t) <= 200 and m.group(1) not in story.titles and not t.startswith(("[", "--")):
             story.titles[m.group(1)] = t
+    m = re.match(rf"^\W{{0,3}}({ITEM_ID}) · ", out)
+    if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
+        body = out.split("\nDESCRIPTION\n", 1)[1]
+        para = ""
+        for chunk in body.strip().split("\n\n"):
+            text = "\n".join(ln for ln in chunk.splitlines() if not ln.lstrip().startswith("#")).strip()
+            if text:
+                para = text
+                break
+        files = []
+        fm = re.search(r"(?m)^Output files:\s*\n((?:\s*-\s+.*\n?)+)", body)
+        if fm:
+            files = re.findall(r"`([^`]+)`", fm.group(1))
+        story.descriptions[m.group(1)] = (brief(para, 300), files[:20])
     if "CHILDREN" in out or re.search(r"(?m)^\s*↳", out):
         listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
         if listed:
@@ -433,6 +450,12 @@ def build(span: Sequence[dict]) -> Story:
                 continue
             if out:
                 _titles(story, out)
+            if name == "ExitPlanMode" and not flagged and re.search(r"\bapproved\b", out, re.I):
+                gist = plan_gist(str((_args(call) or {}).get("plan") or "") if isinstance(_args(call), dict) else "")
+                if gist:
+                    cur.plans.append(gist)
+            if name == "ExitPlanMode":
+                continue
             claims = _claims(cmd) if cmd else []
             for item in claims:
                 if cur.busy() and cur.item != item:
@@ -530,6 +553,8 @@ def build(span: Sequence[dict]) -> Story:
                 cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
                 continue
             key = " ".join(ncmd.split()[:2])
+            if key == "git push" and not flagged:
+                cur.pushed = True
             if flagged:
                 line = key_error(out)
                 if line:
@@ -541,6 +566,29 @@ def build(span: Sequence[dict]) -> Story:
     for n, e in enumerate(story.episodes, 1):
         e.index = n
     return story
+
+
+def plan_gist(plan: str) -> str:
+    """A plan's title and its first approach line (the decision that shaped the work)."""
+    title = next((ln.lstrip("# ").strip() for ln in plan.splitlines() if ln.startswith("# ")), "")
+    first = ""
+    lines = plan.splitlines()
+    for k, ln in enumerate(lines):
+        if re.match(r"^#{2,3}\s+(?:Strategy|Approach|Design|Solution)", ln, re.I):
+            for nxt in lines[k + 1:]:
+                t = nxt.strip()
+                if t.startswith("#"):
+                    if re.match(r"^#{3}\s", t):
+                        first = t.lstrip("# ").strip() + ": "
+                    continue
+                if t:
+                    t = re.sub(r"\*\*|__", "", t.lstrip("-* "))
+                    first += re.split(r"(?<=[.!?])\s+", t)[0].rstrip(":")
+                    break
+            break
+    if not title and not first:
+        return ""
+    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
 
 
 def _target(call: dict) -> str:

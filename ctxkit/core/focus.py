@@ -19,6 +19,10 @@ FINISH = re.compile(r"^(?:mix (?:test|credo|compile|format)|pytest|npm (?:run )?
                     r"go (?:test|build|vet)|ruff|mypy|tsc|eslint|make)\b")
 
 
+MANIFEST = re.compile(r"(?:^|/)(?:package(?:-lock)?\.json|yarn\.lock|pnpm-lock\.yaml|mix\.(?:exs|lock)|Cargo\.(?:toml|lock)|"
+                      r"pyproject\.toml|requirements[\w.-]*\.txt|go\.(?:mod|sum)|Gemfile(?:\.lock)?|poetry\.lock|uv\.lock)$")
+
+
 @dataclass
 class Focus:
     item: str | None = None
@@ -97,10 +101,12 @@ def current(story: Story, cwd: str | None = None) -> Focus:
                 if m and m.group(0) not in fams:
                     fams.add(m.group(0))
                     pattern.append((c.last_index, c.command))
-            pattern = [c for _, c in sorted(pattern)]
+            pattern = [_generic(c) for _, c in sorted(pattern)]
             cur_item = f.item or "<item>"
             pattern += [f"bd close {cur_item}" for _ in e.closed[:1]]
             pattern.append("git commit")
+            if e.pushed:
+                pattern.append("git push")
             f.finish_pattern = pattern
             f.finished_item = e.item
             break
@@ -108,6 +114,13 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     f.next_items = [(i, story.titles.get(i, "")) for i, d in story.listed
                     if not d and i not in done and i != f.item and i != last.item]
     return f
+
+
+def _generic(cmd: str) -> str:
+    """A check command without the previous item's file arguments (`mix test <files>`)."""
+    words = cmd.split()
+    kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
+    return " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
 
 
 def _commit_index(story: Story) -> int:
@@ -126,6 +139,16 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
+        desc, files = story.descriptions.get(f.item, ("", []))
+        if desc:
+            out.append(f"`{f.item}` asks: {desc}")
+        if files:
+            touched = {short_path(fc.path, cwd) for fc in f.uncommitted}
+            left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
+                    and not (f.commands and MANIFEST.search(p))]  # an install command changed those
+            if left and len(left) < len(files):
+                out.append(f"Output files `{f.item}` names that are not changed yet: " +
+                           ", ".join(f"`{p}`" for p in left) + ".")
     if f.plan_step:
         out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
     if f.uncommitted:

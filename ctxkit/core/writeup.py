@@ -120,6 +120,8 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
     """What one episode did, each fact from a tool call or its result."""
     cwd = story.cwd
     out: list[Item] = []
+    for gist in ep.plans:
+        out.append(Item(text=f"Plan approved by the user: {gist}"))
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path):
             continue
