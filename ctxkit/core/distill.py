@@ -249,6 +249,9 @@ def key_error_line(text: str, flagged: bool) -> str | None:
         if (ERRWORD.search(ln) or STRONG.search(ln)) and len(re.findall(r"\w+", ln)) >= 3 and not ln.endswith(":"):
             return ln
     if flagged:
+        for i, ln in enumerate(lines[:-1]):  # "The following paths are ignored …:" + the path
+            if ln.endswith(":") and len(re.findall(r"\w+", ln)) >= 4 and not lines[i + 1].startswith("hint:"):
+                return ln + " " + lines[i + 1]
         for ln in lines:
             if len(re.findall(r"\w+", ln)) >= 3 and not ln.endswith(":"):
                 return ln

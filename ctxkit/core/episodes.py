@@ -526,7 +526,8 @@ def build(span: Sequence[dict]) -> Story:
                     elif msg and "nothing to commit" not in out:
                         cur.commits.append(("", brief(msg, 140)))
                         story.last_commit_index = i
-                    _resolve_key(cur, "git commit", i, "`git commit` succeeded")
+                    for k in ("git commit", "git add"):
+                        _resolve_key(cur, k, i, f"`{brief(ncmd, 90)}` then succeeded")
                 else:
                     line = key_error(out)
                     if line:
