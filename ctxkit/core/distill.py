@@ -281,9 +281,10 @@ def result_failed(r: dict) -> bool:
 # ---------------------------------------------------------------------------------------------
 # the distiller
 
-def distill(span: Sequence[dict], context: Sequence[dict] | None = None) -> Distilled:
+def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: bool = True) -> Distilled:
     """Typed facts of `span`. Requests come from `context` (the whole stream) when given, so the
-    task is the session's first request even when only a later span is summarized."""
+    task is the session's first request even when only a later span is summarized. With
+    `story`, also the span's episodes and where the work stands at its end (core.focus)."""
     d = Distilled()
     recs = [r for r in span if isinstance(r, dict)]
     for r in (context if context is not None else recs):
@@ -303,16 +304,20 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None) -> Dist
     _constraints(d)
     _decisions_findings(d, recs)
     _entities(d, recs)
-    from .focus import current
-    from .episodes import build
+    if story:
+        from .focus import for_span
 
-    d.story = build(recs)
+        set_story(d, *for_span(recs))
+    return d
+
+
+def set_story(d: Distilled, story, focus) -> None:
+    """Attach the episodes and focus; what the user said with a rejected tool use is a request."""
+    d.story, d.focus = story, focus
     d.story.cwd = d.story.cwd or d.cwd
-    d.focus = current(d.story, d.cwd)
-    for _, words in d.story.rejected:  # what the user said with a rejected tool use is a request
+    for _, words in d.story.rejected:
         if not any(words == f.text for f in d.requests):
             d.requests.append(Fact("request", words))
-    return d
 
 
 def _plan(d: Distilled, recs: list[dict]) -> None:

@@ -163,6 +163,18 @@ def model_input(d, cap_chars: int = 7000) -> str:
     lines = [f"Task: {d.task}"]
     if d.latest and d.latest != d.task:
         lines.append(f"Latest request: {d.latest}")
+    if d.story is not None and d.focus is not None:  # the deterministic notes the model may only rewrite
+        from ..core.focus import current_work_lines, next_step_lines
+        from ..core.writeup import step_heading
+
+        lines.append("Current work:")
+        lines += [f"- {x}" for x in current_work_lines(d.story, d.focus, d.latest)]
+        lines.append("Next step:")
+        lines += [f"- {x}" for x in next_step_lines(d.story, d.focus, d.latest)]
+        steps = [e for e in d.story.episodes if e.busy()]
+        if steps:
+            lines.append("Steps so far, in order:")
+            lines += [f"{k}. {step_heading(e, d.story)}" for k, e in enumerate(steps, 1)]
     for title, facts in (("Candidate decisions", d.decisions), ("Candidate facts", d.findings),
                          ("Errors", d.errors)):
         if facts:
@@ -469,16 +481,16 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     from ..core.distill import Fact, distill
     from ..core.writeup import write
 
-    d = distill(replaced, records)
+    d = distill(replaced, records, story=False)
     if d.cwd is None and getattr(prior, "cwd", None):
         d.cwd = prior.cwd
     if d.cwd:
         meta = dict(meta, cwd=d.cwd)
     # where the work stands is read from everything up to the cut and after it (the kept tail too)
+    from ..core.distill import set_story
     from ..core.focus import for_span
 
-    d.story, d.focus = for_span([r for r in records if r.get("kind") != "summary"])
-    d.story.cwd = d.story.cwd or d.cwd
+    set_story(d, *for_span([r for r in records if r.get("kind") != "summary"]))
     if task:
         d.requests.insert(0, Fact("request", task))
     if latest and (not d.requests or d.requests[-1].text != latest):
