@@ -192,3 +192,26 @@ def test_a_capped_section_says_how_many_were_left_out(tmp_path):
     recs = run("import", _cc(lines, tmp_path)).records()
     text, _ = compact(recs, 700, tmp_path, "--summary-tokens", "300")
     assert re.search(r"more not shown|and \d+ more", text), text
+
+
+def test_the_model_reads_the_current_work_as_notes():
+    from ctxkit.core.distill import distill
+    from ctxkit.services.compaction import model_input
+
+    d = distill(span_of(corpus("claude-code_spotter_8463c716_session.jsonl")))
+    notes = model_input(d)
+    assert "Current work:" in notes and "`spotter-fum.3`" in notes and "Next step:" in notes
+    assert notes.index("Current work:") < notes.index("Steps so far, in order:")
+
+
+def test_the_latest_request_is_the_users_words_after_a_bare_continue(tmp_path):
+    lines = [{"type": "user", "uuid": "u1", "message": {"role": "user", "content": "Port the CLI to click"}}]
+    lines += _tool_turn(2, "Edit", {"file_path": "/w/cli.py", "old_string": "a", "new_string": "def main():\n    pass"},
+                        "The file /w/cli.py has been updated successfully.")
+    lines += [{"type": "user", "uuid": "u3", "message": {"role": "user", "content": "continue"}},
+              {"type": "assistant", "uuid": "a4", "message": {"id": "m4", "role": "assistant", "content": [
+                  {"type": "text", "text": "Next I will wire the subcommands into the group."}]}}]
+    lines += _tool_turn(5, "Bash", {"command": "pytest -q"}, "2 passed in 0.1s")
+    text, _ = compact(run("import", _cc(lines, tmp_path)).records(), 300, tmp_path)
+    assert section(text, "Latest request").strip() == "continue"
+    assert "wire the subcommands" not in section(text, "Latest request")
