@@ -26,7 +26,7 @@ CLAIM = re.compile(rf"\b(?:bd|br|beads)\s+(?:update|start|claim)\s+({ITEM_ID})\b
                    rf"(?:--status[= ]?[\"']?in[_-]progress|$)")
 CLOSE = re.compile(rf"\b(?:bd|br|beads)\s+(?:close|done)\s+((?:{ITEM_ID}\s*)+)")
 STATUS_DONE = re.compile(rf"\b(?:bd|br)\s+update\s+({ITEM_ID})\b[^\n|;&]*--status[= ]?[\"']?(?:closed|done)")
-ITEM_TITLE = re.compile(rf"(?m)(?:^|[\s○●✓◐]\s?)({ITEM_ID})(?::| ·)\s+(.+?)(?:\s+\[●|\s+●|\s*$)")
+ITEM_TITLE = re.compile(rf"(?m)(?:^|[\s○●✓◐]\s?)({ITEM_ID})(?:\s+\[[A-Z]+\])?(?::| ·)\s+(.+?)(?:\s+\[●|\s+●|\s*$)")
 TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|pnpm test|go test|cargo test|jest|"
                       r"vitest|rspec|phpunit|tox|make test|unittest|bun test|dotnet test|gradle test|mvn test)\b")
 CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyright|flake8|eslint|tsc|cargo "
@@ -170,6 +170,7 @@ class Story:
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # work item id -> (its description's opening, output files)
+    parent: str | None = None                          # the item whose children were listed (an epic)
 
 
 def _name(call: dict) -> str:
@@ -364,7 +365,7 @@ def _titles(story: Story, out: str) -> None:
         t = m.group(2).strip().rstrip("·").strip()
         if 8 <= len(t) <= 200 and m.group(1) not in story.titles and not t.startswith(("[", "--")):
             story.titles[m.group(1)] = t
-    m = re.match(rf"^\W{{0,3}}({ITEM_ID}) · ", out)
+    m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
     if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
         body = out.split("\nDESCRIPTION\n", 1)[1]
         para = ""
@@ -382,6 +383,9 @@ def _titles(story: Story, out: str) -> None:
         listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
         if listed:
             story.listed = [(i, mark == "✓") for mark, i in listed]
+            head = re.match(rf"^\W{{0,3}}({ITEM_ID})", out)
+            if head:
+                story.parent = head.group(1)
 
 
 def key_error(out: str) -> str | None:

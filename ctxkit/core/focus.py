@@ -201,3 +201,29 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if latest and not out:
         out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
+
+
+def work_item_lines(story: Story) -> list[str]:
+    """Every work item the span listed or touched, with where it stands (closed, in progress, open)."""
+    ids = [i for i, _ in story.listed]
+    ids += [i for i in story.item_status if i not in ids and i != story.parent]
+    if len(ids) < 2:
+        return []
+    commits = {}
+    for e in story.episodes:
+        if e.item and e.commits and e.commits[-1][0]:
+            commits[e.item] = e.commits[-1][0]
+    listed_done = dict(story.listed)
+    out = []
+    if story.parent:
+        t = story.titles.get(story.parent)
+        out.append(f"`{story.parent}`" + (f" — {t}" if t else "") + f": {len(ids)} children")
+    for i in ids:
+        st = story.item_status.get(i) or ("closed" if listed_done.get(i) else "open")
+        if st == "closed" and i in commits:
+            st = f"closed, committed {commits[i]}"
+        elif st == "in_progress":
+            st = "in progress"
+        t = story.titles.get(i)
+        out.append(f"`{i}`" + (f" — {brief(t, 110)}" if t else "") + f": {st}")
+    return out

@@ -193,6 +193,11 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             add("Current work", Item(text=line))
         for line in next_step_lines(story, focus, d.latest):
             add("Next step", Item(text=line))
+    if story is not None:
+        from .focus import work_item_lines
+
+        for line in work_item_lines(story):
+            add("Work items", Item(text=line))
     reqs = []
     for f in d.requests:
         key = " ".join(re.findall(r"\w+", brief(f.text, 300).lower()))
