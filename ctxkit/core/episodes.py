@@ -109,10 +109,21 @@ class Check:
     command: str
     runs: list = field(default_factory=list)
     last_index: int = 0
+    at: list = field(default_factory=list)     # the record index of each run
 
     def history(self) -> str:
+        return history(self.runs)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.runs) and self.runs[-1][0]
+
+
+def history(runs) -> str:
+    """Runs of one check as "13 tests, 1 failure → 13 tests, 0 failures" (repeats collapsed)."""
+    if True:
         outs = []
-        for ok, counts in self.runs:
+        for ok, counts in runs:
             o = counts or ("passed" if ok else "failed")
             if not outs or outs[-1] != o:
                 outs.append(o)
@@ -120,9 +131,26 @@ class Check:
             outs = outs[:1] + ["…"] + outs[-2:]
         return " → ".join(outs)
 
-    @property
-    def ok(self) -> bool:
-        return bool(self.runs) and self.runs[-1][0]
+
+def checks_by_kind(checks) -> list[tuple[str, str]]:
+    """(command, history) per kind of check (`mix credo`, `mix test`, …), runs in order: the
+    variants of one command (other files, other flags) are one history."""
+    groups: "OrderedDict[str, list]" = OrderedDict()
+    for c in sorted(checks, key=lambda c: c.at[0] if c.at else c.last_index):
+        fam = _families(c.command)[-1] if "&&" in c.command else _families(c.command)[0]
+        groups.setdefault(fam, []).append(c)
+    out = []
+    for fam, cs in groups.items():
+        runs = sorted(((k, r) for c in cs for k, r in zip(c.at or [c.last_index] * len(c.runs), c.runs)),
+                      key=lambda t: t[0])
+        names = {c.command for c in cs}
+        cmd = cs[0].command if len(names) == 1 else min(names, key=len)
+        if len(names) > 1:
+            words = cmd.split()
+            kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
+            cmd = " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
+        out.append((cmd, history([r for _, r in runs])))
+    return out
 
 
 @dataclass
@@ -544,6 +572,7 @@ def build(span: Sequence[dict]) -> Story:
                 if chk is None:
                     chk = cur.checks[ncmd] = Check(ncmd)
                 chk.runs.append((not failed, counts))
+                chk.at.append(i)
                 chk.last_index = i
                 if failed:
                     line = key_error(out) or (f"{counts}" if counts else None)

@@ -88,6 +88,7 @@ STEP_NUM = re.compile(r"^Step \d+:\s*")
 STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
                    r"for now|at the moment|remaining|left to do)\b", re.I)
 SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|great|awesome|everything works|"
+                         r"(?:is|are|was|were) (?:now )?(?:done|complete|finished)|done and|pushed|"
                          r"all (?:tests|checks) pass\w*|looks good|clean compile|zero credo)\b", re.I)
 
 
@@ -138,7 +139,9 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
             continue  # told under Current work
         else:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
-    checks = [f"`{brief(c.command, 70)}`: {c.history()}" for c in ep.checks.values()]
+    from .episodes import checks_by_kind
+
+    checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
     if checks:
         out.append(Item(text="Checks: " + "; ".join(checks[:5]) + (f"; {len(checks) - 5} more" if len(checks) > 5 else "")))
     for h, msg in ep.commits:
