@@ -162,6 +162,7 @@ class Error:
     fix: str | None = None            # how it was resolved, when it was
     resolved: bool = False
     fix_files: list = field(default_factory=list)   # files edited after it, before it was resolved
+    kind: str = "command"             # check (test, build, lint) | git | command (exploring) | tool
 
 
 @dataclass
@@ -538,7 +539,7 @@ def build(span: Sequence[dict]) -> Story:
                 if flagged:
                     line = key_error(out)
                     if line:
-                        _add_error(cur, line, name, i, f"{name} {_target(call)}")
+                        _add_error(cur, line, name, i, f"{name} {_target(call)}", "tool")
                 else:
                     _resolve_key(cur, f"{name} {_target(call)}", i, f"a later {name} of it succeeded")
                 continue
@@ -563,7 +564,7 @@ def build(span: Sequence[dict]) -> Story:
                 else:
                     line = key_error(out)
                     if line:
-                        _add_error(cur, line, f"`{brief(ncmd, 60)}`", i, "git commit")
+                        _add_error(cur, line, f"`{brief(ncmd, 60)}`", i, "git commit", "git")
                 continue
             if TEST_CMD.search(cmd) or CHECK_CMD.search(cmd):
                 counts = test_counts(out) if TEST_CMD.search(cmd) else ""
@@ -577,7 +578,7 @@ def build(span: Sequence[dict]) -> Story:
                 if failed:
                     line = key_error(out) or (f"{counts}" if counts else None)
                     if line:
-                        _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, _family(ncmd))
+                        _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, _family(ncmd), "check")
                 else:
                     for fam in _families(ncmd):
                         _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False)
@@ -592,7 +593,7 @@ def build(span: Sequence[dict]) -> Story:
             if flagged:
                 line = key_error(out)
                 if line:
-                    _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, key)
+                    _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, key, "git" if key.startswith("git ") else "command")
             else:
                 _resolve_key(cur, key, i, f"`{brief(ncmd, 70)}` then succeeded")
     cur.end = len(recs) - 1
@@ -643,12 +644,12 @@ def _families(cmd: str) -> list[str]:
     return _uniq([m.group(1) for rx in (TEST_CMD, CHECK_CMD) for m in rx.finditer(cmd)]) or [cmd]
 
 
-def _add_error(ep: Episode, line: str, source: str, i: int, key: str) -> None:
+def _add_error(ep: Episode, line: str, source: str, i: int, key: str, kind: str = "command") -> None:
     for e in ep.errors:
         if e.text == line and not e.resolved:
             e.index, e.key = i, key
             return
-    ep.errors.append(Error(line, source, i, key))
+    ep.errors.append(Error(line, source, i, key, kind=kind))
 
 
 def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) -> None:

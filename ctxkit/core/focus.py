@@ -91,7 +91,8 @@ def current(story: Story, cwd: str | None = None) -> Focus:
         f.edited_after_checks = any(c.last_index < last.last_edit for c in last.checks.values())
     carry_errors(story)
     for e in (tail or [last]):  # errors of committed steps are history, not where the work stands
-        f.open_errors += [x for x in e.errors if not x.resolved and x.source.startswith("`")]
+        # a failed check or git step blocks the work; a failed look-around command does not
+        f.open_errors += [x for x in e.errors if not x.resolved and x.kind in ("check", "git")]
     f.last_words = _last_sentences(story.last_text)
     for e in reversed(eps[:-1] if not last.commits else eps):
         if e.commits:
@@ -189,7 +190,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev + ".")
         else:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
-    elif f.item:
+    elif f.item or f.plan_step:
         out.append(f"Continue {what}.")
     if f.next_items:
         nxt = f.next_items[0]

@@ -135,8 +135,8 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
             continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
         if e.resolved:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
-        elif e in open_now:
-            continue  # told under Current work
+        elif e in open_now or e.kind == "command":
+            continue  # told under Current work; a failed look-around command is not the work's error
         else:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
     from .episodes import checks_by_kind
