@@ -182,9 +182,11 @@ class Episode:
     last_edit: int = -1
     plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
     pushed: bool = False
+    created: list = field(default_factory=list)   # work items created: (id, title)
 
     def busy(self) -> bool:
-        return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans)
+        return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
+                    or self.created)
 
 
 @dataclass
@@ -566,7 +568,7 @@ def build(span: Sequence[dict]) -> Story:
                     if line:
                         _add_error(cur, line, f"`{brief(ncmd, 60)}`", i, "git commit", "git")
                 continue
-            if TEST_CMD.search(cmd) or CHECK_CMD.search(cmd):
+            if is_check(cmd):
                 counts = test_counts(out) if TEST_CMD.search(cmd) else ""
                 failed = check_failed(out, flagged, counts)
                 chk = cur.checks.get(ncmd)
@@ -583,6 +585,15 @@ def build(span: Sequence[dict]) -> Story:
                     for fam in _families(ncmd):
                         _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False)
                 continue
+            if re.match(r"\s*(?:bd|br|beads)\s+create\b", cmd) and not flagged:
+                made = re.search(rf"Created issue:?\s*({ITEM_ID})", out)
+                title = re.search(r"--title[= ](?:\"([^\"]+)\"|'([^']+)')", cmd)
+                if made:
+                    t = (title.group(1) or title.group(2)) if title else story.titles.get(made.group(1), "")
+                    if t:
+                        story.titles.setdefault(made.group(1), t)
+                    cur.created.append((made.group(1), brief(t, 80)))
+                    continue
             m = INSTALL_CMD.search(cmd)
             if m and not flagged:
                 cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
@@ -638,6 +649,20 @@ def _target(call: dict) -> str:
 def _family(cmd: str) -> str:
     m = TEST_CMD.search(cmd) or CHECK_CMD.search(cmd)
     return m.group(1) if m else cmd
+
+
+PREFIX = re.compile(r"^(?:(?:sudo|env|time|nice|command|exec)\s+|timeout\s+\S+\s+|[A-Z_][A-Z0-9_]*=\S*\s+|"
+                    r"(?:npx|bunx|pnpm exec|yarn|bundle exec|uv run|poetry run|pipenv run|python3? -m)\s+)*")
+
+
+def is_check(cmd: str) -> bool:
+    """A test, build or lint run: a part of the command line starts with one (words inside a
+    quoted argument, a commit message, an issue description, are not runs)."""
+    for part in re.split(r"&&|\|\||;|\n|\|", cmd):
+        part = PREFIX.sub("", re.sub(r"^\s*cd\s+\S+\s*$", "", part.strip()))
+        if part and (TEST_CMD.match(part) or CHECK_CMD.match(part)):
+            return True
+    return False
 
 
 def _families(cmd: str) -> list[str]:

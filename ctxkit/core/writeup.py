@@ -130,6 +130,9 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
         out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
+    if ep.created:
+        out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
+                                                                 for i, t in ep.created)))
     for e in ep.errors:
         if not e.source.startswith("`"):
             continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
