@@ -86,7 +86,8 @@ def candidates(d: Distilled) -> "OrderedDict[str, list[Item]]":
 
 STEP_NUM = re.compile(r"^Step \d+:\s*")
 STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
-                   r"for now|at the moment|remaining|left to do)\b", re.I)
+                   r"for now|at the moment|remaining|left to do|now|\d+ of \d+|all \d+|tests? pass\w*|"
+                   r"fail\w*|warnings?|errors?|complain\w*|reports?|broken|isn.t working)\b", re.I)
 SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|great|awesome|everything works|"
                          r"(?:is|are|was|were) (?:now )?(?:done|complete|finished)|done and|pushed|"
                          r"all (?:tests|checks) pass\w*|looks good|clean compile|zero credo)\b", re.I)
@@ -249,7 +250,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
-    told = {e.text for ep in steps for e in ep.errors} | {e.text for e in (focus.open_errors if focus else ())}
+    told = {e.text for ep in steps for e in ep.errors if e.source.startswith("`") and (e.resolved or e.kind != "command")}
+    told |= {e.text for e in (focus.open_errors if focus else ())}
     for e in reversed(open_errs):
         if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
             continue
