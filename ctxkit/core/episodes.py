@@ -83,6 +83,7 @@ class FileChange:
     plus: int = 0                      # lines added / removed by the edits (no definition named)
     minus: int = 0
     sample: str = ""                   # the one short line added, when that is all
+    ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
 
 
     def describe(self, cap: int = 8) -> str:
@@ -95,6 +96,8 @@ class FileChange:
                 parts.append(f"{label} {shown}{more}")
         if self.tests_added:
             parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added")
+        if self.ranges:
+            parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
             if self.sample and self.plus == 1:
                 parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
@@ -436,6 +439,7 @@ def build(span: Sequence[dict]) -> Story:
     cur = Episode(index=1, start=0)
     story.episodes.append(cur)
     known: dict[str, str] = {}   # path -> the text seen of it (Read results, writes): what a rewrite replaced
+    swe_file = None              # SWE-agent's open file
 
     def new_episode(i: int) -> Episode:
         nonlocal cur
@@ -503,7 +507,17 @@ def build(span: Sequence[dict]) -> Story:
                 target = _target(call)
                 if target:
                     known[target] = known.get(target, "") + "\n" + READ_LINE.sub("", out)
-            edits = file_edits(call) if not flagged else []
+            swe = _swe_edit(name, cmd, swe_file) if cmd else None
+            if swe is not None:  # SWE-agent's editor: open/create set the file, edit changes lines of it
+                swe_file, edits = swe
+                if flagged and edits:
+                    line = key_error(out)
+                    _add_error(cur, line or "the edit was not applied", "edit", i, f"edit {swe_file}", "tool")
+                    continue
+                if not edits:
+                    continue
+            else:
+                edits = file_edits(call) if not flagged else []
             if edits and cur.commits:
                 new_episode(i)
             for path, action, old, new in edits:
@@ -515,6 +529,13 @@ def build(span: Sequence[dict]) -> Story:
                 elif action == "created" and fc.action != "created":
                     fc.action = "modified"  # rewritten whole
                 fc.edits += 1
+                if old is None:  # lines replaced in a file whose old text is not known: what they define changed
+                    fc.changed += [d for d in definitions(new, path) if d not in fc.changed]
+                    m = re.match(r"\s*edit\s+(\d+:\d+)", cmd or "")
+                    if m and m.group(1) not in fc.ranges:
+                        fc.ranges.append(m.group(1))
+                    cur.last_edit = i
+                    continue
                 before, after = definitions(old, path), definitions(new, path)
                 known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
                 if action == "created":
@@ -635,6 +656,21 @@ def plan_gist(plan: str) -> str:
     if not title and not first:
         return ""
     return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+
+
+def _swe_edit(name: str, cmd: str, current):
+    """(the open file, [(path, action, old, new)]) for a SWE-agent editor command, else None."""
+    from .artifacts import swe_action
+
+    first = cmd.split("\n", 1)[0].strip()
+    if name not in ("edit", "create", "open") and not re.match(r"^(?:edit \d+:\d+|create \S+|open \S+)", first):
+        return None
+    acts, current = swe_action(cmd, current)
+    if first.startswith("edit") and current:
+        body = cmd.split("\n", 1)[1] if "\n" in cmd else ""
+        body = body.rsplit("end_of_edit", 1)[0]
+        return current, [(current, "modified", None, body)]
+    return current, [(p, "created", "", "") for a, p in acts if a == "created"]
 
 
 def _target(call: dict) -> str:
