@@ -194,11 +194,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Continue {what}.")
     if f.next_items:
         nxt = f.next_items[0]
-        out.append(("After that, the next open item: " if out else "Next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
+        out.append(("After that, the next open item: " if out else "The next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
         if len(f.next_items) > 1:
             out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
     elif f.plan_pending:
-        out.append(("After that, the next plan step: " if out else "Next plan step: ") + brief(f.plan_pending[0], 200))
+        out.append(("After that, the next plan step: " if out else "The next plan step: ") + brief(f.plan_pending[0], 200))
     if latest and not out:
         out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
