@@ -155,6 +155,39 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
     return out
 
 
+LANGS = {"ex": "Elixir", "exs": "Elixir", "heex": "HEEx templates", "py": "Python", "js": "JavaScript",
+         "mjs": "JavaScript", "ts": "TypeScript", "tsx": "TypeScript/React", "jsx": "JavaScript/React", "rs": "Rust",
+         "go": "Go", "rb": "Ruby", "java": "Java", "kt": "Kotlin", "cs": "C#", "c": "C", "cpp": "C++", "css": "CSS",
+         "scss": "SCSS", "sql": "SQL", "sh": "shell scripts", "swift": "Swift", "php": "PHP"}
+TOOLS = ("mix", "npm", "yarn", "pnpm", "pip", "uv", "poetry", "pytest", "cargo", "go", "bundle", "rake", "make",
+         "docker", "bd", "gh", "git")
+
+
+def toolchain(story) -> str:
+    """The languages of the files changed and the tools the commands ran, from the steps."""
+    langs, tools = [], []
+    for ep in story.episodes:
+        for fc in ep.files.values():
+            ext = fc.path.rsplit(".", 1)[-1].lower() if "." in fc.path.rsplit("/", 1)[-1] else ""
+            if LANGS.get(ext) and LANGS[ext] not in langs:
+                langs.append(LANGS[ext])
+        for cmd in [c.command for c in ep.checks.values()] + list(ep.commands) + \
+                (["git commit"] if ep.commits else []) + (["bd close"] if ep.closed else []):
+            w = cmd.split()[0] if cmd.split() else ""
+            if w in TOOLS and w not in tools:
+                tools.append(w)
+        if ep.item and "bd" not in tools:
+            tools.append("bd")
+    if not langs and not tools:
+        return ""
+    parts = []
+    if langs:
+        parts.append("files changed are " + ", ".join(langs))
+    if tools:
+        parts.append("commands run: " + ", ".join(f"`{t}`" for t in tools))
+    return "Stack seen in the span: " + "; ".join(parts)
+
+
 def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
@@ -257,6 +290,9 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             continue
         src = f" (from {e.source})" if e.source else ""
         add("Errors", Item(text=brief(e.text, 200) + src))
+    stack = toolchain(story) if story is not None else ""
+    if stack:
+        add("Key entities", Item(text=stack))
     # the names the agent used most (identifiers in two or more of its messages), in one line
     names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
     if names:
