@@ -72,10 +72,6 @@ REPORT_CUE = re.compile(r"\b(added|created|implemented|fixed|updated|removed|ren
 
 TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|pnpm test|go test|cargo test|jest|"
                       r"vitest|rspec|phpunit|tox|make test|unittest|bun test|dotnet test|gradle test|mvn test)\b")
-COUNTS = [
-    re.compile(r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|deselected)\b"),
-    re.compile(r"(\d+)\s+(tests?|doctests?|properties|failures?|invalid|excluded)\b"),
-]
 COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
                         re.S)
 COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
@@ -404,14 +400,9 @@ def _actions_and_errors(d: Distilled, recs: list[dict], results: dict) -> None:
 
 
 def _test_counts(out: str) -> str:
-    tail = "\n".join(out.replace("\\n", "\n").splitlines()[-30:])
-    found = []
-    for rx in COUNTS:
-        for m in rx.finditer(tail):
-            s = f"{m.group(1)} {m.group(2)}"
-            if s not in found:
-                found.append(s)
-    return ", ".join(found[:4])
+    from .episodes import test_counts  # the one parser of a test run's counts
+
+    return test_counts(out.replace("\\n", "\n"))
 
 
 def _files(d: Distilled, recs: list[dict], results: dict) -> None:

@@ -17,7 +17,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from .artifacts import _args, call_actions
+from .artifacts import _args
+from .distill import AIDER_COMMIT, COMMIT_MSG, COMMIT_OUT, TEST_CMD
 from .requests import brief, request_text
 
 # a work item id: spotter-fum.3, proj-a0y, ABC-123 (letters, a dash, then letters/digits, dotted parts)
@@ -27,17 +28,11 @@ CLAIM = re.compile(rf"\b(?:bd|br|beads)\s+(?:update|start|claim)\s+({ITEM_ID})\b
 CLOSE = re.compile(rf"\b(?:bd|br|beads)\s+(?:close|done)\s+((?:{ITEM_ID}\s*)+)")
 STATUS_DONE = re.compile(rf"\b(?:bd|br)\s+update\s+({ITEM_ID})\b[^\n|;&]*--status[= ]?[\"']?(?:closed|done)")
 ITEM_TITLE = re.compile(rf"(?m)(?:^|[\s○●✓◐]\s?)({ITEM_ID})(?:\s+\[[A-Z]+\])?(?::| ·)\s+(.+?)(?:\s+\[●|\s+●|\s*$)")
-TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|pnpm test|go test|cargo test|jest|"
-                      r"vitest|rspec|phpunit|tox|make test|unittest|bun test|dotnet test|gradle test|mvn test)\b")
 CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyright|flake8|eslint|tsc|cargo "
                        r"(?:build|check|clippy)|go (?:build|vet)|npm run (?:build|lint|typecheck)|make\b|"
                        r"gradle build|mvn (?:compile|package))")
 INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
                          r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
-COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
-                        re.S)
-COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
-AIDER_COMMIT = re.compile(r"^>?\s*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
 REJECT_REASON = re.compile(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", re.I | re.S)
 EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool", "apply_patch",
