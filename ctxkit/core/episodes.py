@@ -198,7 +198,7 @@ class Story:
     last_text: str = ""                                # the agent's last words
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
-    descriptions: dict = field(default_factory=dict)   # work item id -> (its description's opening, output files)
+    descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
     parent: str | None = None                          # the item whose children were listed (an epic)
 
 
@@ -404,10 +404,13 @@ def _titles(story: Story, out: str) -> None:
                 para = text
                 break
         files = []
-        fm = re.search(r"(?m)^Output files:\s*\n((?:\s*-\s+.*\n?)+)", body)
+        fm = re.search(r"(?mi)^(?:#+\s*)?Output files:?\s*\n((?:\s*-\s+.*\n?)+)", body)
         if fm:
-            files = re.findall(r"`([^`]+)`", fm.group(1))
-        story.descriptions[m.group(1)] = (brief(para, 300), files[:20])
+            files = [f for f in re.findall(r"`([^`]+)`", fm.group(1)) if "/" in f or "." in f]
+        dm = re.search(r"(?mi)^(?:#+\s*)?Definition of Done:?\s*\n((?:\s*-\s+.*\n?)+)", body)
+        dod = [brief(re.sub(r"^\s*-\s+(?:\[[ xX]\]\s+)?", "", ln), 160) for ln in dm.group(1).splitlines()
+               if ln.strip().startswith("-")] if dm else []
+        story.descriptions[m.group(1)] = (brief(para, 300), files[:20], dod[:8])
     if "CHILDREN" in out or re.search(r"(?m)^\s*↳", out):
         listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
         if listed:
@@ -435,6 +438,7 @@ def build(span: Sequence[dict]) -> Story:
     story.episodes.append(cur)
     known: dict[str, str] = {}   # path -> the text seen of it (Read results, writes): what a rewrite replaced
     swe_file = None              # SWE-agent's open file
+    pending_report = None        # a check failure the agent reported in its own words, not yet acted on
 
     def new_episode(i: int) -> Episode:
         nonlocal cur
@@ -456,6 +460,10 @@ def build(span: Sequence[dict]) -> Story:
             for m in AIDER_COMMIT.finditer(r.get("content") or ""):  # aider commits as it edits
                 cur.commits.append((m.group(1)[:7], brief(m.group(2), 140)))
                 story.last_commit_index = i
+        if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
+            said = _reported_failure(r.get("content") or "")
+            if said:
+                pending_report = said   # the agent read a check's complaint (a hook, a linter) and acts on it
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip() \
                 and "thinking" not in (r.get("flags") or ()):
             story.last_text = r["content"]
@@ -542,6 +550,15 @@ def build(span: Sequence[dict]) -> Story:
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
                         fc.changed += [d for d in after if d in before and d not in fc.changed
                                        and _body(old, d, before) != _body(new, d, after)]
+                if pending_report:
+                    gained = [d for d in after if d not in before]
+                    how = f"fixed by editing `{path.rsplit('/', 1)[-1]}`" + (
+                        f" (added {', '.join(f'`{g}`' for g in gained[:4])})" if gained else "")
+                    m = REPORTED.search(pending_report)
+                    cur.errors.append(Error(pending_report, f"{m.group(1) if m else 'a check'} (as the agent reported it)",
+                                            i, "reported",
+                                            fix=how, resolved=True, kind="check"))
+                    pending_report = None
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
                 olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
                 news = {ln.strip() for ln in new.splitlines() if ln.strip()}
@@ -651,6 +668,23 @@ def plan_gist(plan: str) -> str:
     if not title and not first:
         return ""
     return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+
+
+REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy|ruff|eslint|tsc|type ?checker|pyright|"
+                      r"clippy|the tests?|test run|warning)\b[^.\n]{0,60}?\b(reports?|reported|complains?|complaining|"
+                      r"warns?|flags?|flagging|fails?|failed|failing|errors?)\b", re.I)
+
+
+def _reported_failure(text: str) -> str | None:
+    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X")."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sent = sent.strip()
+        if 15 <= len(sent) <= 240 and REPORTED.search(sent) and not sent.endswith("?") and \
+                not re.search(r"\b(no|zero|0|all|pass\w*|clean|fixed|resolved|likely|probably|maybe|might|perhaps|"
+                              r"seems?|known|bug|intermediate|stale|was from)\b", sent, re.I):
+            return re.sub(r"\s*(?:Let me|Let's|I'll|I will)\b.*$", "", sent).strip()
+    return None
 
 
 def _swe_edit(name: str, cmd: str, current):

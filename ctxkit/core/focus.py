@@ -140,7 +140,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
-        desc, files = story.descriptions.get(f.item, ("", []))
+        desc, files, _ = story.descriptions.get(f.item, ("", [], []))
         if desc:
             out.append(f"`{f.item}` asks: {desc}")
         if files:
@@ -184,6 +184,10 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:
         out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
+    dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
+    if dod:
+        out.append(f"Check `{f.item}` against its Definition of Done: " +
+                   "; ".join(d.rstrip(".") for d in dod) + ".")
     if f.uncommitted:
         if f.finish_pattern:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
@@ -192,6 +196,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:
         out.append(f"Continue {what}.")
+
     if f.next_items:
         nxt = f.next_items[0]
         out.append(("After that, the next open item: " if out else "The next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")

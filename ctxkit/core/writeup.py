@@ -135,7 +135,7 @@ def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
         out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
                                                                  for i, t in ep.created)))
     for e in ep.errors:
-        if not e.source.startswith("`"):
+        if e.kind == "tool":
             continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
         if e.resolved:
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
@@ -283,7 +283,7 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
-    told = {e.text for ep in steps for e in ep.errors if e.source.startswith("`") and (e.resolved or e.kind != "command")}
+    told = {e.text for ep in steps for e in ep.errors if e.kind != "tool" and (e.resolved or e.kind != "command")}
     told |= {e.text for e in (focus.open_errors if focus else ())}
     for e in reversed(open_errs):
         if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
