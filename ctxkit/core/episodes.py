@@ -78,6 +78,7 @@ class FileChange:
     plus: int = 0                      # lines added / removed by the edits (no definition named)
     minus: int = 0
     sample: str = ""                   # the one short line added, when that is all
+    fate: str = ""                     # what happened to it later in the span (moved, deleted)
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
 
 
@@ -98,6 +99,8 @@ class FileChange:
                 parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
             else:
                 parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
+        if self.fate:
+            parts.append(self.fate)
         return "; ".join(parts)
 
 
@@ -160,6 +163,7 @@ class Error:
     fix: str | None = None            # how it was resolved, when it was
     resolved: bool = False
     fix_files: list = field(default_factory=list)   # files edited after it, before it was resolved
+    fix_cmds: list = field(default_factory=list)    # checks that passed after it, before it was resolved
     kind: str = "command"             # check (test, build, lint) | git | command (exploring) | tool
 
 
@@ -617,6 +621,9 @@ def build(span: Sequence[dict]) -> Story:
                 else:
                     for fam in _families(ncmd):
                         _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False)
+                    for e in cur.errors:  # e.g. `mix format` run before the commit a hook refused
+                        if not e.resolved and e.kind == "git" and ncmd not in e.fix_cmds:
+                            e.fix_cmds.append(ncmd)
                 continue
             if re.match(r"\s*(?:bd|br|beads)\s+create\b", cmd) and not flagged:
                 made = re.search(rf"Created issue:?\s*({ITEM_ID})", out)
@@ -631,6 +638,8 @@ def build(span: Sequence[dict]) -> Story:
             if m and not flagged:
                 cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
                 continue
+            if not flagged:
+                _fates(story, cmd)
             key = " ".join(ncmd.split()[:2])
             if key == "git push" and not flagged:
                 cur.pushed = True
@@ -685,6 +694,25 @@ def _reported_failure(text: str) -> str | None:
                               r"seems?|known|bug|intermediate|stale|was from)\b", sent, re.I):
             return re.sub(r"\s*(?:Let me|Let's|I'll|I will)\b.*$", "", sent).strip()
     return None
+
+
+MV = re.compile(r"(?:^|&&|;|\n)\s*(?:git\s+)?mv\s+(?:-\w+\s+)*(\S+)\s+(\S+)")
+RM = re.compile(r"(?:^|&&|;|\n)\s*(?:git\s+)?rm\s+(?:-\w+\s+)*([^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)*)")
+
+
+def _fates(story: Story, cmd: str) -> None:
+    """A file an earlier step changed and a later command moved or removed: said on the change."""
+    def mark(path: str, fate: str) -> None:
+        path = path.strip("'\"").rstrip("/")
+        for ep in story.episodes:
+            for fc in ep.files.values():
+                if fc.path == path or fc.path.endswith("/" + path):
+                    fc.fate = fate
+    for m in MV.finditer(cmd):
+        mark(m.group(1), f"later moved to `{short_path(m.group(2).strip(chr(39) + chr(34)), story.cwd)}`")
+    for m in RM.finditer(cmd):
+        for p in m.group(1).split():
+            mark(p, "later deleted")
 
 
 def _swe_edit(name: str, cmd: str, current):
@@ -749,7 +777,8 @@ def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) ->
         if e.key == key or (not exact and _family(e.key) == key):
             e.resolved = True
             edited = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in e.fix_files[:3])
-            e.fix = (f"fixed by editing {edited}; " if edited else "") + how
+            ran = ", ".join(f"`{brief(c, 50)}`" for c in e.fix_cmds[:2])
+            e.fix = (f"fixed by editing {edited}; " if edited else "") + (f"fixed by running {ran}; " if ran else "") + how
 
 
 def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:

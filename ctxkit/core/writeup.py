@@ -84,6 +84,7 @@ def candidates(d: Distilled) -> "OrderedDict[str, list[Item]]":
     return c
 
 
+BUILD_PATH = re.compile(r"(?:^|/)(?:_build|deps|node_modules|target|dist|\.venv|__pycache__)/")
 STEP_NUM = re.compile(r"^Step \d+:\s*")
 STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
                    r"for now|at the moment|remaining|left to do|now|\d+ of \d+|all \d+|tests? pass\w*|"
@@ -306,7 +307,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
     for it in changed:
-        if not TEMP_PATH.search(it.text.strip("`").split("`")[0]):
+        p = it.text.strip("`").split("`")[0]
+        if not TEMP_PATH.search(p) and not BUILD_PATH.search(p):
             add("Files", it)
     said_now = "\n".join(it.text for its in chosen.values() for it in its)
     pending = [it for it in cands["Pending"] if not (focus is not None and focus.plan_step and
@@ -328,7 +330,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         for it in read:
             add("Files", it)
         read = []
-    paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text) if not TEMP_PATH.search(p)]
+    paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text)
+             if not TEMP_PATH.search(p) and not BUILD_PATH.search(p)]
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
         if not add("Files", line) and len(paths) > 8:
