@@ -58,6 +58,10 @@ PY_TEST_DEF = re.compile(r"^\s*def\s+(test_\w+)", re.M)
 CSS_RULE = re.compile(r"^([.#@]?[A-Za-z:][^{}\n;]*?)\s*\{", re.M)
 HTML_ATTR = re.compile(r"\b(phx-hook|phx-update|phx-click|id|data-[\w-]+)=\"([^\"{]*)\"")
 CONFIG_KEY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]", re.M)
+IMPORT = re.compile(r"^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?[\"']([^\"']+)[\"']|from\s+([\w.]+)\s+import\b|"
+                    r"(?:alias|import|use)\s+([A-Z][\w.]+))", re.M)
+DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+|class)=\{")
+TAG = re.compile(r"<([a-z][a-z0-9]*)\b")
 ATTRIBUTE = re.compile(r"^\s*(?:attribute|field|belongs_to|has_many|has_one|column)\s+:(\w+)", re.M)
 ROUTE = re.compile(r"^\s*(?:get|post|put|patch|delete|live)\s+\"([^\"]+)\"", re.M)
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
@@ -86,6 +90,10 @@ class FileChange:
         parts = []
         for label, names in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
             names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
+            imports = [n[7:] for n in names if n.startswith("import ")]
+            names = [n for n in names if not n.startswith("import ")]
+            if imports and label == "added":
+                parts.append("imported " + _imports(imports))
             if names:
                 shown = ", ".join(f"`{n}`" for n in names[:cap])
                 more = f" and {len(names) - cap} more" if len(names) > cap else ""
@@ -102,6 +110,19 @@ class FileChange:
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
+
+
+def _imports(mods: list) -> str:
+    """`a/b/x`, `a/b/{y, z}`: modules sharing a folder said once."""
+    groups: "OrderedDict[str, list]" = OrderedDict()
+    for m in mods:
+        head, _, tail = m.rpartition("/") if "/" in m else m.rpartition(".")
+        groups.setdefault(head, []).append(tail or m)
+    out = []
+    for head, tails in groups.items():
+        sep = "/" if any("/" in m for m in mods if m.startswith(head)) else "."
+        out.append(f"`{head}{sep}{tails[0]}`" if len(tails) == 1 else f"`{head}{sep}{{{', '.join(tails)}}}`")
+    return ", ".join(out[:6]) + (f" and {len(out) - 6} more" if len(out) > 6 else "")
 
 
 @dataclass
@@ -299,11 +320,15 @@ def definitions(text: str, path: str) -> list[str]:
             if n in ("handle_event", "handle_info", "handle_call", "handle_cast") and out:
                 continue
             out.append(n)
+    out += [f"import {m.group(1) or m.group(2) or m.group(3)}" for m in IMPORT.finditer(text)]
     out += [f"attribute :{m.group(1)}" for m in ATTRIBUTE.finditer(text)]
     out += [f"route {m.group(1)}" for m in ROUTE.finditer(text)]
     if ext in ("heex", "html", "eex", "vue", "svelte", "jsx", "tsx", "ex"):
         out += [f'{m.group(1)}="{m.group(2)}"' for m in HTML_ATTR.finditer(text)
                 if m.group(1) in ("phx-hook", "phx-update") or m.group(1).startswith("data-")]
+        out += [f"{m.group(1)}={{…}}" for m in DYN_ATTR.finditer(text)]
+        out += [f"<{t}>" for t in _uniq(TAG.findall(text)) if t in ("pre", "code", "table", "form", "button", "th",
+                                                                    "select", "textarea", "dialog", "details")]
     return _uniq(out)
 
 
