@@ -225,6 +225,7 @@ class Story:
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
     parent: str | None = None                          # the item whose children were listed (an epic)
+    step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
 
 
 def _name(call: dict) -> str:
@@ -477,6 +478,8 @@ def build(span: Sequence[dict]) -> Story:
         return cur
 
     for i, r in enumerate(recs):
+        if r.get("id"):
+            story.step_of[r["id"]] = cur
         if story.cwd is None and isinstance(r.get("meta"), dict) and r["meta"].get("cwd"):
             story.cwd = r["meta"]["cwd"]
         t = request_text(r)

@@ -323,7 +323,19 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         src = f" (from {e.source})" if e.source else ""
         done_errs.append(Item(text=brief(e.text, 200) + src + " — resolved later"))
     said = "\n".join(it.text for its in chosen.values() for it in its)
-    rest = [("Errors", done_errs), ("Decisions", _clean_facts(cands["Decisions"], said)),
+    decisions = _clean_facts(cands["Decisions"], said)
+    if story is not None:  # a decision says which step it was taken in
+        where = {}
+        for f in d.decisions:
+            ep = next((story.step_of.get(x) for x in f.refs if story.step_of.get(x)), None)
+            if ep is not None and ep.busy():
+                where[brief(f.text, 260)] = ep
+        shown = {e.index: n for n, e in enumerate(steps, 1)}
+        for it in decisions:
+            ep = where.get(it.text)
+            if ep is not None and ep.index in shown:
+                it.text = f"In step {shown[ep.index]}" + (f" (`{ep.item}`)" if ep.item else "") + f": {it.text}"
+    rest = [("Errors", done_errs), ("Decisions", decisions),
             ("Facts", _clean_facts(cands["Facts"], said)),
             ("Constraints", [] if "User requests" in chosen else [c for c in cands["Constraints"] if c.text not in said])]
     if every_file:  # CONTEXT.md keeps the artifact trail one path a line (`path` — action)

@@ -220,6 +220,7 @@ def _prior_summary(groups) -> C.Context | None:
         ctx = C.parse(body)
     except C.ContextFormatError:
         return None
+    ctx.sections.pop("After this summary", None)  # a note on the records that followed it, not state
     meta = prev[-1][0].get("meta") if isinstance(prev[-1][0].get("meta"), dict) else {}
     if isinstance(meta.get("cwd"), str):
         ctx.cwd = meta["cwd"]  # the session's working directory, for the next window (not state: not persisted)
@@ -301,8 +302,11 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     kept_tokens = sum(r.get("tokens") or 0 for i, g in enumerate(groups) if i not in drop for r in g)
     target = summary_budget(opts, kept_tokens)
     replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
+    last = max(set(span_idx) | set(covered), default=-1)
+    tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
+               for i, g in enumerate(groups))
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest)
+                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail)
     out: list[dict] = []
     placed = False
     raw_cap = max(60, int(opts.budget * opts.preserve_ratio) // 12)
@@ -471,9 +475,13 @@ def workspace_tokens(ctx: C.Context | None, count) -> int:
     return sum(count(i.render() + "\n") for n in ("Goals", "Constraints", "Pinned") for i in ctx.sections.get(n, []))
 
 
+AFTER = ("\n\n## After this summary\n- The most recent records follow as they were (a large tool output among "
+         "them is a stub; `ctx recover` brings it back).")
+
+
 def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
                   session, ts: str, meta: dict, tok, target: int, task: str = "",
-                  workspace_ctx: C.Context | None = None, latest: str | None = None) -> dict:
+                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False) -> dict:
     """The summary record: the replaced groups distilled and written to fill `target` tokens
     (the header included). Bullets of an earlier summary in the stream, and a model's verified
     bullets, join the candidates."""
@@ -520,12 +528,16 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     def count(text: str) -> int:
         return tok.count(text)
 
-    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count)), count)
+    after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
+    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0)),
+                count)
     if workspace_ctx is not None:  # workspace-level state (goals, constraints, pinned) rides along
         for name in ("Goals", "Constraints", "Pinned"):
             if workspace_ctx.sections.get(name):
                 ctx.sections[name] = C.merge_items(ctx.sections.get(name, []), workspace_ctx.sections[name], cap=0)
     summ = summary_record(ctx, session, ts, meta)
+    if after:
+        summ["content"] += after
     from ..store import redaction
 
     summ["content"] = redaction.text(summ["content"])  # it goes to a model
