@@ -60,7 +60,7 @@ HTML_ATTR = re.compile(r"\b(phx-hook|phx-update|phx-click|id|data-[\w-]+)=\"([^\
 CONFIG_KEY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]", re.M)
 IMPORT = re.compile(r"^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?[\"']([^\"']+)[\"']|from\s+([\w.]+)\s+import\b|"
                     r"(?:alias|import|use)\s+([A-Z][\w.]+))", re.M)
-DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+|class)=\{")
+DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+)=\{")
 TAG = re.compile(r"<([a-z][a-z0-9]*)\b")
 ATTRIBUTE = re.compile(r"^\s*(?:attribute|field|belongs_to|has_many|has_one|column)\s+:(\w+)", re.M)
 ROUTE = re.compile(r"^\s*(?:get|post|put|patch|delete|live)\s+\"([^\"]+)\"", re.M)
@@ -121,6 +121,9 @@ def _imports(mods: list) -> str:
     out = []
     for head, tails in groups.items():
         sep = "/" if any("/" in m for m in mods if m.startswith(head)) else "."
+        if not head:
+            out += [f"`{t}`" for t in tails]
+            continue
         out.append(f"`{head}{sep}{tails[0]}`" if len(tails) == 1 else f"`{head}{sep}{{{', '.join(tails)}}}`")
     return ", ".join(out[:6]) + (f" and {len(out) - 6} more" if len(out) > 6 else "")
 
@@ -321,7 +324,8 @@ def definitions(text: str, path: str) -> list[str]:
             if n in ("handle_event", "handle_info", "handle_call", "handle_cast") and out:
                 continue
             out.append(n)
-    out += [f"import {m.group(1) or m.group(2) or m.group(3)}" for m in IMPORT.finditer(text)]
+    if ext in ("js", "mjs", "cjs", "ts", "tsx", "jsx", "py"):
+        out += [f"import {m.group(1) or m.group(2)}" for m in IMPORT.finditer(text) if m.group(1) or m.group(2)]
     out += [f"attribute :{m.group(1)}" for m in ATTRIBUTE.finditer(text)]
     out += [f"route {m.group(1)}" for m in ROUTE.finditer(text)]
     if ext in ("heex", "html", "eex", "vue", "svelte", "jsx", "tsx", "ex"):
@@ -580,7 +584,7 @@ def build(span: Sequence[dict]) -> Story:
                     fc.removed += [d for d in before if d not in after and d not in fc.removed
                                    and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
-                        fc.changed += [d for d in after if d in before and d not in fc.changed
+                        fc.changed += [d for d in after if d in before and d not in fc.changed and not d.startswith("<")
                                        and _body(old, d, before) != _body(new, d, after)]
                 if pending_report:
                     gained = [d for d in after if d not in before]
