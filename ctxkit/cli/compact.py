@@ -53,16 +53,10 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
             summarizer, model_path, summary_tokens, dry_run, as_json):
     """Summarize the older span into a summary record and CONTEXT.md; keep the recent part raw.
 
-    Walks groups from the newest, keeps recent_preserve_ratio of the budget raw (a big
-    tool output among those becomes a stub; its chunk is in cold storage, `ctx recover`
-    brings it back) and summarizes the rest, from the records themselves: Task and Latest
-    request; Current work (the work item or plan step in progress, the files changed
-    since the last commit and what changed in them, checks run since the last edit, open
-    errors, the agent's last words); Next step; Work items; every User request in order;
-    the session as Steps in order (per step: files and the definitions added or changed,
-    checks as a history, errors and what fixed them, the commit); then Errors still open,
-    Files, Pending, Decisions and Facts while the budget lasts (a capped section says how
-    many it left out). With a CONTEXT.md from an earlier run, only the newly evicted span is
+    Walks groups from the newest, keeps recent_preserve_ratio of the budget raw and
+    summarizes the rest into seed 001's template (Task, Decisions, Facts, Pending,
+    Errors) plus a Files section (the artifact trail, extracted from tool calls, never
+    by a model). With a CONTEXT.md from an earlier run, only the newly evicted span is
     summarized and merged in. Model output is verified: a bullet naming a path, number
     or identifier absent from the source is discarded. Passes records through unchanged
     when usage is below the trigger.
