@@ -90,7 +90,9 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
         hits = memory_search(query, 10, cfg.get("memory_min_score"), embedder)
     from .time_cmd import time_facts
 
-    tf = time_facts(home)
+    from ..sources.workspace import project_root
+
+    tf = time_facts(home, project=project_root(os.getcwd()), strict=False)
     git_lines = None
     if with_git:
         from ..sources.external import git_changes, modified_files, summary_lines

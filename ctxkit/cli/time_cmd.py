@@ -10,12 +10,19 @@ from ..store import sessions
 from .common import emit_object, get_home, home_option, report_options
 
 
-def time_facts(home, ref=None) -> dict:
+def time_facts(home, ref=None, project: str | None = None, strict: bool = True) -> dict:
+    """project: only that project's sessions count (one project never learns another's topic);
+    strict=False also counts sessions whose project is unknown (records piped in by hand)."""
     from ..core.timeinfo import SESSION_GAP
 
     ref = ref or now()
     idx = sessions.load(home)
-    entries = sorted((e for e in idx.values() if e.get("last_activity")), key=lambda e: e["last_activity"])
+
+    def ours(e) -> bool:
+        return project is None or e.get("project") == project or (not strict and not e.get("project"))
+
+    entries = sorted((e for e in idx.values() if isinstance(e, dict) and e.get("last_activity") and ours(e)),
+                     key=lambda e: e["last_activity"])
     lasts = [parse_ts(e.get("last_activity")) for e in entries]
     last = max(lasts) if lasts else None
     current = entries[-1] if entries else None

@@ -278,8 +278,8 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append(f"# Previous session in this project (session {e['session'][:8]}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
-    block = time_facts(home)["block"]
-    if source == "clear":  # a cleared session starts over: the last session's topic is not its business
+    block = time_facts(home, project=target.project)["block"]
+    if source != "startup":  # resumed, compacted or cleared: another session's topic is not this one's business
         block = [x for x in block if not x.startswith("Last session:")]
     if not parts:  # no state to review: say so, never point at a file that is not there
         block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
