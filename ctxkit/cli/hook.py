@@ -186,7 +186,7 @@ def recall(home, prompt: str, session: str | None, limit: int = 3) -> list[dict]
     """Cold chunks and memory bullets that match the user's prompt (keyword scores, no model
     load: a hook must answer fast), strongest first."""
     from ..core.requests import clean_request
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
 
     q = clean_request(prompt or "") or ""
     if len(q.split()) < 2:
@@ -195,7 +195,7 @@ def recall(home, prompt: str, session: str | None, limit: int = 3) -> list[dict]
     try:
         from ..core.bm25 import normalized
 
-        store = ColdStorage(home.cold_storage_dir)
+        store = open_store(home).cold
         if os.path.exists(store.index_path):
             rows = store.candidates(q, None, 20)
             scores = normalized([r[4] for r in rows]) if rows else []

@@ -178,9 +178,9 @@ def expand_stubs(span: list[dict], home=None) -> list[dict]:
     if home is None or not any(r.get("kind") == "stub" for r in span):
         return span
     from ..errors import CtxError
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
 
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     out = []
     for r in span:
         meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}

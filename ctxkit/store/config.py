@@ -95,6 +95,11 @@ KNOBS: dict[str, Knob] = {
     "log_curation": Knob(bool, True, "append curation events to curation.jsonl"),
     "log_drops": Knob(bool, True, "append drop events to drops.jsonl"),
     "log_recovery": Knob(bool, True, "append recovery events to recovery.jsonl"),
+    # the shared store (ctx store --help)
+    "store": Knob(str, "", "where ctx keeps what it stores: empty for the embedded store under $CTX_HOME, or "
+                           "postgresql://USER@HOST/DB for a shared PostgreSQL store (password via PGPASSWORD or "
+                           "~/.pgpass; env CTX_STORE_URL)"),
+    "store_project": Knob(str, "default", "the project this machine's rows belong to in a shared store"),
 }
 
 ENV_PREFIX = "CTX_"
