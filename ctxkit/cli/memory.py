@@ -14,6 +14,9 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
     from .score import make_embedder
 
     home = get_home()
+    from ..store.backend import not_supported
+
+    not_supported(home, "memory search (MEMORY.md and observations)")
     name = home.config.get("embedder", embedder_name)
     ws = get_workspace()
     emb = make_embedder(home, name, 0)
