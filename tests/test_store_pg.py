@@ -314,3 +314,45 @@ def test_vector_search_with_pgvector(cluster, pg_url):
     near = store.cold.vector_candidates("minilm", vecs["c17"], None, 3)
     assert near[0][1] == "c17" and near[0][4] == pytest.approx(1.0, abs=1e-4)
     assert store.cold.missing_vectors("minilm", 10) == []
+
+
+def test_semantic_search_without_pgvector_ranks_keyword_candidates(monkeypatch, ctx_home):
+    system = [d for label, d in BINS if label != "pgserver"]
+    if not system:
+        pytest.skip("no PostgreSQL without pgvector here to test the fallback on")
+    c = Cluster(system[0]).start()
+    try:
+        if c.has_vector():
+            pytest.skip("this PostgreSQL has pgvector")
+        monkeypatch.setenv("CTX_STORE_URL", c.url(c.new_db()))
+        init = run("store", "init")
+        assert init.code == 0 and "pgvector is not available" in init.stderr, init.stderr
+        assert "not available" in json.loads(run("store", "check", "--json").stdout)["pgvector"]
+        drop_pipeline()
+        import ctxkit.services.cold as cold
+
+        monkeypatch.setattr(cold, "FULL_SCAN_MAX", 0)  # as if the store were too big to scan whole
+        res = run("cold-storage", "search", "pasta recipe", "--embedder", "minilm", "--json")
+        assert res.code == 0, res.stderr
+        assert "no vector index" in res.stderr
+        assert "pasta" in json.loads(res.stdout.splitlines()[0])["gist"].lower()
+    finally:
+        c.stop()
+
+
+def test_a_dropped_connection_is_retried_and_noted(pg_url, capfd):
+    import psycopg
+
+    from ctxkit.store.cold import new_entry
+    from ctxkit.store.pg import PgStore
+
+    store = PgStore(pg_url, "default")
+    assert store.cold.count() == 0
+    pid = store.connect().info.backend_pid
+    with psycopg.connect(pg_url, autocommit=True) as c:
+        c.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    store.cold.write(new_entry("s1", "c-1", [{"v": 1, "kind": "message", "id": "m", "content": "x"}], 5, "r", 0.1,
+                               None, 30, "g"))
+    assert store.cold.count() == 1
+    err = capfd.readouterr().err
+    assert "store connection lost" in err and "retry 1/2" in err

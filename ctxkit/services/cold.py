@@ -34,7 +34,7 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
             import sys
 
             print("ctx: the store has no vector index (pgvector): semantic search ranks the keyword "
-                  "candidates exactly", file=sys.stderr)
+                  "candidates exactly", file=sys.stderr, flush=True)
         for s, c, g, t, _ in near or ():
             pool.setdefault((s, c), (g, t))
     if not pool:

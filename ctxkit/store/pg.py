@@ -94,7 +94,7 @@ class PgStore:
                 if not (conn.broken or conn.closed) or attempt == RETRIES:
                     raise self.error(e, doing) from None
                 print(f"ctx: store connection lost while {doing} ({self._scrub(str(e))}); "
-                      f"retry {attempt}/{RETRIES - 1}", file=sys.stderr)
+                      f"retry {attempt}/{RETRIES - 1}", file=sys.stderr, flush=True)
                 self._conn = None
                 time.sleep(0.2 * attempt)
             except psycopg.errors.InsufficientPrivilege as e:
