@@ -37,6 +37,13 @@ def jsonl(recs):
 
 @pytest.fixture(scope="module")
 def cluster():
+    if os.geteuid() == 0:
+        import pwd
+
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            pytest.skip("running as root and there is no `postgres` user to run the server as")
     c = Cluster(BINS[0][1]).start()
     yield c
     c.stop()

@@ -366,16 +366,24 @@ class PgColdStore:
         or None when the store has no pgvector."""
         if not self.s.has_vectors():
             return None
-        q = ("SELECT c.session, c.chunk_id, c.gist, c.body, 1 - (v.embedding <=> %s::vector) AS sim "
-             "FROM ctx_vectors v JOIN ctx_chunks c USING (project, session, chunk_id) "
-             "WHERE v.project=%s AND v.model=%s")
-        args: list = [_vec(vector), self.s.project, model]
+        v = _vec(vector)
+        # the nearest first by the HNSW index (an ORDER BY … LIMIT on the vector table alone), then
+        # their chunks; ef_search at least `limit`, or the index returns fewer rows than asked
+        inner = ("SELECT project, session, chunk_id, embedding <=> %s::vector AS dist FROM ctx_vectors "
+                 "WHERE project=%s AND model=%s")
+        args: list = [v, self.s.project, model]
         if session:
-            q += " AND v.session=%s"
+            inner += " AND session=%s"
             args.append(session)
-        q += " ORDER BY v.embedding <=> %s::vector LIMIT %s"
-        args += [_vec(vector), limit]
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching vectors")
+        inner += " ORDER BY embedding <=> %s::vector LIMIT %s"
+        args += [v, limit]
+        q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
+             "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist")
+
+        def tx(cur):
+            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
+            return cur.execute(q, args).fetchall()
+        return self.s.run(tx, "searching vectors")
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
         if not self.s.has_vectors():
@@ -493,12 +501,19 @@ class PgStateFile:
             raise InputError(self.path, e.line, e.reason) from None
 
     def update(self, change, if_version: int | None = None):
+        """Read, change, bump and write in one transaction holding the session's state lock: every
+        writer sees the one before it (nothing lost, nobody starved); the version column is checked
+        on the write, and a caller's `if_version` that is not the stored one is a conflict."""
         from ..core.context_md import Context, parse, render
         from ..core.timeutil import now_iso
         from . import redaction
 
-        for _ in range(50):
-            row = self._row()
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(self.s.project, self.session, "state"),))
+            cur.execute("SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
+                        (self.s.project, self.session))
+            row = cur.fetchone()
             ctx = parse(row[1]) if row else Context()
             stored = row[0] if row else 0
             if if_version is not None and ctx.version != if_version:
@@ -508,28 +523,19 @@ class PgStateFile:
             new.version = ctx.version + 1
             new.updated = now_iso()
             text = redaction.text(render(new))
-
-            def tx(cur):
-                if row is None:
-                    cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
-                                "ON CONFLICT (project, session) DO NOTHING",
-                                (self.s.project, self.session, stored + 1, text))
-                else:
-                    cur.execute("UPDATE ctx_state SET version=%s, body=%s, updated_at=now() "
-                                "WHERE project=%s AND session=%s AND version=%s",
-                                (stored + 1, text, self.s.project, self.session, stored))
-                if cur.rowcount == 1:
-                    cur.execute("INSERT INTO ctx_state_history (project, session, version, body) "
-                                "VALUES (%s,%s,%s,%s) ON CONFLICT DO NOTHING",
-                                (self.s.project, self.session, stored + 1, text))
-                    return True
-                return False
-            if self.s.run(tx, "saving session state"):
-                return parse(text) if text != render(new) else new
-            if if_version is not None:
-                raise ConflictError(f"{self.path}: changed by another writer; nothing changed",
-                                    hint="re-read it (ctx context show --json) and retry")
-        raise ConflictError(f"{self.path}: too many concurrent writers; nothing changed")
+            if row is None:
+                cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
+                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
+            else:
+                cur.execute("UPDATE ctx_state SET version=%s, body=%s, updated_at=now() "
+                            "WHERE project=%s AND session=%s AND version=%s",
+                            (stored + 1, text, self.s.project, self.session, stored))
+            if cur.rowcount != 1:  # only a writer that ignores the lock gets here
+                raise ConflictError(f"{self.path}: changed by another writer; nothing changed")
+            cur.execute("INSERT INTO ctx_state_history (project, session, version, body) VALUES (%s,%s,%s,%s) "
+                        "ON CONFLICT DO NOTHING", (self.s.project, self.session, stored + 1, text))
+            return parse(text) if text != render(new) else new
+        return self.s.run(tx, "saving session state")
 
     def write_raw(self, text: str, version: int) -> str:
         """Migration: store a state document as it is ('added', 'present' or 'differs')."""
