@@ -363,3 +363,20 @@ def test_a_dropped_connection_is_retried_and_noted(pg_url, capfd):
     assert store.cold.count() == 1
     err = capfd.readouterr().err
     assert "store connection lost" in err and "retry 1/2" in err
+
+
+def test_compact_on_pg_keeps_logs_index_and_state_in_the_store(pg_url, ctx_home):
+    from conftest import corpus
+
+    path = corpus("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl")
+    budget = max(200, int(int(run("count", path).stdout) * 0.1))
+    res = run("compact", path, "--budget", budget, "--force")
+    assert res.code == 0, res.stderr
+    assert not (ctx_home / "logs").exists() and not (ctx_home / "sessions").exists()
+    assert not (ctx_home / "sessions.json").exists()
+    ev = [json.loads(x) for x in run("logs", "compaction", "--json").stdout.splitlines()]
+    assert ev and ev[-1]["event"] == "compaction"
+    info = json.loads(run("store", "check", "--json").stdout)
+    assert info["sessions"] >= 1 and info["session_states"] >= 1, info
+    shown = run("session", "list", "--json")
+    assert shown.code == 0 and shown.stdout.strip(), shown.stderr

@@ -50,6 +50,8 @@ def test_store_knob_in_config_selects_the_backend(ctx_home):
                                           "store_project: team-a\n")
     res = run("drops")
     assert res.code != 0 and "pw-in-config" not in res.stderr and "cannot connect" in res.stderr
+    shown = run("config", "show", "--json")
+    assert shown.code == 0 and "pw-in-config" not in shown.stdout and "nobody:***@" in shown.stdout
 
 
 def test_grant_sql_names_the_role_and_project_and_refuses_odd_roles():

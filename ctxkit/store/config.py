@@ -302,6 +302,10 @@ class Config:
         rows = []
         for key in KNOBS:
             value, src = self.resolve(key)
+            if key == "store" and value:  # a DSN's password is never printed
+                from .backend import redact_dsn
+
+                value = redact_dsn(value)
             knob = KNOBS[key]
             help_ = knob.help + (f" [read by {knob.reserved}]" if knob.reserved else "")
             rows.append({"key": key, "value": value, "source": src, "help": help_})
