@@ -196,7 +196,8 @@ def recall(home, prompt: str, session: str | None, limit: int = 3) -> list[dict]
         from ..core.bm25 import normalized
 
         store = open_store(home).cold
-        if os.path.exists(store.index_path):
+        index = getattr(store, "index_path", None)  # an embedded index is not created just to find nothing
+        if index is None or os.path.exists(index):
             rows = store.candidates(q, None, 20)
             scores = normalized([r[4] for r in rows]) if rows else []
             for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
