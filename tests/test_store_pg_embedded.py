@@ -5,16 +5,9 @@ import subprocess
 
 from conftest import PY, ROOT, ctx_subprocess_env, run
 
-PROBE = """
-import json, sys
-from ctxkit.cli.main import main
-sys.argv = ["ctx"] + json.loads(sys.argv[1])
-try:
-    main()
-except SystemExit:
-    pass
-sys.stderr.write("PSYCOPG=" + json.dumps("psycopg" in sys.modules) + "\\n")
-"""
+from test_startup_help import HEAVY, PROBE as HEAVY_PROBE
+
+PROBE = HEAVY_PROBE.replace(repr(HEAVY), repr(("psycopg", "psycopg_binary")))
 
 
 def test_embedded_commands_never_import_psycopg(tmp_path):
@@ -24,7 +17,7 @@ def test_embedded_commands_never_import_psycopg(tmp_path):
     for argv in (["--help"], ["status", str(f)], ["store", "--help"], ["cold-storage", "list"], ["logs", "drops"]):
         p = subprocess.run([PY, "-c", PROBE, json.dumps(argv)], capture_output=True, text=True,
                            env=ctx_subprocess_env(tmp_path / "h"), cwd=ROOT, timeout=120)
-        assert json.loads(p.stderr.rsplit("PSYCOPG=", 1)[1]) is False, argv
+        assert json.loads(p.stderr.rsplit("HEAVY=", 1)[1]) == [], argv
 
 
 def test_redact_dsn_masks_passwords_in_every_spelling():

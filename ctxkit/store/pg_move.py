@@ -68,12 +68,7 @@ def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
         with open(sidx, encoding="utf-8") as f:
             local = json.load(f)
         with pg.sessions.edit() as idx:
-            for sid, e in local.items():
-                if sid in idx:
-                    rep.counts["sessions_present"] += 1
-                else:
-                    idx[sid] = e
-                    rep.counts["sessions_added"] += 1
+            _merge_sessions(idx, local, rep)
     for sid, text, version in _local_states(home):
         res = pg.state_file(sid).write_raw(text, version)
         rep.counts[f"states_{res}"] += 1
@@ -143,12 +138,7 @@ def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
             if os.path.exists(p):
                 with open(p, encoding="utf-8") as f:
                     local = json.load(f)
-            for sid, e in remote.items():
-                if sid in local:
-                    rep.counts["sessions_present"] += 1
-                else:
-                    local[sid] = e
-                    rep.counts["sessions_added"] += 1
+            _merge_sessions(local, remote, rep)
             atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
     from .session_state import safe_id
 
@@ -167,6 +157,16 @@ def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
     if note:
         note(f"ctx store migrate: done: {_summary(rep)}")
     return rep
+
+
+def _merge_sessions(into: dict, incoming: dict, rep: MoveReport) -> None:
+    """Session entries the destination lacks are added; the ones it has are left as they are."""
+    for sid, e in incoming.items():
+        if sid in into:
+            rep.counts["sessions_present"] += 1
+        else:
+            into[sid] = e
+            rep.counts["sessions_added"] += 1
 
 
 def _summary(rep: MoveReport) -> str:
