@@ -378,5 +378,10 @@ def test_compact_on_pg_keeps_logs_index_and_state_in_the_store(pg_url, ctx_home)
     assert ev and ev[-1]["event"] == "compaction"
     info = json.loads(run("store", "check", "--json").stdout)
     assert info["sessions"] >= 1 and info["session_states"] >= 1, info
-    shown = run("session", "list", "--json")
-    assert shown.code == 0 and shown.stdout.strip(), shown.stderr
+    listed = [json.loads(x) for x in run("session", "list", "--json").stdout.splitlines()]
+    assert listed, "no session listed"
+    sid = listed[0]["session_id"]
+    back = run("session", "restore", sid, "-n", "2")
+    assert back.code == 0, back.stderr
+    summ = [r for r in back.records() if r["kind"] == "summary"]
+    assert summ and summ[0]["meta"]["restored_from"].startswith("postgresql:default/sessions/"), summ

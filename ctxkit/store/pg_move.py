@@ -60,7 +60,8 @@ def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
                     continue
                 pg.logs.append_line(name, line)
                 rep.counts["log_lines_added"] += 1
-        _progress(note, f"log {name}", 0)
+        if note:
+            note(f"ctx store migrate: log {name} done")
     from . import sessions
 
     sidx = sessions.index_path(home)
