@@ -21,7 +21,6 @@ import multiprocessing as mp
 import os
 import random
 import shutil
-import statistics
 import sys
 import tempfile
 import time

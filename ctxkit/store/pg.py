@@ -11,7 +11,6 @@ Imported only when a postgresql:// store is configured.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -97,8 +96,6 @@ class PgStore:
                       f"retry {attempt}/{RETRIES - 1}", file=sys.stderr, flush=True)
                 self._conn = None
                 time.sleep(0.2 * attempt)
-            except psycopg.errors.InsufficientPrivilege as e:
-                raise self.error(e, doing) from None
             except psycopg.Error as e:
                 raise self.error(e, doing) from None
         raise AssertionError("unreachable")
@@ -194,7 +191,7 @@ class PgColdStore:
 
     def write(self, entry: dict) -> tuple[str, str, bool]:
         entry = redact_entry(entry)
-        return self._put(entry, None)
+        return self._put(entry)
 
     def import_raw(self, raw: str) -> str:
         """Store one chunk file's exact text (migration): 'added', 'present' or 'differs'."""
@@ -202,6 +199,8 @@ class PgColdStore:
         p = self.s.project
 
         def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(p, entry["session_id"], entry["chunk_id"]),))
             cur.execute("SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
                         (p, entry["session_id"], entry["chunk_id"]))
             row = cur.fetchone()
@@ -224,7 +223,7 @@ class PgColdStore:
              len(raw.encode("utf-8"))))
         return cur.rowcount == 1
 
-    def _put(self, entry: dict, _unused) -> tuple[str, str, bool]:
+    def _put(self, entry: dict) -> tuple[str, str, bool]:
         p = self.s.project
         session, chunk = entry["session_id"], entry["chunk_id"]
         h = records_hash(entry["records"])
@@ -250,11 +249,10 @@ class PgColdStore:
             until = max(filter(None, [existing.get("recoverable_until"), e.get("recoverable_until")]), default=None)
             if until != existing.get("recoverable_until"):
                 existing = dict(existing, recoverable_until=until)
+                raw = json.dumps(existing, ensure_ascii=False) + "\n"
                 cur.execute("UPDATE ctx_chunks SET raw=%s, recoverable_until=%s, bytes=%s "
                             "WHERE project=%s AND session=%s AND chunk_id=%s",
-                            (json.dumps(existing, ensure_ascii=False) + "\n", until,
-                             len((json.dumps(existing, ensure_ascii=False) + "\n").encode()), p, session,
-                             existing["chunk_id"]))
+                            (raw, until, len(raw.encode()), p, session, existing["chunk_id"]))
             return existing["chunk_id"], True
         chunk_id, redrop = self.s.run(tx, f"storing chunk {session}/{chunk}")
         return self.locator(session, chunk_id), chunk_id, redrop
@@ -554,7 +552,3 @@ def state_versions(store: PgStore, session: str) -> list[int]:
     return [v for (v,) in store.run(lambda cur: cur.execute(
         "SELECT version FROM ctx_state_history WHERE project=%s AND session=%s ORDER BY version",
         (store.project, session)).fetchall(), "reading state versions")]
-
-
-def hash_line(line: str) -> str:
-    return hashlib.sha256(line.encode()).hexdigest()
