@@ -104,7 +104,17 @@ def agent(url: str, k: int, ops: int, shared_ids: int, barrier, out) -> None:
                 return ctx
             store.state_file("fleet-state").update(change)
         lat[op].append(time.perf_counter() - t)
-    out.put(("done", k, {"lat": lat, "mine": mine, "wall": time.perf_counter() - t0}))
+    wall = time.perf_counter() - t0
+    import resource
+
+    mem = {"client_max_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
+    try:  # what this agent's server backend holds privately (the cost of one more connection)
+        with open(f"/proc/{store.connect().info.backend_pid}/smaps_rollup") as f:
+            mem["backend_private_kb"] = sum(int(line.split()[1]) for line in f
+                                            if line.startswith(("Private_Clean", "Private_Dirty")))
+    except OSError:
+        pass
+    out.put(("done", k, {"lat": lat, "mine": mine, "wall": wall, "mem": mem}))
     store.close()
 
 
@@ -155,8 +165,12 @@ def fleet(url: str, agents: int, ops: int) -> None:
     for op in ("drop", "search", "recover", "state"):
         xs = [x for r in results.values() for x in r["lat"][op]]
         print(f"   {op:8} {len(xs):6d} {pct(xs, 50) * 1000:8.2f} {pct(xs, 99) * 1000:8.2f}")
-    print(f"   one more machine: 1 connection per ctx process (ctx connections open after the run: {conns}); "
-          f"server memory per backend is PostgreSQL's usual few MB (work_mem)")
+    def med(key):
+        xs = [r["mem"][key] for r in results.values() if key in r["mem"]]
+        return f"{pct(xs, 50) / 1024:.1f} MB" if xs else "not measured"
+    print(f"   one more agent process: 1 connection; its server backend holds {med('backend_private_kb')} "
+          f"privately; the ctx process peaks at {med('client_max_rss_kb')} RSS (connections left open "
+          f"after the run: {conns})")
 
 
 # ---------------------------------------------------------------- part 2: search at scale
