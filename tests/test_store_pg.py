@@ -385,3 +385,25 @@ def test_compact_on_pg_keeps_logs_index_and_state_in_the_store(pg_url, ctx_home)
     assert back.code == 0, back.stderr
     summ = [r for r in back.records() if r["kind"] == "summary"]
     assert summ and summ[0]["meta"]["restored_from"].startswith("postgresql:default/sessions/"), summ
+
+
+def test_recover_by_query_into_a_file_stats_and_status_on_pg(pg_url, ctx_home, tmp_path):
+    _, res = drop_pipeline()
+    kept = tmp_path / "kept.jsonl"
+    kept.write_text(res.stdout)
+    back = run("recover", "--query", "pasta recipe", "--embedder", "keyword", "--into", str(kept))
+    assert back.code == 0, back.stderr
+    assert "pasta recipe" in kept.read_text()
+    stubs_after = [x for x in kept.read_text().splitlines() if json.loads(x).get("kind") == "stub"]
+    assert len(stubs_after) == len([r for r in res.records() if r["kind"] == "stub"]) - 1  # one spliced back
+    st = run("cold-storage", "stats", "--json")
+    assert st.code == 0 and json.loads(st.stdout.splitlines()[0])["session_id"] == "s1", st.stderr
+    for sub in ("drops", "recovery"):
+        s = run("stats", sub, "--json")
+        assert s.code == 0, (sub, s.stderr)
+    assert json.loads(run("stats", "recovery", "--json").stdout)  # the recovery above is counted
+    health = run("status", str(kept), "--log", "--json")
+    assert health.code == 0, health.stderr
+    ev = [json.loads(x) for x in run("logs", "context-health", "--json").stdout.splitlines()]
+    assert ev and ev[-1]["cold_storage_chunks"] == len(run("cold-storage", "list", "--json").stdout.splitlines())
+    assert not (ctx_home / "logs").exists() and not (ctx_home / "cold-storage").exists()
