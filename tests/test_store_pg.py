@@ -407,3 +407,12 @@ def test_recover_by_query_into_a_file_stats_and_status_on_pg(pg_url, ctx_home, t
     ev = [json.loads(x) for x in run("logs", "context-health", "--json").stdout.splitlines()]
     assert ev and ev[-1]["cold_storage_chunks"] == len(run("cold-storage", "list", "--json").stdout.splitlines())
     assert not (ctx_home / "logs").exists() and not (ctx_home / "cold-storage").exists()
+
+
+def test_hook_recall_finds_cold_chunks_in_the_store(pg_url):
+    from ctxkit.cli.hook import recall
+    from ctxkit.store.home import Home
+
+    drop_pipeline()
+    hits = recall(Home(), "a good pasta recipe please", None)
+    assert any(h["source"].startswith("cold:s1/") for h in hits), hits
