@@ -416,3 +416,27 @@ def test_hook_recall_finds_cold_chunks_in_the_store(pg_url):
     drop_pipeline()
     hits = recall(Home(), "a good pasta recipe please", None)
     assert any(h["source"].startswith("cold:s1/") for h in hits), hits
+
+
+def test_semantic_search_with_pgvector_agrees_with_the_embedded_store(cluster, pg_url, monkeypatch, tmp_path):
+    if not cluster.has_vector():
+        pytest.skip("this PostgreSQL has no pgvector (install pgserver for the bundled one)")
+    import ctxkit.services.cold as cold
+
+    drop_pipeline()
+    emb = run("store", "embed")
+    assert emb.code == 0 and "embedded" in emb.stderr, emb.stderr
+    monkeypatch.setattr(cold, "FULL_SCAN_MAX", 0)  # as if the store were too big to scan whole: the HNSW index
+    queries = ("cooking noodles in the kitchen", "sunny weather in France")
+    pg_top = []
+    for q in queries:
+        res = run("cold-storage", "search", q, "--embedder", "minilm", "--json")
+        assert res.code == 0 and "no vector index" not in res.stderr, res.stderr
+        pg_top.append(json.loads(res.stdout.splitlines()[0])["chunk_id"])
+    monkeypatch.delenv("CTX_STORE_URL")
+    monkeypatch.setenv("CTX_HOME", str(tmp_path / "embedded"))
+    monkeypatch.setattr(cold, "FULL_SCAN_MAX", 20_000)
+    drop_pipeline()
+    emb_top = [json.loads(run("cold-storage", "search", q, "--embedder", "minilm", "--json").stdout.splitlines()[0])
+               ["chunk_id"] for q in queries]
+    assert pg_top == emb_top

@@ -24,6 +24,7 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
     kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
     pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
     emb = None
+    known: dict = {}
     if embedder != "keyword" and store.count() <= FULL_SCAN_MAX:
         for s, c, g, t in store.all_texts(session):
             pool.setdefault((s, c), (g, t))
@@ -35,8 +36,9 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
 
             print("ctx: the store has no vector index (pgvector): semantic search ranks the keyword "
                   "candidates exactly", file=sys.stderr, flush=True)
-        for s, c, g, t, _ in near or ():
+        for s, c, g, t, sim in near or ():
             pool.setdefault((s, c), (g, t))
+            known[(s, c)] = max(0.0, min(1.0, float(sim)))  # the index's cosine: no need to embed the text
     if not pool:
         return []
     keys = list(pool)
@@ -45,7 +47,9 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
         scores = kw_n
     else:
         emb = emb or make_embedder(home, embedder, len(keys), progress, loading)
-        sims = emb.similarities(query, [pool[k][1] for k in keys])
+        rest = [k for k in keys if k not in known]
+        known.update(zip(rest, emb.similarities(query, [pool[k][1] for k in rest])))
+        sims = [known[k] for k in keys]
         scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
     ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
     return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
