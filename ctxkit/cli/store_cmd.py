@@ -87,9 +87,7 @@ def check(url, jq_expr, table, as_json, table_fmt):
 
     if not (url or store_url(get_home())):
         home = get_home()
-        from ..store.backend import open_store
-
-        emit_listing([{"store": "embedded", "where": home.path, "chunks": open_store(home).cold.count()}],
+        emit_listing([{"store": "embedded", "where": home.path, "chunks": home.cold_storage_chunks()}],
                      table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
         return
     pg = _pg(url)
