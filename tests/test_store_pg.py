@@ -262,6 +262,8 @@ def test_row_level_security_keeps_a_role_to_its_project(cluster, pg_url):
     assert theirs.cold.rows() == [] and theirs.cold.find("c-proj-b") == []
     with psycopg.connect(url_a, autocommit=True) as c:  # not even with hand-written SQL
         assert c.execute("SELECT project FROM ctx_chunks").fetchall() == [("proj-a",)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):  # nor by granting itself more
+            c.execute("INSERT INTO ctx_project_roles VALUES ('agent_a', 'proj-b')")
     with pytest.raises(PgError, match="row-level security"):
         theirs.cold.write(new_entry("s1", "c-x", [{"v": 1, "kind": "message", "id": "m", "content": "x"}], 5, "r",
                                     0.1, None, 30, "g"))
@@ -440,3 +442,16 @@ def test_semantic_search_with_pgvector_agrees_with_the_embedded_store(cluster, p
     emb_top = [json.loads(run("cold-storage", "search", q, "--embedder", "minilm", "--json").stdout.splitlines()[0])
                ["chunk_id"] for q in queries]
     assert pg_top == emb_top
+
+
+def test_recover_racing_a_purge_is_a_clear_error(pg_url):
+    from ctxkit.store.cold import new_entry
+    from ctxkit.store.pg import PgError, PgStore
+
+    a, b = PgStore(pg_url, "default"), PgStore(pg_url, "default")
+    a.cold.write(new_entry("s1", "c-1", [{"v": 1, "kind": "message", "id": "m", "content": "x"}], 5, "r", 0.1,
+                           None, 30, "g"))
+    hit = a.cold.find("c-1", "s1")[0]
+    b.cold.delete("s1", "c-1")            # another machine purges between the lookup and the read
+    with pytest.raises(PgError, match="purged meanwhile"):
+        a.cold.load(hit["path"])
