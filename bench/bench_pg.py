@@ -274,9 +274,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--skip-fleet", action="store_true")
     args = ap.parse_args()
-    from pgcluster import Cluster, bin_dirs
+    from pgcluster import Cluster, usable_bin_dirs
 
-    bins = bin_dirs()
+    bins = usable_bin_dirs()
     if not bins:
         print("no PostgreSQL binaries: install postgresql or pgserver", file=sys.stderr)
         sys.exit(1)

@@ -33,6 +33,26 @@ def bin_dirs() -> list[tuple[str, str]]:
     return out
 
 
+def runnable(bindir: str) -> bool:
+    """Whether the server's user can run these binaries (as root: `postgres`, who may not be able
+    to enter a checkout under /root)."""
+    if os.geteuid() != 0:
+        return True
+    try:
+        import pwd
+
+        pwd.getpwnam("postgres")
+    except KeyError:
+        return False
+    p = subprocess.run(["runuser", "-u", "postgres", "--", os.path.join(bindir, "pg_ctl"), "--version"],
+                       capture_output=True)
+    return p.returncode == 0
+
+
+def usable_bin_dirs() -> list[tuple[str, str]]:
+    return [(label, d) for label, d in bin_dirs() if runnable(d)]
+
+
 class Cluster:
     def __init__(self, bindir: str):
         self.bindir = bindir

@@ -9,10 +9,12 @@ import subprocess
 import pytest
 
 from conftest import PY, ROOT, run
-from pgcluster import Cluster, bin_dirs
+from pgcluster import Cluster, bin_dirs, usable_bin_dirs
 
-BINS = bin_dirs()
-pytestmark = pytest.mark.skipif(not BINS, reason="no PostgreSQL binaries (pg_ctl/initdb) on this machine")
+BINS = usable_bin_dirs()
+pytestmark = pytest.mark.skipif(not BINS, reason="no PostgreSQL binaries (pg_ctl/initdb) on this machine" if
+                                not bin_dirs() else "PostgreSQL binaries exist, but running as root there is no "
+                                "`postgres` user who can run them")
 
 FILLER = " Some more words about it follow here to make the message longer than its stub would be." * 6
 
@@ -37,13 +39,6 @@ def jsonl(recs):
 
 @pytest.fixture(scope="module")
 def cluster():
-    if os.geteuid() == 0:
-        import pwd
-
-        try:
-            pwd.getpwnam("postgres")
-        except KeyError:
-            pytest.skip("running as root and there is no `postgres` user to run the server as")
     c = Cluster(BINS[0][1]).start()
     yield c
     c.stop()
