@@ -21,6 +21,9 @@ The embedded store (files under $CTX_HOME) is the default. To share one store ac
      PGSSLMODE, PGSSLROOTCERT, …); ctx never prints it.
   4. move what a machine already has:  ctx store migrate --to "$CTX_STORE_URL"
      and back:                          ctx store migrate --to embedded
+
+Not on the shared store yet (refused there, never written locally): memory search, observe,
+reflect, maintain, reset. More in docs/store.md.
 """
 
 
