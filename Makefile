@@ -58,11 +58,12 @@ man: setup
 	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
 
 completions: setup
-	@mkdir -p completions
-	for sh in bash zsh fish; do $(BIN)/ctx completion $$sh > completions/ctx.$$sh; done
+	$(BIN)/python -m ctxkit.cli.docgen completions
 
-docs: man completions
-	$(BIN)/python -m ctxkit.cli.docgen readme
+# man/, docs/ctx-*.md and completions/ from the CLI's --help, in one deterministic pass
+docs: setup
+	$(BIN)/python -m ctxkit.cli.docgen all
+	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
 
 clean:
 	rm -rf $(VENV) $(DEMO_HOME) .pytest_cache

@@ -81,8 +81,10 @@ def test_budget_drops_and_reports_never_mid_sentence(workspace):
         if s["status"] == "shortened":
             assert s["note"].startswith("shortened to fit the budget")
     assert d["tokens"] <= 120
-    explain = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--explain").stdout
+    explain = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--explain", "-t").stdout
     assert "omitted" in explain and "TOTAL" in explain
+    rows = run("prompt", "build", "--workspace", workspace, "--budget", "120", "--explain").records()  # piped: JSONL
+    assert rows[-1]["section"] == "TOTAL" and any(r["status"] == "omitted" for r in rows)
 
 
 def test_pinned_file_never_dropped(workspace):
@@ -150,14 +152,15 @@ def test_soul_and_user_condensed_and_prompt_never_over_budget(workspace, ctx_hom
 
 
 def test_tools_list_show_and_near_matches(workspace):
-    assert run("tools", "list", "--workspace", workspace).stdout.split() == [t["function"]["name"] for t in TOOLS]
+    assert run("tools", "list", "--workspace", workspace, "--jq", ".name", "-r").stdout.split() == \
+        [t["function"]["name"] for t in TOOLS]  # piped, the listing is JSONL: --jq -r for bare names
     shown = json.loads(run("tools", "show", "task_board", "--workspace", workspace).stdout)
     assert shown["function"]["parameters"]["properties"]["x"]["type"] == "string"
     res = run("tools", "show", "task_bord", "--workspace", workspace)
     assert res.code == 1 and "did you mean task_board" in res.stderr
     y = workspace / "tools.yaml"
     y.write_text("tools:\n  - type: function\n    function: {name: cron, description: schedule}\n")
-    assert run("tools", "list", "--registry", y).stdout.split() == ["cron"]
+    assert [r["name"] for r in run("tools", "list", "--registry", y).records()] == ["cron"]
 
 
 def test_memory_search_sources_and_scores(workspace):
@@ -206,13 +209,16 @@ def test_external_with_a_real_git_repo(tmp_path):
     assert {c["path"] for c in git["changed"]} == {"a.py", "new.txt"}
     assert [c["subject"] for c in git["commits_since"]] == ["first commit"]
     assert "s3cret" not in json.dumps(d) and git["remotes"]["origin"] == "https://example.com/r.git"
-    text = run("external", "--repo", repo, "--since", "1h").stdout
+    text = run("external", "--repo", repo, "--since", "1h", "-t").stdout
     assert "Branch: main" in text and "Commits since last session: 1" in text
 
 
-def test_external_outside_git_is_a_note(tmp_path):
-    res = run("external", "--repo", tmp_path, "--json")
-    assert res.code == 0 and res.json()["git"]["repo"] is None
+def test_external_outside_git_is_a_note_or_an_error(tmp_path, monkeypatch):
+    res = run("external", "--repo", tmp_path, "--json")  # a --repo that is not a repository: an error
+    assert res.code == 1 and res.stdout == "" and "not in a git repository" in res.stderr
+    monkeypatch.chdir(tmp_path)  # no --repo, and the current folder is not in one: a note, no git part
+    res = run("external", "--json")
+    assert res.code == 0 and res.json()["git"]["repo"] is None and "no git changes" in res.stderr
 
 
 def test_dedupe_finds_exact_and_near(workspace):

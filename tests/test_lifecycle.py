@@ -32,7 +32,7 @@ def test_goals_decisions_constraints_remember(ctx_home):
     assert run("goal", "list", "--jq", ".goal_id", "-r").stdout.split() == ["g-001", "g-002"]
     run("decision", "log", "Use RS256", "--why", "key rotation", "--agent", "agent-a")
     run("constraint", "add", "TTL must be 1 hour")
-    assert run("constraint", "list").stdout.strip() == "TTL must be 1 hour"
+    assert run("constraint", "list", "--jq", ".constraint", "-r").stdout.strip() == "TTL must be 1 hour"
     assert run("constraint", "remove", "nope").code == 1
     run("remember", "Staging DB is read-only on Fridays")
     d = doc(ctx_home)

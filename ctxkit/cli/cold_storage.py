@@ -10,7 +10,7 @@ from ..io.jsonl import Writer
 from ..services.cold import resolve_chunk, search_cold
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
-from .common import note, emit_listing, get_home, home_option, jq_option, output_options
+from .common import note, emit_listing, get_home, home_option, jq_option, output_options, session_prefix
 
 @click.group("cold-storage")
 def cold_storage():
@@ -29,7 +29,7 @@ def _store() -> ColdStore:
 
 
 @cold_storage.command("list")
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Only this session.")
 @click.option("--expired", is_flag=True, help="Only chunks past recoverable_until.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Only the N most recent drops.")
 @jq_option
@@ -53,7 +53,7 @@ def list_(session, expired, limit, jq_expr, table, as_json, table_fmt):
 
 @cold_storage.command("show")
 @click.argument("chunk_id", shell_complete=complete_chunk)
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="The chunk's session, when the id is in several.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="The chunk's session, when the id is in several.")
 @click.option("--entry", is_flag=True, help="Print the whole stored entry (metadata + records) as one JSON object.")
 @home_option
 def show(chunk_id, session, entry):
@@ -61,7 +61,7 @@ def show(chunk_id, session, entry):
 
     \b
     Example:
-      ctx cold-storage show c-0042 --session abc | ctx count
+      ctx cold-storage show c-0005 --session abc | ctx count
     """
 
     check_id(chunk_id, "chunk id")
@@ -79,7 +79,7 @@ def show(chunk_id, session, entry):
 @click.argument("query")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=5, show_default=True, metavar="N",
               help="How many hits.")
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Only this session.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
 @jq_option
 @output_options
@@ -104,7 +104,7 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
 
 @cold_storage.command("purge")
 @click.option("--expired", is_flag=True, help="Delete chunks past recoverable_until.")
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="Delete every chunk of this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Delete every chunk of this session.")
 @click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
 @home_option
 def purge(expired, session, dry_run):

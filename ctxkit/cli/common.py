@@ -79,8 +79,18 @@ class InputRecords:
             self.skipped = []
 
 
+def _check_fmt(ctx, param, value):
+    """An unknown --fmt is a usage error, never a silent fallback."""
+    if value and value != "simple":
+        from tabulate import tabulate_formats
+
+        if value not in tabulate_formats:
+            raise click.BadParameter(f"unknown table format {value!r} (known: {', '.join(sorted(tabulate_formats))})")
+    return value
+
+
 def output_options(f):
-    f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT",
+    f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT", callback=_check_fmt,
                      help="tabulate table format with -t (simple, github, grid, plain, ...).")(f)
     f = click.option("--json", "as_json", is_flag=True, help="Output JSON (JSONL for listings).")(f)
     f = click.option("-t", "--table", is_flag=True, help="Output a table (default on a terminal).")(f)
@@ -110,9 +120,32 @@ def public(row: dict) -> dict:
     return {PUBLIC_KEYS.get(k, k) if PUBLIC_KEYS.get(k, k) not in row else k: v for k, v in row.items()}
 
 
+# What a table shows first (the columns that answer the command's question; the rest give way),
+# and shorter headers for people. JSON keeps every key as it is.
+TABLE_VIEWS = {
+    "drops": (["chunk_id", "reason", "relevance_score", "tokens", "timestamp", "session_id", "threshold_used"],
+              {"relevance_score": "score", "threshold_used": "cutoff"}),
+    "context-health": (["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
+                        "next_compaction_estimate", "session_id"],
+                       {"current_tokens": "tokens", "next_compaction_estimate": "next_compaction"}),
+    "sessions": (["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
+                  "cold_chunks", "agents", "primary_files", "tags"], {"message_count": "messages"}),
+}
+
+
+def table_view(name: str, rows: list[dict]) -> tuple[list[str] | None, dict]:
+    """(columns, headers) of a named view: its columns first, then any other key the rows have."""
+    if name not in TABLE_VIEWS:
+        return None, {}
+    first, heads = TABLE_VIEWS[name]
+    rest = [k for k in dict.fromkeys(PUBLIC_KEYS.get(k, k) for r in rows for k in r) if k not in first]
+    return first + rest, heads
+
+
 def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
-                 jq_expr: str | None = None, columns: list[str] | None = None) -> None:
-    """Print a listing: jq output, a table for people, or JSONL for machines."""
+                 jq_expr: str | None = None, columns: list[str] | None = None, view: str | None = None) -> None:
+    """Print a listing: jq output, a table for people, or JSONL for machines. `view` names the
+    table's column order and headers (TABLE_VIEWS)."""
     rows = (public(r) if isinstance(r, dict) else r for r in rows)
     columns = [PUBLIC_KEYS.get(c, c) for c in columns] if columns else columns
     if table and as_json:
@@ -126,21 +159,37 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
         return
     if want_table(table, as_json):
         rows = list(rows)
-        click.echo(render_table(rows, columns, fmt=table_fmt))
+        heads = {}
+        if view:
+            columns, heads = table_view(view, rows)
+        click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads))
         return
     Writer().write_all(rows)
 
 
-def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None) -> None:
-    """One result: through --jq (jq's exit codes), as JSON, or `human()` for people."""
+def report_options(f):
+    """The output options of a command that prints one result: -t/--fmt, --json, --jq EXPR [-r]."""
+    return jq_option(output_options(f))
+
+
+def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None, table: bool = False,
+                table_fmt: str = "simple") -> None:
+    """One result: through --jq (jq's exit codes); for people (-t, or a terminal) `human()`, else a
+    two-column table; piped or --json, one JSON object."""
     obj = public(obj)
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
     if jq_expr:
         emit_listing([obj], table=False, as_json=False, jq_expr=jq_expr)
         return
-    if as_json or human is None:
+    if not want_table(table, as_json):
         click.echo(dumps(obj))
         return
-    human()
+    if human is not None:
+        human()
+        return
+    rows = [{"key": k, "value": v} for k, v in obj.items()]
+    click.echo(render_table(rows, ["key", "value"], fmt=table_fmt))
 
 
 def pass_home(f):
@@ -176,3 +225,39 @@ def note(message: str) -> None:
     if os.environ.get("CTX_QUIET", "") not in ("", "0") or (ctx is not None and ctx.find_root().meta.get("ctx.quiet")):
         return
     click.echo(message, err=True)
+
+
+def known_sessions(home) -> set[str]:
+    """Every session ctx knows of: the session index and cold storage."""
+    from ..store import sessions
+
+    known = set(sessions.load(home))
+    try:
+        from ..store.backend import open_store
+
+        known |= {st["session"] for st in open_store(home).cold.stats()}
+    except Exception:  # noqa: BLE001 - an unreadable cold-storage index must not hide the index's sessions
+        pass
+    return known
+
+
+def resolve_session(home, given: str) -> str:
+    """A session id from an exact id or a unique prefix of one; an ambiguous or unknown prefix is
+    a usage error naming the candidates."""
+    known = known_sessions(home)
+    if given in known:
+        return given
+    hits = sorted(s for s in known if s.startswith(given))
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        shown = ", ".join(hits[:10]) + (f", … ({len(hits)} in all)" if len(hits) > 10 else "")
+        raise UsageProblem(f"--session {given!r} is ambiguous: {shown}")
+    from ..errors import CtxError
+
+    raise CtxError(f"no session {given!r}", hint="ctx session list shows the known ones")
+
+
+def session_prefix(ctx, param, value):
+    """click callback: --session ID or a unique prefix of it."""
+    return resolve_session(get_home(ctx), value) if value else value

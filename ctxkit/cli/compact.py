@@ -11,7 +11,7 @@ from ..core.context_md import render
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.compaction import Options, compact_stream
-from .common import note, InputRecords, get_home, get_workspace, home_option, input_options, workspace_option
+from .common import note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
 
@@ -34,7 +34,7 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
 @budget_options
 @click.option("--trigger", type=click.FloatRange(0, 10), metavar="P",
               help="Act only when usage >= P of the budget (config: compaction_trigger_pct, 0.5).")
-@click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now: seed 003's name).")
+@click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now is another name for it).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")
 @click.option("--gguf", "--model", "model_path", metavar="PATH.gguf",
@@ -46,15 +46,15 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
                    "min(N, budget - what is kept raw).")
 @click.option("--dry-run", is_flag=True, help="Show what would be summarized and kept, and the template; "
               "write nothing.")
-@click.option("--json", "as_json", is_flag=True, help="With --dry-run: the report as JSON.")
+@report_options  # the --dry-run report: -t/--fmt, --json, --jq EXPR [-r]
 @workspace_option
 @home_option
 def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_tokens, trigger, force,
-            summarizer, model_path, summary_tokens, dry_run, as_json):
+            summarizer, model_path, summary_tokens, dry_run, jq_expr, table, as_json, table_fmt):
     """Summarize the older span into a summary record and CONTEXT.md; keep the recent part raw.
 
     Walks groups from the newest, keeps recent_preserve_ratio of the budget raw and
-    summarizes the rest into seed 001's template (Task, Decisions, Facts, Pending,
+    summarizes the rest into CONTEXT.md's template (Task, Decisions, Facts, Pending,
     Errors) plus a Files section (the artifact trail, extracted from tool calls, never
     by a model). With a CONTEXT.md from an earlier run, only the newly evicted span is
     summarized and merged in. Model output is verified: a bullet naming a path, number
@@ -68,6 +68,8 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
       ctx compact s.jsonl --summarizer llama --gguf ~/models/Qwen3-1.7B-Q4_K_M.gguf
       ctx compact s.jsonl --dry-run
     """
+    if (jq_expr or table or as_json) and not dry_run:
+        raise UsageProblem("-t, --json and --jq go with --dry-run (compact itself prints records)")
     if model_path and summarizer not in (None, "llama"):
         raise UsageProblem("--gguf is for --summarizer llama")
     if model_path:
@@ -91,7 +93,7 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     window = int(home.config.get("compact_window_mb") * (1 << 20))
     rep, tally = compact_stream(InputRecords(file, from_, skip_invalid), tok, opts, home, get_workspace(), window)
     if dry_run:
-        _dry_run_report(rep, as_json)
+        _dry_run_report(rep, as_json, table, jq_expr, table_fmt)
         return
     Writer().write_all(rep.records)  # the output first: a failure before here leaves no state behind
     rep.commit()
@@ -101,24 +103,29 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"
                       if rep.kept_bullets or rep.discarded_bullets else "")
         note(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
-                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path}{model_note}{extra}")
+                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path or 'no CONTEXT.md'}"
+                   f"{model_note}{extra}")
         for n in rep.notes:
             note(f"ctx: {n}")
     else:
         note(f"ctx: compact: {rep.reason}; records passed through unchanged")
 
 
-def _dry_run_report(rep, as_json: bool) -> None:
+def _dry_run_report(rep, as_json: bool, table: bool = False, jq_expr: str | None = None,
+                    table_fmt: str = "simple") -> None:
+    """The dry run's report (output contract): JSON when piped or --json, text for people."""
     d = {"would_compact": rep.acted, "reason": rep.reason, "tokens_before": rep.tokens_before,
          "tokens_after": rep.tokens_after, "groups_total": rep.groups_total,
          "groups_summarized": rep.groups_summarized, "groups_kept": rep.groups_total - rep.groups_summarized,
          "summarizer": rep.summarizer, "degraded": rep.degraded, "context_md": rep.context_path}
-    if as_json:
-        if rep.context is not None:
-            d["context"] = rep.context.as_dict()
-        click.echo(json.dumps(d))
-        return
-    for k, v in d.items():
-        click.echo(f"{k}: {v}")
     if rep.context is not None:
-        click.echo("\n" + render(rep.context))
+        d["context"] = rep.context.as_dict()
+
+    def human():
+        for k, v in d.items():
+            if k != "context":
+                click.echo(f"{k}: {'none' if v is None else str(v).lower() if isinstance(v, bool) else v}")
+        if rep.context is not None:
+            click.echo("\n" + render(rep.context))
+
+    emit_object(d, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=human)

@@ -6,8 +6,9 @@ import json
 import click
 
 from ..core.context_md import Item, merge_items, render
+from ..errors import UsageProblem
 from ..sources.workspace import ContextFile
-from .common import emit_object, jq_option, note, get_workspace, home_option, workspace_option
+from .common import emit_object, note, report_options, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -22,12 +23,12 @@ def context():
 
 
 @context.command("show")
-@click.option("--json", "as_json", is_flag=True, help="The structured view: version, task, sections.")
-@jq_option
+@report_options
 @workspace_option
 @home_option
-def show(as_json, jq_expr):
-    """Print CONTEXT.md (as markdown, or --json).
+def show(jq_expr, table, as_json, table_fmt):
+    """Print CONTEXT.md: the document as markdown (on a terminal and piped, as `cat` would), or
+    the structured view with --json / --jq.
 
     \b
     Examples:
@@ -36,6 +37,8 @@ def show(as_json, jq_expr):
     """
     cf = ContextFile(get_workspace())
     ctx = cf.read()
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
     if as_json or jq_expr:
         emit_object({"path": cf.path, **ctx.as_dict()}, as_json=True, jq_expr=jq_expr)
     elif cf.exists():

@@ -13,7 +13,7 @@ from ..io.jsonl import Writer
 from ..services.dropping import commit, drop_stream
 from ..store import logs
 from ..store.cold import check_id
-from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options
+from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options, session_prefix
 from .count import resolve_tokenizer
 
 
@@ -79,7 +79,7 @@ def _copy_out(src) -> None:
 
 
 @click.command("drops")
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="Only this session.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Only this session.")
 @click.option("--since", metavar="WHEN", help="Only drops since a duration ago (24h, 7d) or an ISO time.")
 @click.option("--reason", metavar="R", help="Only this drop reason (e.g. low_relevance).")
 @click.option("-n", "--limit", type=click.IntRange(min=1), metavar="N", help="Only the last N drops.")
@@ -108,7 +108,5 @@ def drops(session, since, reason, limit, jq_expr, table, as_json, table_fmt):
         import collections
 
         rows = collections.deque(rows, maxlen=limit)
-    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
-                 columns=["timestamp", "session_id", "chunk_id", "reason", "relevance_score", "threshold_used",
-                          "tokens"] if table else None)
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view="drops")
 

@@ -255,17 +255,20 @@ def constraint_remove(text, agent, if_version):
 
 
 @constraint.command("list")
+@jq_option
+@output_options
 @workspace_option
 @home_option
-def constraint_list():
-    """The constraints, one per line.
+def constraint_list(jq_expr, table, as_json, table_fmt):
+    """The constraints: each one's text and who added it.
 
     \b
     Example:
-      ctx constraint list
+      ctx constraint list --jq .constraint -r
     """
-    for item in ContextFile(get_workspace()).read().sections.get("Constraints", []):
-        click.echo(item.text)
+    # output contract: JSONL piped, a table on a terminal
+    rows = [{"constraint": i.text, "by": i.by} for i in ContextFile(get_workspace()).read().sections.get("Constraints", [])]
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, columns=["constraint", "by"])
 
 
 @click.command("remember")

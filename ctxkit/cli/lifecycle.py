@@ -10,7 +10,7 @@ from ..services.memory import observe as run_observe
 from ..services.memory import reflect as run_reflect
 from ..store import logs
 from ..store.atomic import atomic_write, locked
-from .common import (InputRecords, emit_object, get_home, get_workspace, home_option, input_options, jq_option, note,
+from .common import (InputRecords, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
                      workspace_option)
 
 
@@ -39,11 +39,10 @@ def observe(file, from_, skip_invalid):
 @click.command("reflect")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
               help="minilm also catches near duplicates by meaning (config: embedder).")
-@click.option("--json", "as_json", is_flag=True, help="What was added and skipped, as JSON.")
-@jq_option
+@report_options
 @workspace_option
 @home_option
-def reflect(embedder, as_json, jq_expr):
+def reflect(embedder, jq_expr, table, as_json, table_fmt):
     """Crystallize observations into MEMORY.md: flat facts, deduplicated, each with its source.
 
     Nothing narrative, no session state, nothing AGENTS.md / SOUL.md / USER.md already say.
@@ -65,7 +64,7 @@ def reflect(embedder, as_json, jq_expr):
         emb = make_embedder(home, name, 0)
     res = run_reflect(get_workspace(), emb, home.config.get("context_max_age_hours"))
     skipped = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in res["skipped"].items() if n) or "none"
-    emit_object(res, as_json=as_json, jq_expr=jq_expr, human=lambda: click.echo(
+    emit_object(res, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=lambda: click.echo(
         f"added {res['added']} fact(s) to {res['memory']}; skipped: {skipped}"
         + ("; CONTEXT.md refreshed" if res["context_refreshed"] else "")))
 

@@ -43,4 +43,4 @@ def logs(name, since, limit, jq_expr, table, as_json, table_fmt):
         from collections import deque
 
         rows = list(deque(rows, maxlen=limit))
-    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view=name)

@@ -58,8 +58,31 @@ COMMANDS = {
 ALIASES = {"health": "status"}
 
 
+RAW_FLAGS = ("-r", "--raw-output")
+
+
+def jq_raw_first(args: list[str]) -> list[str]:
+    """`--jq -r EXPR` means `-r --jq EXPR` (as jq's own `jq -r EXPR`): without this, click would take
+    `-r` as the expression. Nothing after `--` is touched."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return out + args[i:]
+        if a == "--jq" and i + 2 < len(args) and args[i + 1] in RAW_FLAGS:
+            out += [args[i + 1], a, args[i + 2]]
+            i += 3
+            continue
+        out.append(a)
+        i += 1
+    return out
+
+
 class LazyGroup(click.Group):
     """click's documented lazy-loading group: import a command only when it is used."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, jq_raw_first(list(args)))
 
     def __init__(self, *args, lazy: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)

@@ -26,6 +26,7 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
         from ..services.cold import search_cold
 
         cold = [{"snippet": r["gist"], "source": f"cold:{r['session']}/{r['chunk']}", "score": r["score"],
+                 "chunk_id": r["chunk"], "session_id": r["session"],
                  "recover": f"ctx recover --chunk-id {r['chunk']} --session {r['session']}"}
                 for r in search_cold(home, open_store(home).cold, query, k, None, name)
                 if r["score"] >= min_score and r["score"] > 0]
@@ -75,4 +76,4 @@ def search_cmd(query, k, min_score, embedder, include_cold, jq_expr, table, as_j
     """
     hits = memory_search(query, k, min_score, embedder, include_cold=include_cold)
     emit_listing(hits, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
-                 columns=["score", "source", "snippet"])
+                 columns=["score", "chunk_id", "snippet", "source", "session_id"])

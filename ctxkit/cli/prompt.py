@@ -9,11 +9,11 @@ import click
 from ..backends.tokenizers import annotate
 from ..core.groups import iter_groups
 from ..core.truncate import truncate_groups
-from ..errors import CtxError
+from ..errors import CtxError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source
 from ..services.prompt import build
-from .common import emit_listing, get_home, get_workspace, home_option, workspace_option
+from .common import emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
 from .count import resolve_tokenizer
 
 
@@ -45,9 +45,11 @@ def prompt():
 @click.option("--mode", type=click.Choice(["auto", "interactive", "pipeline", "hook", "server"]),
               help="The Environment section's Mode (config: prompt_mode, auto: interactive on a terminal).")
 @click.option("--no-environment", is_flag=True, help="Leave out the Environment section (cwd, OS, terminal, mode).")
+@report_options
 @workspace_option
 @home_option
-def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder, mode, no_environment):
+def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder, mode, no_environment,
+              jq_expr, table, as_json, table_fmt):
     """Build a lean system prompt: identity, tool names, environment, CONTEXT.md, memory on demand, time.
 
     Static part first (byte-identical while its files are unchanged, so provider prompt
@@ -56,7 +58,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     over --budget: External, memory, tools and environment go first, then the CONTEXT.md view
     and the identity files are shortened (SOUL.md last); --explain says what and why. Files
     marked `<!-- ctx:pinned -->` are never touched (over budget on their own: an error).
-    With --format messages, the history starts with `[Session started: …]` (seed 002).
+    With --format messages, the history starts with `[Session started: …]`.
 
     \b
     Examples:
@@ -116,8 +118,11 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
                  "static": s.static, "note": s.note} for s in p.sections]
         rows.append({"section": "TOTAL", "source": "", "tokens": total, "status": f"budget {budget}",
                      "static": "", "note": ""})
-        emit_listing(rows, table=True, as_json=False)
+        # output contract: JSONL piped, a table on a terminal (-t, --json, --jq as every listing)
+        emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
         return
+    if table or as_json or jq_expr:
+        raise UsageProblem("-t, --json and --jq go with --explain (the prompt itself: --format text|json|messages)")
     if fmt == "text":
         click.echo(text, nl=False)
     elif fmt == "json":

@@ -15,12 +15,12 @@ from ..store.atomic import atomic_write, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
-from .common import note, get_home, home_option
+from .common import note, get_home, home_option, session_prefix
 
 
 @click.command("recover")
 @click.option("--chunk-id", metavar="ID", shell_complete=complete_chunk, help="The chunk to bring back (from a stub or ctx drops).")
-@click.option("--session", metavar="ID", shell_complete=complete_session, help="The chunk's session, when the id is in several.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="The chunk's session, when the id is in several.")
 @click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With --query: how many.")
@@ -35,9 +35,9 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
 
     \b
     Examples:
-      ctx recover --chunk-id c-0042 > back.jsonl
-      ctx recover --chunk-id c-0042 --into kept.jsonl
-      ctx recover --query "refresh token" --limit 3 --min-score 0.4
+      ctx recover --chunk-id c-0005 > back.jsonl
+      ctx recover --chunk-id c-0005 --into kept.jsonl
+      ctx recover --query "dialyzer setup" --limit 3 --min-score 0.4
     """
     if bool(chunk_id) == bool(query):
         raise UsageProblem("give exactly one of --chunk-id or --query")

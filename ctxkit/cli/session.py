@@ -17,7 +17,7 @@ from ..io.jsonl import Source, Writer
 from ..sources.workspace import ContextFile
 from ..store import sessions
 from ..store.backend import open_store
-from .common import note, emit_listing, emit_object, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import note, emit_listing, emit_object, get_home, get_workspace, home_option, jq_option, output_options, workspace_option, session_prefix
 
 
 def all_sessions(home) -> dict:
@@ -39,7 +39,7 @@ def session():
     \b
     Examples:
       ctx session list -t
-      ctx session restore conv-2025-11-09-001 -n 10 > resume.jsonl
+      ctx session list --jq .session_id -r > resume.jsonl
     """
 
 
@@ -66,14 +66,12 @@ def list_(limit, jq_expr, table, as_json, table_fmt):
              **{k: e.get(k) for k in ("message_count", "records", "cold_chunks", "status", "title", "agents",
                                       "primary_files", "tags")}}
             for e in rows]
-    # on a terminal, what tells sessions apart first (a narrow one hides the rightmost columns)
-    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
-                 columns=["session", "ago", "message_count", "status", "title", "started", "last_activity",
-                          "records", "cold_chunks", "agents", "primary_files", "tags"] if rows else None)
+    # on a terminal, what tells sessions apart first: the title before a long (subagent) id
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view="sessions")
 
 
 @session.command("show")
-@click.argument("session_id", shell_complete=complete_session)
+@click.argument("session_id", shell_complete=complete_session, callback=session_prefix)
 @home_option
 def show(session_id):
     """One session's index entry as JSON.
@@ -89,7 +87,7 @@ def show(session_id):
 
 
 @session.command("restore")
-@click.argument("session_id", shell_complete=complete_session)
+@click.argument("session_id", shell_complete=complete_session, callback=session_prefix)
 @click.option("-n", "--limit", "--last", "last_n", type=click.IntRange(min=0), default=10, show_default=True,
               metavar="N", help="How many of the session's last records to print after its state "
                                 "(--last is the old name).")

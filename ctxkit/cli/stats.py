@@ -1,4 +1,4 @@
-"""ctx stats drops|compaction|recovery|suggest: seed 003's tuning workflow, built in."""
+"""ctx stats drops|compaction|recovery|suggest: the tuning workflow (seed 003), built in."""
 from __future__ import annotations
 
 from collections import Counter
@@ -8,12 +8,10 @@ import click
 from ..core.timeutil import parse_since
 from ..errors import CtxError, UsageProblem
 from ..store import logs
-from .common import emit_object, get_home, home_option, jq_option
+from .common import emit_object, get_home, home_option, report_options
 
 since_option = click.option("--since", metavar="WHEN", help="Only events since a duration ago (7d) or an ISO time.")
-def json_option(f):
-    """--json, and --jq EXPR (with -r) on the same result."""
-    return jq_option(click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(f))
+json_option = report_options  # -t/--fmt, --json, --jq EXPR [-r]
 
 
 def _since(since):
@@ -76,7 +74,7 @@ def stats():
 @json_option
 @click.option("--plot", metavar="FILE.png", type=click.Path(dir_okay=False), help="Also draw the score histogram (needs matplotlib).")
 @home_option
-def drops(since, as_json, plot, jq_expr):
+def drops(since, as_json, plot, jq_expr, table, table_fmt):
     """Drop reasons, the relevance-score histogram, tokens saved.
 
     \b
@@ -89,25 +87,26 @@ def drops(since, as_json, plot, jq_expr):
          "score": summary(scores), "tokens_saved": summary([e.get("tokens") or 0 for e in evs])}
     if plot:
         _plot(plot, scores, "relevance score of dropped chunks")
-    if as_json or jq_expr:
-        emit_object(d, as_json=True, jq_expr=jq_expr)
-        return
-    click.echo(f"drops: {d['drops']}")
-    for r, n in sorted(d["reasons"].items(), key=lambda x: -x[1]):
-        click.echo(f"  {r}: {n}")
-    t = d["tokens_saved"]
-    click.echo(f"tokens saved: sum {t['sum']:.0f}, mean {t['mean']}, p50 {t['p50']}, p95 {t['p95']}" if evs else
-               "tokens saved: 0")
-    click.echo("relevance score at drop:")
-    for line in histogram(scores):
-        click.echo("  " + line)
+
+    def human():
+        click.echo(f"drops: {d['drops']}")
+        for r, n in sorted(d["reasons"].items(), key=lambda x: -x[1]):
+            click.echo(f"  {r}: {n}")
+        t = d["tokens_saved"]
+        click.echo(f"tokens saved: sum {t['sum']:.0f}, mean {t['mean']}, p50 {t['p50']}, p95 {t['p95']}" if evs else
+                   "tokens saved: 0")
+        click.echo("relevance score at drop:")
+        for line in histogram(scores):
+            click.echo("  " + line)
+
+    emit_object(d, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=human)
 
 
 @stats.command("compaction")
 @since_option
 @json_option
 @home_option
-def compaction(since, as_json, jq_expr):
+def compaction(since, as_json, jq_expr, table, table_fmt):
     """Compaction runs: tokens before/after, savings, summarizers used, degradations.
 
     \b
@@ -121,18 +120,22 @@ def compaction(since, as_json, jq_expr):
          "events": dict(Counter(e.get("event") for e in evs)), "summarizers": dict(Counter(
              e.get("summarizer") for e in acted if e.get("summarizer"))),
          "degraded": sum(1 for e in evs if e.get("degraded")), "saved": summary(saved)}
-    if as_json or jq_expr:
-        emit_object(d, as_json=True, jq_expr=jq_expr)
-        return
-    for k, v in d.items():
-        click.echo(f"{k}: {v}")
+    emit_object(d, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=lambda: [
+        click.echo(f"{k}: {_text(v)}") for k, v in d.items()])
+
+
+def _text(v) -> str:
+    """A value for people: counts as `a 3, b 1`, no Python reprs."""
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {_text(x)}" for k, x in v.items() if x is not None) or "none"
+    return "none" if v is None else str(v).lower() if isinstance(v, bool) else str(v)
 
 
 @stats.command("recovery")
 @since_option
 @json_option
 @home_option
-def recovery(since, as_json, jq_expr):
+def recovery(since, as_json, jq_expr, table, table_fmt):
     """Recoveries: by method, and the scores the recovered chunks had when dropped.
 
     \b
@@ -143,23 +146,23 @@ def recovery(since, as_json, jq_expr):
     scores = [e["relevance_score_at_drop"] for e in evs if isinstance(e.get("relevance_score_at_drop"), (int, float))]
     d = {"recoveries": len(evs), "methods": dict(Counter(e.get("method") for e in evs)),
          "score_at_drop": summary(scores)}
-    if as_json or jq_expr:
-        emit_object(d, as_json=True, jq_expr=jq_expr)
-        return
-    click.echo(f"recoveries: {d['recoveries']}")
-    for m, n in sorted(d["methods"].items(), key=lambda x: -x[1]):
-        click.echo(f"  {m}: {n}")
-    sc = d["score_at_drop"]
-    click.echo("score at drop: " + (", ".join(f"{k} {v}" for k, v in sc.items() if v is not None) or "none"))
-    for line in histogram(scores):
-        click.echo("  " + line)
+
+    def human():
+        click.echo(f"recoveries: {d['recoveries']}")
+        for m, n in sorted(d["methods"].items(), key=lambda x: -x[1]):
+            click.echo(f"  {m}: {n}")
+        click.echo("score at drop: " + _text(d["score_at_drop"]))
+        for line in histogram(scores):
+            click.echo("  " + line)
+
+    emit_object(d, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=human)
 
 
 @stats.command("suggest")
 @since_option
 @json_option
 @home_option
-def suggest(since, as_json, jq_expr):
+def suggest(since, as_json, jq_expr, table, table_fmt):
     """Propose a relevance_cutoff from the logs: a recovered chunk was dropped wrongly.
 
     The suggestion is the highest cutoff below every wrongly dropped chunk's score
@@ -187,8 +190,6 @@ def suggest(since, as_json, jq_expr):
              "would_still_drop": sum(1 for e in drops_ if e["relevance_score"] <= cut),
              "reason": f"{len(wrong)} of {len(drops_)} drops were recovered later; the lowest scored "
                        f"{min(wrong):.3f}"}
-    if as_json or jq_expr:
-        emit_object(d, as_json=True, jq_expr=jq_expr)
-        return
-    click.echo(f"suggested relevance_cutoff: {d['suggested_cutoff']} (now {d['current_cutoff']})")
-    click.echo(f"based on {d['drops']} drops and {d['wrong_drops']} recoveries: {d['reason']}")
+    emit_object(d, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=lambda: click.echo(
+        f"suggested relevance_cutoff: {d['suggested_cutoff']} (now {d['current_cutoff']})\n"
+        f"based on {d['drops']} drops and {d['wrong_drops']} recoveries: {d['reason']}"))

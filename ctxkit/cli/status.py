@@ -7,11 +7,11 @@ import click
 
 from ..backends.tokenizers import count_records
 from ..core.status import Usage
-from ..errors import ExitStatus
+from ..errors import ExitStatus, UsageProblem
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
 from ..store import logs
-from .common import note, InputRecords, emit_object, get_home, home_option, input_options, jq_option
+from .common import note, InputRecords, emit_object, get_home, home_option, input_options, jq_option, output_options
 from .count import resolve_tokenizer, tokenizer_options
 
 BATCH = 256
@@ -43,12 +43,11 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--notify-if-pct", type=click.FloatRange(min=0), metavar="P",
               help="Exit 3 when usage is at or above P (0.5 = 50%) of the budget.")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
-@click.option("--json", "as_json", is_flag=True, help="JSON output (the default when not on a terminal).")
-@click.option("-t", "--table", is_flag=True, help="Table output (the default on a terminal).")
 @jq_option
+@output_options
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr):
+           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
@@ -61,6 +60,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
       ctx status s.jsonl --notify-if-pct 0.5 || notify-send "compact soon"
       ctx status ~/.claude/projects/x/abc.jsonl --log --json | jq .pct_used
     """
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
     home = get_home()
     cfg = home.config
     tok = resolve_tokenizer(tokenizer, model)
@@ -108,7 +109,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     if jq_expr:
         emit_object(d, as_json=True, jq_expr=jq_expr)
     elif want_table(table, as_json):
-        click.echo(_table(d))
+        click.echo(_table(d, table_fmt))
     else:
         click.echo(json.dumps(d))
     if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
@@ -116,11 +117,11 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 
 
-def _table(d: dict) -> str:
+def _table(d: dict, fmt: str = "simple") -> str:
     rows = [{"part": k, "tokens": d[k], "share": f"{d[k] / d['budget']:.1%}"}
             for k in ("system", "tools", "messages", "summaries", "stubs")]
     rows.append({"part": "total", "tokens": d["total"], "share": f"{d['total'] / d['budget']:.1%}"})
-    out = [render_table(rows, ["part", "tokens", "share"])]
+    out = [render_table(rows, ["part", "tokens", "share"], fmt=fmt)]
     due = "yes" if d["compaction_due"] else "no"
     out.append(f"\nbudget {d['budget']} ({d['available']} available) · {d['records']} records in "
                f"{d['chunks']} chunks · tokenizer {d['tokenizer']}{'' if d['exact'] else ' (approximate)'}")

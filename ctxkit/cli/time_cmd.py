@@ -7,7 +7,7 @@ import click
 from ..core.timeinfo import ago, gap_class, pattern, time_block
 from ..core.timeutil import iso, now, parse_ts
 from ..store import sessions
-from .common import emit_object, get_home, home_option, jq_option
+from .common import emit_object, get_home, home_option, report_options
 
 
 def time_facts(home, ref=None) -> dict:
@@ -31,11 +31,10 @@ def time_facts(home, ref=None) -> dict:
 
 
 @click.command("time")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--now", "now_", metavar="TIME", help="Pretend it is TIME (ISO-8601).")
-@jq_option
+@report_options
 @home_option
-def time_cmd(as_json, now_, jq_expr):
+def time_cmd(now_, jq_expr, table, as_json, table_fmt):
     """Time awareness: now, last interaction, the gap and what to do about it.
 
     Gap classes: < 5 min continue; 5–30 min brief "back to it"; 30 min–2 h re-orient;
@@ -48,5 +47,5 @@ def time_cmd(as_json, now_, jq_expr):
     """
     ref = parse_ts(now_) if now_ else None
     facts = time_facts(get_home(), ref)
-    emit_object(facts, as_json=as_json, jq_expr=jq_expr,
+    emit_object(facts, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt,
                 human=lambda: [click.echo(line) for line in facts["block"]])

@@ -55,17 +55,13 @@ def tools():
 @workspace_option
 @home_option
 def list_(registry, jq_expr, table, as_json, table_fmt):
-    """Tool names (what goes in the prompt), one per line.
+    """Tool names (what goes in the prompt) and their first description line.
 
     \b
     Example:
-      ctx tools list --json | jq -r .name
+      ctx tools list --jq .name -r
     """
     ts = load_tools(registry)
-    if not (table or as_json or jq_expr):
-        for t in ts:
-            click.echo(tool_name(t))
-        return
     rows = [{"name": tool_name(t), "description": (t["function"].get("description") or "").split("\n")[0]}
             for t in ts]
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)

@@ -18,8 +18,7 @@ from .status import budget_options, resolve_budget
 @tokenizer_options
 @budget_options
 @click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Tool-schema registry (JSON/YAML) sent with the request: its tokens come off the budget "
-                   "(seed 002).")
+              help="Tool-schema registry (JSON/YAML) sent with the request: its tokens come off the budget.")
 @click.option("--strategy", type=click.Choice(STRATEGIES),
               help="oldest_first drops the oldest groups; middle_out keeps the first and the newest "
                    "(config: truncation_strategy).")

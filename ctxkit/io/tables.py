@@ -16,8 +16,12 @@ def terminal_width() -> int:
 
 
 def _cell(v, width: int) -> str:
-    if isinstance(v, float):
+    if isinstance(v, bool):  # never Python's True/False
+        s = "true" if v else "false"
+    elif isinstance(v, float):
         s = f"{v:.3f}".rstrip("0").rstrip(".") if v != int(v) or abs(v) < 1 else f"{v:.0f}"
+    elif isinstance(v, list) and all(isinstance(x, (str, int, float)) and not isinstance(x, bool) for x in v):
+        s = ", ".join(map(str, v))  # a list of names or numbers reads as one
     elif isinstance(v, (dict, list)):
         s = json.dumps(v, ensure_ascii=False)
     elif v is None:
@@ -32,7 +36,6 @@ def _cell(v, width: int) -> str:
 ID_COLUMNS = frozenset({"id", "session_id", "chunk_id", "goal_id", "group", "key", "path", "name"})
 _TS = re.compile(r"^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$")
 _SHORT_TS = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2}$")
-PAD = 2  # ... and makes each column at least its header plus two
 
 
 def is_id_column(name: str) -> bool:
@@ -59,40 +62,46 @@ def _overhead(fmt: str, k: int) -> int:
 
 
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
-                 width: int | None = None) -> str:
+                 width: int | None = None, headers: dict[str, str] | None = None) -> str:
     """A table in tabulate's format `fmt` that fits `width` (the terminal): ids are never cut;
-    times show to the minute; columns empty in every row are left out; other columns give way,
-    widest first, and the rightmost are hidden when even that is not enough (a last line names
-    them; --json has everything)."""
+    times show to the minute; columns empty in every row are left out; the columns listed first
+    are the ones that answer the command's question: long values of the others narrow first,
+    then the rightmost columns are hidden (a last line names them; --json has everything), and a
+    header is shortened only when even that is not enough. `headers` renames columns for people."""
+    import tabulate as tabulate_module
     from tabulate import tabulate
 
+    tabulate_module.MIN_PADDING = 0  # a header costs its own length: the widths below are the real ones
     if not rows:
         return "(no rows)"
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     columns = [c for c in columns if any(r.get(c) not in (None, "", [], {}) for r in rows)] or columns[:1]
+    names = [(headers or {}).get(c, c) for c in columns]
+    pad = 0
     width = width or terminal_width()
     full = [[_short_time(_cell(r.get(c), 10_000)) for c in columns] for r in rows]
     ids = [is_id_column(c) for c in columns]  # never cut, never hidden
     fixed = [ids[i] or all(not row[i] or _SHORT_TS.match(row[i]) for row in full)  # + times: never cut
              for i in range(len(columns))]
+    longest = [max(len(row[i]) for row in full) for i in range(len(columns))]
     shown = list(range(len(columns)))
     hidden: list[str] = []
     slack = 0  # what a first rendering showed the overhead estimate missed
     for _ in range(3):
         while True:
-            natural = [max([len(columns[i]) + PAD] + [len(row[i]) for row in full]) for i in shown]
-            # a flexible column narrows to its values' width (a long header is cut), at most 12
-            floors = [n if fixed[i] else min(n, max(6, min(12, max(len(row[i]) for row in full))))
-                      for i, n in zip(shown, natural)]
+            natural = [max(len(names[i]) + pad, longest[i]) for i in shown]
+            # a flexible column narrows to 12 (its header kept whole); only then may a header be cut
+            keep_head = [n if fixed[i] else min(n, max(6, len(names[i]) + pad, min(12, longest[i])))
+                         for i, n in zip(shown, natural)]
+            floors = [n if fixed[i] else min(n, max(6, min(12, longest[i]))) for i, n in zip(shown, natural)]
             room = width - _overhead(fmt, len(shown)) - slack
-            if sum(floors) <= room or len(shown) == 1 or all(ids[i] for i in shown):
+            if sum(keep_head) <= room or len(shown) == 1 or all(ids[i] for i in shown):
                 break
             drop = max(i for i in shown if not ids[i])  # the rightmost column that is not an id
             shown.remove(drop)
             hidden.append(columns[drop])
-        values = [max(f, max(len(row[i]) for row in full)) for i, f in zip(shown, floors)]
-        limits = fit_widths(natural, room, floors, values)
-        heads = [_cut(columns[i], max(1, lim - PAD)) for i, lim in zip(shown, limits)]
+        limits = fit_widths(natural, room, floors, keep_head)
+        heads = [_cut(names[i], max(1, lim - pad)) for i, lim in zip(shown, limits)]
         body = [[_cut(row[i], lim) for i, lim in zip(shown, limits)] for row in full]
         out = tabulate(body, headers=heads, tablefmt=fmt, disable_numparse=True)
         over = max(len(line) for line in out.split("\n")) - width
@@ -108,20 +117,19 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
 
 
 def fit_widths(natural: list[int], total: int, floors: list[int] | int = 6,
-               values: list[int] | None = None) -> list[int]:
-    """Column widths that fit `total`: first headers longer than their values give way (down to
-    the values' width), then the widest columns, none below its floor."""
+               soft: list[int] | None = None) -> list[int]:
+    """Column widths that fit `total`: the widest columns give way first, down to `soft` (values
+    narrowed, headers whole), then down to `floors` (headers may be cut)."""
     widths = list(natural)
     floors = [floors] * len(widths) if isinstance(floors, int) else floors
-    for soft in ([max(v, f) for v, f in zip(values, floors)] if values else None, floors):
-        if soft is None:
+    for level in ([max(a, b) for a, b in zip(soft, floors)] if soft else None, floors):
+        if level is None:
             continue
         while sum(widths) > total:
-            movable = [k for k in range(len(widths)) if widths[k] > soft[k]]
+            movable = [k for k in range(len(widths)) if widths[k] > level[k]]
             if not movable:
                 break
-            i = max(movable, key=lambda k: (widths[k] - soft[k]) if soft is not floors else widths[k])
-            widths[i] -= 1
+            widths[max(movable, key=lambda k: widths[k])] -= 1
     return widths
 
 

@@ -73,7 +73,7 @@ KNOBS: dict[str, Knob] = {
     "tools_registry": Knob(str, "", "tool-schema registry file (default: the workspace's tools.json/yaml)"),
     "prompt_budget": Knob(int, 2000, "token budget of ctx prompt build; the prompt is never over it"),
     "identity_tokens": Knob(int, 200, "SOUL.md and USER.md are condensed to about this many tokens each in the prompt "
-                                      "(seed 000; 0 keeps them whole)"),
+                                      "(0 keeps them whole)"),
     "prompt_mode": Knob(str, "auto", "the Environment section's Mode: auto (interactive on a terminal, else "
                                      "pipeline) | interactive | pipeline | hook | server",
                         ("auto", "interactive", "pipeline", "hook", "server")),
@@ -84,10 +84,8 @@ KNOBS: dict[str, Knob] = {
     "age_out_hours": Knob(float, 24.0, "completed goals leave the prompt after this many hours (they stay in the file)"),
     "context_max_age_hours": Knob(float, 24.0, "ctx reflect refreshes a CONTEXT.md older than this"),
     "summary_every_messages": Knob(int, 15, "ctx maintain refreshes the summary every N new messages"),
-    "cluster_every_messages": Knob(int, 50, "ctx maintain compacts clusters of similar chunks every N new messages "
-                                            "(seed 004)"),
-    "archive_every_messages": Knob(int, 100, "ctx maintain archives the session's CONTEXT.md every N new messages "
-                                             "(seed 004)"),
+    "cluster_every_messages": Knob(int, 50, "ctx maintain compacts clusters of similar chunks every N new messages"),
+    "archive_every_messages": Knob(int, 100, "ctx maintain archives the session's CONTEXT.md every N new messages"),
     "observe_trigger_pct": Knob(float, 0.80, "ctx maintain writes an observation at this share of the budget"),
     # logging
     "log_path": Knob(str, "", "log directory (default: $CTX_HOME/logs)"),
@@ -255,7 +253,7 @@ def load_file(path: str) -> dict[str, Any]:
         import click
 
         for n in notes:
-            click.echo(f"ctx: note: {n} (seed 003's upper-case name)", err=True)
+            click.echo(f"ctx: note: {n} (the upper-case spelling of a knob is accepted)", err=True)
     return out
 
 
