@@ -6,31 +6,24 @@ import click
 from ..errors import CtxError, UsageProblem
 from .common import emit_listing, get_home, home_option, jq_option, note, output_options
 
-SETUP = """
-\b
-The embedded store (files under $CTX_HOME) is the default. To share one store across machines:
-\b
-  1. an owner role creates the schema once:
-       CTX_STORE_URL=postgresql://ctx_owner@db.example/ctx?sslmode=verify-full ctx store init
-  2. one login role per project, limited to its rows by row-level security:
-       ctx store grant-sql agents_a project-a | psql "postgresql://ctx_owner@db.example/ctx"
-  3. every machine of that project:
-       export CTX_STORE_URL='postgresql://agents_a@db.example/ctx?sslmode=verify-full'
-       export CTX_STORE_PROJECT=project-a      # or store / store_project in config.yaml
-     The password comes from PGPASSWORD or ~/.pgpass (libpq's usual variables: PGHOST,
-     PGSSLMODE, PGSSLROOTCERT, …); ctx never prints it.
-  4. move what a machine already has:  ctx store migrate --to "$CTX_STORE_URL"
-     and back:                          ctx store migrate --to embedded
-
-Not on the shared store yet (refused there, never written locally): memory search, observe,
-reflect, maintain, reset. More in docs/store.md.
-"""
 
-
-@click.group("store", help="The store ctx keeps its data in: embedded files (default) or a shared PostgreSQL.\n"
-                           + SETUP)
+@click.group("store")
 def store():
-    pass
+    """The store ctx keeps its data in: files under $CTX_HOME (the default) or a shared PostgreSQL.
+
+    Set `store: postgresql://USER@HOST/DB?sslmode=verify-full` in config.yaml (or CTX_STORE_URL) and
+    `store_project` (or CTX_STORE_PROJECT) on every machine of a project; the password comes from
+    PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The database's owner
+    runs `ctx store init` once; `ctx store grant-sql ROLE PROJECT` prints the SQL for a login role that
+    row-level security keeps to its project's rows; `ctx store migrate` moves a home's data in and out
+    exactly. Not on the shared store yet (refused there, never written to local files): memory search,
+    observe, reflect, maintain, reset. Step by step: docs/store.md.
+
+    \b
+    Examples:
+      ctx store check
+      ctx store grant-sql agents_a project-a > grant.sql
+    """
 
 
 def _pg(url: str | None):
@@ -143,7 +136,7 @@ def grant_sql(role, project, schema):
 
     \b
     Example:
-      ctx store grant-sql agents_a project-a | psql "$OWNER_URL"
+      ctx store grant-sql agents_a project-a > grant.sql
     """
     from ..store.pg_schema import grant_sql as sql
 
