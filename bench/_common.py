@@ -10,10 +10,29 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = ROOT / "bench" / "data"
+# CTX_BENCH_SMOKE=1: every benchmark runs once on tiny inputs (sizes / 100, one corpus file, one
+# repeat, no model summarizer), in its own data directory: the test suite runs them so a benchmark
+# never rots unnoticed. Its numbers mean nothing.
+SMOKE = os.environ.get("CTX_BENCH_SMOKE", "") not in ("", "0")
+DATA = Path(os.environ["CTX_BENCH_DATA"]) if os.environ.get("CTX_BENCH_DATA") else \
+    ROOT / "bench" / ("data/smoke" if SMOKE else "data")
 CORPUS = ROOT.parent / "shared" / "corpus"
 PY = sys.executable
 ENV = dict(os.environ, CTX_HOME=str(DATA / "home"), PYTHONPATH=str(ROOT))
+
+
+def pick(normal, smoke):
+    """`normal`, or `smoke` in a smoke run."""
+    return smoke if SMOKE else normal
+
+
+def corpus_files(smoke_n: int = 1) -> list[Path]:
+    """The corpus sessions (the bundled example if shared/ is absent); the smallest in a smoke run."""
+    files = sorted(p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj")) \
+        if CORPUS.exists() else sorted((ROOT / "examples").glob("*.jsonl"))
+    if SMOKE:
+        files = sorted(files, key=lambda p: p.stat().st_size)[:smoke_n]
+    return files
 
 
 def corpus_records() -> list[dict]:
@@ -21,10 +40,8 @@ def corpus_records() -> list[dict]:
     from ctxkit.io.adapters import open_records
     from ctxkit.io.jsonl import Source
 
-    files = sorted(p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj")) \
-        if CORPUS.exists() else sorted((ROOT / "examples").glob("*.jsonl"))
     out = []
-    for f in files:
+    for f in corpus_files(smoke_n=3):
         out.extend(open_records(Source(str(f))))
     return out
 
@@ -32,6 +49,9 @@ def corpus_records() -> list[dict]:
 def build_session(target_tokens: int | None = None, target_bytes: int | None = None, name: str = "s") -> Path:
     """Repeat corpus sessions under fresh ids until the target size; cached in bench/data."""
     DATA.mkdir(parents=True, exist_ok=True)
+    if SMOKE:
+        target_tokens = target_tokens and max(2000, target_tokens // 100)
+        target_bytes = target_bytes and max(20_000, target_bytes // 100)
     key = f"{name}-{target_tokens or 0}-{target_bytes or 0}.jsonl"
     path = DATA / key
     if path.exists():
@@ -60,7 +80,7 @@ def build_session(target_tokens: int | None = None, target_bytes: int | None = N
 def timed(cmd: list[str], stdin=None, repeat: int = 1) -> float:
     """Best wall time of `repeat` runs, in seconds."""
     best = float("inf")
-    for _ in range(repeat):
+    for _ in range(pick(repeat, 1)):
         t = time.perf_counter()
         subprocess.run(cmd, stdin=stdin if stdin is None else open(stdin), stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, env=ENV, check=True)

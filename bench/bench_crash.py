@@ -19,10 +19,10 @@ import subprocess
 import tempfile
 import time
 
-from _common import CORPUS, PY, ROOT
+from _common import CORPUS, PY, ROOT, pick
 
-KILLS_DROP, KILLS_CONTEXT, ROUND_TRIPS = 33, 53, 60
-SESSION = "claude-code_spotter_fa812bfe_session.jsonl"
+KILLS_DROP, KILLS_CONTEXT, ROUND_TRIPS = pick((33, 53, 60), (2, 2, 2))
+SESSION = pick("claude-code_spotter_fa812bfe_session.jsonl", "claude-code_spotter_491e126e_session.jsonl")
 
 
 def ctx(args, home, stdin=None, **kw):

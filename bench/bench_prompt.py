@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import time
 
-from _common import DATA, ENV, PY, timed
+from _common import DATA, ENV, PY, pick, timed
 
 SOUL = "\n".join(f"- Principle {i}: be direct, concise and honest; prefer tools over guessing; cite files." for i in range(18))
 USER = "\n".join(f"- Preference {i}: Marco likes short answers, Elixir, Rust and local models on his 3B box." for i in range(20))
@@ -68,7 +68,7 @@ def main() -> None:
     shutil.rmtree(big, ignore_errors=True)
     big.mkdir(parents=True)
     (big / "MEMORY.md").write_text("\n".join(f"- Fact {i}: component {i % 97} talks to service {i % 31} over port {8000 + i % 50}"
-                                             for i in range(10_000)) + "\n")
+                                             for i in range(pick(10_000, 200))) + "\n")
     from ctxkit.backends.embedders import KeywordEmbedder, MiniLMEmbedder
     from ctxkit.sources.memory import search
     from ctxkit.store.embcache import EmbeddingCache

@@ -37,7 +37,7 @@ def test_compact_extractive_on_corpus_writes_summary_and_context(ctx_home):
     assert len(C.files_of(parsed.sections["Files"])) == 30
     assert "<think" not in text.lower()
     ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
-    assert ev["event"] == "compaction" and ev["tokens_after"] < ev["tokens_before"] and ev["summarizer"] == "extractive"
+    assert ev["event"] == "compaction_triggered" and ev["tokens_after"] < ev["tokens_before"] and ev["summarizer"] == "extractive"
     assert ev["groups_summarized"] > 0 and "duration_s" in ev
 
 

@@ -26,7 +26,7 @@ def test_config_reports_every_problem_ranges_and_cross_rules(ctx_home, tmp_path)
     p.write_text("relevance_cutoff: 1.5\nnope: 3\nmax_tokens: x\nrelevance_keep: 0.2\n")
     res = run("config", "validate", p)
     assert res.code == 1
-    for want in (f"{p}:1: relevance_cutoff must be between 0.0 and 1.0, got 1.5", f"{p}:2: unknown key 'nope'",
+    for want in (f"{p}:1: relevance_cutoff must be between 0 and 1, got 1.5", f"{p}:2: unknown key 'nope'",
                  f"{p}:3: max_tokens must be an integer"):
         assert want in res.stderr
     p.write_text("relevance_cutoff: 0.5\nrelevance_keep: 0.2\n")

@@ -202,32 +202,6 @@ def test_fish_completion_for_real(tmp_path):
     assert names[0] == "cold-storage" and {"search", "show", "stats"} <= set(names)
 
 
-def test_cron_lines_work_under_crons_environment(tmp_path):
-    """Each job line, run as cron runs it: /bin/sh, `env -i`, the file's own variables."""
-    cron = open(os.path.join(ROOT, "examples", "cron", "crontab")).read()
-    session = tmp_path / "session.jsonl"
-    session.write_text(open(os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")).read())
-    ctx = os.path.join(os.path.dirname(PY), "ctx")
-    assert os.path.exists(ctx)
-    jobs = [ln for ln in cron.splitlines() if ln and not ln.startswith("#") and "=" not in ln.split()[0]]
-    assert len(jobs) == 3
-    logger = tmp_path / "logger"
-    logger.write_text("#!/bin/sh\necho \"NOTIFY $*\" >> " + str(tmp_path / "notified") + "\n")
-    logger.chmod(0o755)
-    for max_tokens, expect_notify in (("1000000", False), ("12000", True)):
-        for job in jobs:
-            cmd = " ".join(job.split()[5:])
-            env = {"HOME": str(tmp_path), "CTX": ctx, "SESSION": str(session), "CTX_HOME": str(tmp_path / "h"),
-                   "PATH": f"{tmp_path}:/usr/bin:/bin", "CTX_MAX_TOKENS": max_tokens, "CTX_RESERVE_TOKENS": "0",
-                   "TIKTOKEN_CACHE_DIR": str(tmp_path / "tk")}
-            p = subprocess.run(["env", "-i", *[f"{k}={v}" for k, v in env.items()], "/bin/sh", "-c", cmd],
-                               capture_output=True, text=True)
-            assert p.returncode == 0, (cmd, p.stderr)
-            assert p.stdout == "" and p.stderr == "", (cmd, p.stdout, p.stderr)  # cron mails nothing
-        notified = (tmp_path / "notified").exists() and "compact soon" in (tmp_path / "notified").read_text()
-        assert notified == expect_notify
-
-
 def test_jq_on_every_reporting_command_with_jqs_exit_codes(tmp_path, ctx_home):
     src = os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")
     assert run("status", src, "--jq", ".records", "-r").stdout.strip() == "36"

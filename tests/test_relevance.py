@@ -47,7 +47,9 @@ def test_score_formula_recency_decreases_with_age():
     out = [r for r in scored(SESSION, "--now", "2026-01-01T06:00:00Z").records() if r["kind"] == "message"]
     for r in out:
         p = r["score_parts"]
-        assert r["score"] == pytest.approx(0.6 * p["similarity"] + 0.2 * p["recency"] + 0.1 * p["importance"], abs=1e-3)
+        raw = (0.2 * p["similarity"] + 0.1 * p["recency"] + 0.05 * p["importance"] + 0.6 * p["working_set"]
+               ) - 0.2 * p["superseded"]   # the default weights add up to 0.95
+        assert r["score"] == pytest.approx(min(1.0, max(0.0, raw)), abs=1e-3)
     rec_by_id = {r["id"]: r["score_parts"]["recency"] for r in out}
     assert rec_by_id["m1"] == pytest.approx(math.exp(-6 / 6), abs=1e-3)
     assert rec_by_id["m5"] == pytest.approx(1.0)
@@ -72,7 +74,7 @@ def test_no_timestamps_recency_from_position():
 def test_weights_and_half_life_come_from_config(ctx_home):
     ctx_home.mkdir(parents=True)
     (ctx_home / "config.yaml").write_text("similarity_weight: 0\nrecency_weight: 1\nimportance_weight: 0\n"
-                                          "half_life_hours: 2\n")
+                                          "half_life_hours: 2\nworking_set_weight: 0\nsuperseded_weight: 0\n")
     out = [r for r in scored(SESSION).records() if r["kind"] == "message"]
     assert out[0]["score"] == pytest.approx(math.exp(-6 / 2), abs=1e-3)
 
@@ -140,6 +142,9 @@ def drop_stream(extra=(), recs=SESSION, now="2026-01-01T06:00:00Z"):
 
 
 def test_drop_keeps_summarizes_drops_and_writes_cold_storage(ctx_home):
+    ctx_home.mkdir(parents=True, exist_ok=True)   # similarity-led weights, so the three bands are all used
+    (ctx_home / "config.yaml").write_text("similarity_weight: 0.6\nrecency_weight: 0.2\nimportance_weight: 0.1\n"
+                                          "working_set_weight: 0\nsuperseded_weight: 0\n")
     res = drop_stream(("--cutoff", "0.25", "--keep", "0.7"))
     assert res.code == 0, res.stderr
     out = res.records()

@@ -80,6 +80,8 @@ class MiniLMEmbedder:
         if rest and self.cache:
             found.update(self.cache.get_many(self.model_id, rest))
         missing = [i for i, h in enumerate(hashes) if h not in found]
+        if self.progress and len(hashes) > len(missing):
+            self.progress(len(hashes) - len(missing))  # cached texts count as done
         if missing:
             todo = [texts[i] for i in missing]
             vecs = self._encode(todo)
@@ -116,7 +118,7 @@ class MiniLMEmbedder:
         import numpy as np
 
         if self.engine:
-            parts, step = [], 256
+            parts, step = [], _slice(len(texts))
             for start in range(0, len(texts), step):
                 parts.append(self.engine.encode(list(texts[start:start + step])))
                 if self.progress:
@@ -125,7 +127,7 @@ class MiniLMEmbedder:
 
         # Large slices: sentence-transformers sorts each call's texts by length, which
         # saves padding; small calls would lose that (and the progress bar needs only a few ticks).
-        step = 1024
+        step = _slice(len(texts))
         parts = []
         for start in range(0, len(texts), step):
             parts.append(self.model.encode(list(texts[start:start + step]), batch_size=64,
@@ -158,6 +160,12 @@ class KeywordEmbedder:
         if not query.strip():
             return [0.0] * sum(1 for _ in texts)
         return normalized(bm25_scores(query, texts))
+
+
+def _slice(n: int) -> int:
+    """Texts per model call: big enough to batch (and sort by length), small enough that a
+    progress bar moves about ten times."""
+    return max(32, min(256, -(-n // 10)))
 
 
 def get_embedder(name: str, cache=None, progress=None, loading=None):

@@ -227,6 +227,29 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
+class Share(click.ParamType):
+    """A share of the budget, given as a fraction (0.5) or a percent (50 or 50%): both mean half.
+
+    Values up to 1 are fractions, values above 1 (up to 100) percents."""
+
+    name = "share"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        pct = text.endswith("%")
+        try:
+            v = float(text.rstrip("%").strip())
+        except ValueError:
+            self.fail(f"{value!r} is not a share: give a fraction (0.5) or a percent (50 or 50%)", param, ctx)
+        if pct or v > 1:
+            v = v / 100
+        if not 0 <= v <= 1:
+            self.fail(f"{value!r} is out of range: a fraction 0-1 or a percent 0-100", param, ctx)
+        return v
+
+
 def known_sessions(home) -> set[str]:
     """Every session ctx knows of: the session index and cold storage."""
     from ..store import sessions

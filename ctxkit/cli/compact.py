@@ -11,7 +11,7 @@ from ..core.context_md import render
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.compaction import Options, compact_stream
-from .common import note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
+from .common import Share, note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
 
@@ -19,12 +19,17 @@ from .status import budget_options, resolve_budget
 def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_path=None, force=False,
                         dry_run=False) -> Options:
     name = cfg.get("summarizer", summarizer)
+    # summary_model: a GGUF file (llama) or a model name (sent to the OpenAI-compatible endpoint)
+    configured = cfg.get("summary_model") or ""
+    is_file = configured.endswith(".gguf") or (configured and os.path.isfile(os.path.expanduser(configured)))
+    gguf = os.path.expanduser(configured) if is_file else None
+    model_name = configured if configured and not is_file else ""
     return Options(
         budget=budget, trigger_pct=cfg.get("compaction_trigger_pct", trigger),
         preserve_ratio=cfg.get("recent_preserve_ratio"), summarizer=name, force=force, dry_run=dry_run,
         target_tokens=cfg.get("summary_target_tokens"),
-        model_path=model_path or cfg.get("summary_model") or None, timeout_s=cfg.get("summary_timeout_s"),
-        openai={"base_url": cfg.get("openai_base_url"), "model": cfg.get("openai_model"),
+        model_path=model_path or gguf or None, timeout_s=cfg.get("summary_timeout_s"),
+        openai={"base_url": cfg.get("openai_base_url"), "model": cfg.get("openai_model") or model_name,
                 "api_key": os.environ.get(cfg.get("openai_api_key_env") or "") or None})
 
 
@@ -32,8 +37,9 @@ def options_from_config(cfg, budget: int, trigger=None, summarizer=None, model_p
 @input_options
 @click.option("--tokenizer", metavar="NAME", help="cl100k_base, o200k_base, approx, gguf[:PATH] (config: tokenizer).")
 @budget_options
-@click.option("--trigger", type=click.FloatRange(0, 10), metavar="P",
-              help="Act only when usage >= P of the budget (config: compaction_trigger_pct, 0.5).")
+@click.option("--trigger", type=Share(), metavar="P",
+              help="Act only when usage >= P of the budget: a fraction (0.5) or a percent (50, 50%); "
+                   "values above 1 are percents (config: compaction_trigger_pct, 0.5).")
 @click.option("--force", "--now", "force", is_flag=True, help="Compact now, whatever the usage (--now is another name for it).")
 @click.option("--summarizer", type=click.Choice(["extractive", "llama", "openai"]),
               help="extractive (default, no model), llama (a GGUF via llama-cpp-python), openai (an endpoint).")

@@ -133,22 +133,34 @@ def _archive(home, ctx_file: ContextFile) -> str | None:
 
 
 @context.command("archive")
+@click.option("--title", metavar="TEXT", help="Also keep it as a long-term memory entry under this title "
+                                               "(observations/…_archive_TITLE.md: found by ctx memory search).")
 @workspace_option
 @home_option
-def archive():
+def archive(title):
     """Copy CONTEXT.md into $CTX_HOME/archive/ and print the copy's path.
 
+    With --title, the session's task, decisions, facts and outcomes also become a
+    long-term memory entry in the workspace's observations/ (its path printed too), so
+    `ctx memory search` finds them after CONTEXT.md is cleared.
+
     \b
-    Example:
+    Examples:
       ctx context archive && ctx context clear --no-archive
+      ctx context archive --title "JWT auth with RS256"
     """
     from .common import get_home
 
-    dest = _archive(get_home(), ContextFile(get_workspace()))
+    cf = ContextFile(get_workspace())
+    dest = _archive(get_home(), cf)
     if dest is None:
         note("ctx: no CONTEXT.md to archive")
         return
     click.echo(dest)
+    if title:
+        from ..services.memory import archive_fragment
+
+        click.echo(archive_fragment(get_workspace(), cf.read(), title))
 
 
 @context.command("clear")

@@ -25,7 +25,11 @@ DEFAULT_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md", "TOOLS.md", "USER.md")
 @workspace_option
 @home_option
 def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
-    """Exact and near-duplicate passages across files, with the tokens each wastes per turn.
+    """Exact and near-duplicate passages across files, with the tokens the copies waste per turn.
+
+    One row per passage said more than once: `a` is its first place (keep it), `b` the
+    next, `places` every place, `copies` how many extra. Only the copies count as waste,
+    so the total never exceeds what the files hold.
 
     Without FILES: SOUL.md, AGENTS.md, MEMORY.md, TOOLS.md and USER.md in the workspace.
 
@@ -55,11 +59,14 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
 
         similarity = lambda ts: cosine_matrix(home, ts)  # noqa: E731
     rows = duplicates(texts, threshold, similarity)
-    for r in rows:
-        r["tokens_wasted_per_turn"] = tok.count(r["text"]) if r["kind"] == "exact" else \
-            int(tok.count(r["text"]) * r["similarity"])
+    for r in rows:  # what the copies cost every turn (the first place is kept)
+        r["tokens_wasted_per_turn"] = sum(tok.count(t) if sim >= 1.0 else int(tok.count(t) * sim)
+                                          for t, sim in r.pop("copy_texts"))
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
-                 columns=["a", "b", "kind", "similarity", "tokens_wasted_per_turn", "text"] if rows else None)
+                 columns=["a", "b", "copies", "kind", "similarity", "tokens_wasted_per_turn", "text"]
+                 if rows else None)
     if rows:
         total = sum(r["tokens_wasted_per_turn"] for r in rows)
-        note(f"ctx: {len(rows)} duplicate passage(s), about {total} tokens wasted per turn")
+        copies = sum(r["copies"] for r in rows)
+        note(f"ctx: {len(rows)} passage(s) said more than once ({copies} extra cop{'ies' if copies != 1 else 'y'}), "
+             f"about {total} tokens wasted per turn")

@@ -10,7 +10,7 @@ from .completion import complete_session
 from ..core.timeutil import parse_since
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
-from ..services.dropping import commit, drop_stream
+from ..services.dropping import Budget, commit, drop_stream
 from ..store import logs
 from ..store.cold import check_id
 from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options, session_prefix
@@ -20,38 +20,62 @@ from .count import resolve_tokenizer
 @click.command("drop")
 @input_options
 @click.option("--cutoff", type=click.FloatRange(0, 1), help="Drop chunks scoring at or below this "
-              "(config: relevance_cutoff, 0.3).")
+              "(config: relevance_cutoff, 0.2).")
 @click.option("--keep", "keep_at", type=click.FloatRange(0, 1), help="Keep chunks scoring at or above this; "
-              "those in between are flagged `summarize` (config: relevance_keep, 0.7).")
+              "those in between are shrunk or flagged `summarize` (config: relevance_keep, 0.5).")
 @click.option("--min-keep", type=click.IntRange(min=0), help="Never drop the newest N chunks "
               "(config: min_chunks_to_keep, 5).")
+@click.option("--free", "free", type=click.FloatRange(0, 1), metavar="FRACTION",
+              help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
+              "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
+              "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
+              "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE.")
+@click.option("--to-tokens", type=click.IntRange(min=0), metavar="N",
+              help="Like --free, down to N tokens (the stream's tokens after the drop).")
+@click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs instead of keeping or "
+              "flagging them whole (config: shrink_outputs, on). A shrunk output keeps its head, its tail and "
+              "the lines naming what is in play; the whole chunk goes to cold storage first.")
 @click.option("--dry-run", is_flag=True, help="Print each chunk's decision instead; change nothing.")
 @click.option("-t", "--table", is_flag=True, help="With --dry-run: a table (default on a terminal).")
 @home_option
-def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
+def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, shrink, dry_run, table):
     """Move low-relevance chunks to cold storage; a one-line stub takes each one's place.
 
     Reads scored records (run `ctx score` first). KEEP at or above --keep, DROP at or
-    below --cutoff, SUMMARIZE (flag for ctx compact) in between. Always kept: the newest
-    --min-keep chunks, system records, pinned/important chunks. A dropped chunk is written
-    and fsynced to cold-storage/SESSION/CHUNK.jsonl before its stub is printed.
+    below --cutoff; in between, chunks with large tool outputs are SHRUNK (the output keeps
+    its head, tail and the lines naming what is in play, and says how to get the rest back)
+    and the others flagged SUMMARIZE (for ctx compact). With --free or --to-tokens the cut
+    comes from the score distribution instead, to free that much. Always kept: the newest
+    --min-keep chunks, system records, pinned/important chunks. A dropped or shrunk chunk is
+    written whole and fsynced to cold-storage/SESSION/CHUNK.jsonl before its stub or shrunk
+    form is printed; `ctx recover --chunk-id ID` gives it back exactly.
 
     \b
     Examples:
+      ctx import s.jsonl | ctx score | ctx drop --free 0.5 > kept.jsonl
       ctx import s.jsonl | ctx score --query "fix the JWT refresh bug" | ctx drop > kept.jsonl
       ctx score s.jsonl -q "refresh token" | ctx drop --dry-run -t
     """
     home = get_home()
     cfg = home.config
+    budget_keep = keep_at   # with a budget, only an explicit --keep fences chunks off
     cutoff = cfg.get("relevance_cutoff", cutoff)
     keep_at = cfg.get("relevance_keep", keep_at)
     if cutoff > keep_at:
-        raise UsageProblem(f"--cutoff {cutoff} is above --keep {keep_at}")
+        if budget_keep is not None:
+            raise UsageProblem(f"--cutoff {cutoff} is above --keep {keep_at}")
+        keep_at = cutoff   # a --cutoff above the configured keep: nothing is left to shrink or flag
+    if free is not None and to_tokens is not None:
+        raise UsageProblem("--free and --to-tokens cannot be used together")
     min_keep = cfg.get("min_chunks_to_keep", min_keep)
+    shrink = cfg.get("shrink_outputs", shrink)
+    budget = Budget(free, to_tokens) if (free is not None or to_tokens is not None) else None
+    if budget is not None:
+        keep_at = budget_keep if budget_keep is not None else 1.01
     # the output goes to a temporary file and out whole at the end: a failing drop prints nothing
     with tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
         run = drop_stream(home, InputRecords(file, from_, skip_invalid), resolve_tokenizer(None, None), cutoff,
-                          keep_at, min_keep, Writer(pending), dry_run)
+                          keep_at, min_keep, Writer(pending), dry_run, budget, shrink)
         if dry_run:
             emit_listing(run.rows, table=table, as_json=False)
             return
@@ -61,8 +85,8 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, dry_run, table):
         pending.seek(0)
         _copy_out(pending)
     commit(home, run, file, cutoff, keep_at, min_keep)
-    note(f"ctx: dropped {run.dropped} of {run.total} chunks to cold storage, flagged {run.summarized} to "
-         f"summarize; {run.before} -> {run.after} tokens")
+    note(f"ctx: dropped {run.dropped} of {run.total} chunks to cold storage, shrunk {run.shrunk}, flagged "
+         f"{run.summarized} to summarize; {run.before} -> {run.after} tokens")
 
 
 def _copy_out(src) -> None:

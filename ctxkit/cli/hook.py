@@ -171,7 +171,7 @@ def session_context(home, cwd: str | None, source: str = "startup", session: str
     block = tf["block"]
     if ctx is None or source == "clear":  # no state to review: say so, never point at a file that is not there
         block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
-                 for x in block]
+                 for x in block if not (source == "clear" and x.startswith("Last session:"))]
     parts.append("## Time\n" + "\n".join(f"- {x}" for x in block))
     if source != "compact":
         when = last_session_time(home)

@@ -185,7 +185,16 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
         from ..sources.workspace import ContextFile
         from ..store.session_state import archive_context
 
-        dest = archive_context(home, ContextFile(get_workspace()))
+        from ..store.session_state import may_replace_workspace
+
+        cf = ContextFile(get_workspace())
+        owner = cf.read().state.get("session") if cf.exists() else None
+        # only this session's CONTEXT.md (or nobody's): never another session's working state
+        dest = archive_context(home, cf) if cf.exists() and may_replace_workspace(cf.read(), session) else None
+        if cf.exists() and not dest:
+            events.append({"event": "archive_skipped", "reason": f"the workspace's CONTEXT.md is session {owner}'s",
+                           "messages": len(records)})
+            st["archived_at"] = len(records)
         if dest:
             events.append({"event": "archive", "path": dest, "messages": len(records)})
             st["archived_at"] = len(records)

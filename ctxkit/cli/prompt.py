@@ -12,7 +12,7 @@ from ..core.truncate import truncate_groups
 from ..errors import CtxError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source
-from ..services.prompt import build
+from ..services.prompt import build, identity_lines
 from .common import emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
 from .count import resolve_tokenizer
 
@@ -85,7 +85,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     if query:
         from .memory import memory_search
 
-        hits = memory_search(query, 10, 0.0, embedder)
+        hits = memory_search(query, 10, cfg.get("memory_min_score"), embedder)
     from .time_cmd import time_facts
 
     tf = time_facts(home)
@@ -106,7 +106,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
               tool_names=tool_names, memory_hits=hits, memory_budget=cfg.get("memory_budget"),
               time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
               context_view_tokens=cfg.get("context_view_tokens"), environment=env,
-              identity_tokens=cfg.get("identity_tokens"),
+              identity_tokens=cfg.get("identity_tokens"), identity=identity_lines(cfg.get("model"), ws),
               bound=counts.upper_bound if fmt == "text" and not explain else None)
     from ..store import redaction
 

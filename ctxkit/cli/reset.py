@@ -13,9 +13,10 @@ from .common import note, get_home, home_option
 @click.option("--force", is_flag=True, help="Really delete; without it, only say what would go.")
 @home_option
 def reset(force):
-    """Delete logs, cold storage and caches under the ctx home.
+    """Delete logs, cold storage, caches and the maintain/hook state under the ctx home.
 
-    config.yaml and workspaces are kept. Without --force nothing is deleted
+    config.yaml, workspaces and sessions' CONTEXT.md are kept. After a reset, `ctx
+    maintain` and the hooks start afresh (they no longer remember what they did). Without --force nothing is deleted
     and the command exits 2 after listing what would be.
 
     \b
@@ -35,6 +36,11 @@ def reset(force):
         for p in paths:
             note(f"would delete {p}")
         raise UsageProblem("refusing to delete without --force")
+    import os
+
     for p in paths:
-        shutil.rmtree(p)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p)
+        else:
+            os.unlink(p)
         note(f"deleted {p}")

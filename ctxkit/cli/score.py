@@ -8,7 +8,7 @@ from ..core.timeutil import parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, score_stream
-from .common import note, InputRecords, get_home, home_option, input_options
+from .common import note, InputRecords, emit_listing, get_home, home_option, input_options
 from .progress import progress_bar
 
 
@@ -25,28 +25,40 @@ def make_embedder(home, name: str, n_texts: int):
 @click.command("score")
 @input_options
 @click.option("--query", "-q", metavar="TEXT", help="What the agent is working on now.")
-@click.option("--query-from", type=click.Choice(["last-user"]),
-              help="Take the query from the newest user message in the stream.")
+@click.option("--query-from", type=click.Choice(["focus", "last-user"]), default="focus", show_default=True,
+              help="Without --query: `focus` scores against what the agent is doing (the latest real "
+              "request, the open plan item, its last stated intention, the files in play); `last-user` "
+              "against the newest user request, or the focus when that carries no content "
+              "(\"continue\", \"ok\").")
+@click.option("--explain", is_flag=True, help="Print one row per chunk instead: its score, each signal and "
+              "why (the terms in play it names, what superseded it).")
+@click.option("-t", "--table", is_flag=True, help="With --explain: a table (default on a terminal).")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
               help="minilm (sentence-transformers, offline) or keyword (BM25, no model). Config: embedder.")
 @click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601), for reproducible runs.")
 @click.option("--auto-recover", is_flag=True,
               help="Bring back cold chunks of these sessions whose similarity passes auto_recover_min_score.")
 @home_option
-def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_recover):
-    """Score every chunk's relevance to the query and write `score`, `score_parts` on its records.
+def score(file, from_, skip_invalid, query, query_from, explain, table, embedder, now_, auto_recover):
+    """Score every chunk's relevance to what the agent will need and write `score`,
+    `score_parts` on its records.
 
     score = similarity_weight·similarity + recency_weight·exp(-age_hours/half_life_hours)
-    + importance_weight·importance (weights, half-life from config). Records without
-    timestamps get recency from their position. Embeddings are cached by
-    (model, sha256 of text), so rescoring a growing session only embeds what is new.
+    + importance_weight·importance + working_set_weight·working_set
+    - superseded_weight·superseded, clamped to [0, 1] (weights, half-life from config).
+    working_set: the chunk names a file written or edited recently, a file or id of the open
+    plan item or request, an open error, or an identifier of the last turns (a term few
+    chunks name counts most). superseded: every file the chunk read was read again or
+    rewritten later. Records without timestamps get recency from their position. Embeddings
+    are cached by (model, sha256 of text), so rescoring a growing session only embeds what is
+    new.
 
     \b
     Examples:
       ctx import s.jsonl | ctx score --query "fix the JWT refresh bug" | ctx drop > kept.jsonl
       ctx score s.jsonl --query-from last-user --embedder keyword | jq -c '{id, score}'
     """
-    if query and query_from:
+    if query and query_from != "focus":
         raise UsageProblem("--query and --query-from cannot be used together")
     home = get_home()
     cfg = home.config
@@ -56,7 +68,6 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
         if when is None:
             raise UsageProblem(f"--now: not an ISO-8601 time: {now_!r}")
     name = cfg.get("embedder", embedder)
-    query = None if query_from == "last-user" else query
     records = InputRecords(file, from_, skip_invalid)
     if auto_recover:  # recovery splices chunks into the stream: it needs the query and the list first
         records = [r for r in records if not is_score_event(r)]
@@ -65,7 +76,10 @@ def score(file, from_, skip_invalid, query, query_from, embedder, now_, auto_rec
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
         records = _auto_recover(home, records, q, name, cfg.get("auto_recover_min_score"),
                                 cfg.get("auto_recover_max_chunks"))
-    run = score_stream(home, records, query, name, when, Writer(), make_embedder)
+    run = score_stream(home, records, query, name, when, Writer(), make_embedder, query_from, explain)
+    if explain:
+        note(f"ctx: query: {' '.join(run.query.split())[:200]}")
+        emit_listing(run.rows, table=table, as_json=False)
     if run.newly_embedded:
         note(f"ctx: scored {run.chunks} chunks ({run.newly_embedded} newly embedded)")
 

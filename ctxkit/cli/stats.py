@@ -114,7 +114,7 @@ def compaction(since, as_json, jq_expr, table, table_fmt):
       ctx stats compaction --json | jq .saved
     """
     evs = [e for e in logs.read(get_home(), "compaction", _since(since)) if "tokens_before" in e]
-    acted = [e for e in evs if e.get("event") in ("compaction", "relevance_drop")]
+    acted = [e for e in evs if e.get("event") in ("compaction_triggered", "compaction", "relevance_drop")]
     saved = [max(0, e["tokens_before"] - e.get("tokens_after", e["tokens_before"])) for e in acted]
     d = {"runs": len(evs), "acted": len(acted), "skipped": sum(1 for e in evs if e.get("event") == "compaction_skipped"),
          "events": dict(Counter(e.get("event") for e in evs)), "summarizers": dict(Counter(

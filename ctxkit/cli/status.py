@@ -11,7 +11,7 @@ from ..errors import ExitStatus, UsageProblem
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
 from ..store import logs
-from .common import note, InputRecords, emit_object, get_home, home_option, input_options, jq_option, output_options
+from .common import Share, note, InputRecords, emit_object, get_home, home_option, input_options, jq_option, output_options
 from .count import resolve_tokenizer, tokenizer_options
 
 BATCH = 256
@@ -40,8 +40,8 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @budget_options
 @click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Tool-schema registry (JSON/YAML) whose schemas count against the budget.")
-@click.option("--notify-if-pct", type=click.FloatRange(min=0), metavar="P",
-              help="Exit 3 when usage is at or above P (0.5 = 50%) of the budget.")
+@click.option("--notify-if-pct", type=Share(), metavar="P",
+              help="Exit 3 when usage is at or above P of the budget: a fraction (0.5) or a percent (50, 50%).")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
 @jq_option
 @output_options

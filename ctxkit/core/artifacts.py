@@ -179,3 +179,31 @@ def trail(records: Iterable[dict]) -> dict[str, str]:
 
 def paths(records: Sequence[dict]) -> list[str]:
     return list(trail(records))
+
+
+DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|fn|func|function|defp?|class|pub[ \t]+fn)[ \t]+([A-Za-z_][\w?!]*)", re.M)
+
+
+def last_edit(records: Sequence[dict]) -> tuple[str | None, str | None]:
+    """(the file edited last, the function or class that edit was in or wrote), from the tool calls
+    (Edit/Write/apply_patch and the like): the design's `last_edited` and `current_function`."""
+    path = func = None
+    for r in records:
+        for call in r.get("tool_calls") or ():
+            acts = [p for a, p in call_actions(call, None) if a in (MODIFIED, CREATED)]
+            if not acts:
+                continue
+            path = acts[-1].strip()
+            args = _args(call)
+            text = ""
+            if isinstance(args, dict):
+                text = "\n".join(str(args.get(k) or "") for k in ("new_string", "content", "old_string", "new_str",
+                                                                  "file_text", "patch", "input"))
+                for e in args.get("edits") or ():
+                    if isinstance(e, dict):
+                        text += "\n" + str(e.get("new_string") or "") + "\n" + str(e.get("old_string") or "")
+            elif isinstance(args, str):
+                text = args
+            names = DEF.findall(text)
+            func = names[0] if names else None
+    return path, func

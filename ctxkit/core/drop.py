@@ -6,7 +6,7 @@ from typing import Sequence
 
 from .. import records as R
 
-KEEP, DROP, SUMMARIZE = "keep", "drop", "summarize"
+KEEP, DROP, SUMMARIZE, SHRINK = "keep", "drop", "summarize", "shrink"
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,14 @@ class ChunkFacts:
     protected: bool
     score: float | None
     saving: int | None = None   # its tokens minus its stub's
+    shrink_saving: int = 0      # its tokens minus its shrunk form's (0: nothing to shrink)
 
 
-def facts(group: Sequence[dict], saving: int | None = None) -> ChunkFacts:
+def facts(group: Sequence[dict], saving: int | None = None, shrink_saving: int = 0) -> ChunkFacts:
     score = group[0].get("score") if group else None
     return ChunkFacts(is_message_chunk(group), any(R.is_protected(r) for r in group),
-                      score if isinstance(score, (int, float)) and not isinstance(score, bool) else None, saving)
+                      score if isinstance(score, (int, float)) and not isinstance(score, bool) else None, saving,
+                      shrink_saving)
 
 
 def decide(groups: Sequence[Sequence[dict]], cutoff: float, keep: float, min_keep: int,
@@ -71,6 +73,81 @@ def decide_facts(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_k
     return out
 
 
+def _base(chunks: Sequence[ChunkFacts], min_keep: int) -> tuple[list, list]:
+    """Decisions for the chunks a budget never touches, and the indices it may."""
+    msg_idx = [i for i, c in enumerate(chunks) if c.message]
+    recent = set(msg_idx[-min_keep:]) if min_keep > 0 else set()
+    out: list = [None] * len(chunks)
+    free = []
+    for i, c in enumerate(chunks):
+        if not c.message:
+            out[i] = Decision(KEEP, "not_a_message", c.score)
+        elif c.protected:
+            out[i] = Decision(KEEP, "protected", c.score)
+        elif i in recent:
+            out[i] = Decision(KEEP, "recent", c.score)
+        elif c.score is None:
+            out[i] = Decision(KEEP, "unscored", None)
+        else:
+            out[i] = Decision(KEEP, "relevant", c.score)
+            free.append(i)
+    return out, free
+
+
+SHRINK_LOSS = 0.3   # the share of a chunk's value a shrink loses (it keeps the lines in play, names the rest)
+
+
+def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int,
+                  keep_at: float = 1.01) -> list[Decision]:
+    """Free at least `target` tokens (when the chunks allow) losing as little as possible.
+
+    A chunk's score stands for how likely the future needs it; a drop loses all of it, a
+    shrink SHRINK_LOSS of it. Actions are
+    taken cheapest first per token freed, so one large, fairly relevant output is shrunk
+    before many small relevant chunks are dropped; a shrunk chunk may later be dropped whole
+    (the rest of its tokens at the rest of its value). Chunks scoring at or above `keep_at`
+    are never touched."""
+    out, free = _base(chunks, min_keep)
+    acts = []
+    for i in free:
+        c = chunks[i]
+        if c.score >= keep_at:
+            continue
+        value = max(c.score, 1e-3)
+        whole = c.saving if c.saving and c.saving > 0 else 0
+        if c.shrink_saving > 0:
+            acts.append((value * SHRINK_LOSS / c.shrink_saving, i, SHRINK))
+            if whole > c.shrink_saving:
+                acts.append((value * (1 - SHRINK_LOSS) / (whole - c.shrink_saving), i, DROP))
+        elif whole:
+            acts.append((value / whole, i, DROP))
+    acts.sort(key=lambda a: (a[0], a[1], a[2] == DROP))
+    got = 0
+    for _, i, action in acts:
+        if got >= target:
+            break
+        c = chunks[i]
+        if action == SHRINK:
+            if out[i].action == KEEP:
+                out[i] = Decision(SHRINK, "budget_shrunk", c.score)
+                got += c.shrink_saving
+        elif out[i].action != DROP:
+            got += c.saving - (c.shrink_saving if out[i].action == SHRINK else 0)
+            out[i] = Decision(DROP, "budget_low_relevance", c.score)
+    return out
+
+
+def decide_shrink(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_keep: int,
+                  summarize_medium: bool = True) -> list[Decision]:
+    """The thresholds of `decide_facts`, and chunks between them with large outputs are
+    shrunk instead of flagged."""
+    out = decide_facts(chunks, cutoff, keep, min_keep, summarize_medium)
+    for i, (c, d) in enumerate(zip(chunks, out)):
+        if d.reason == "medium_relevance" and c.shrink_saving > 0:
+            out[i] = Decision(SHRINK, "medium_relevance_shrunk", c.score)
+    return out
+
+
 def gist(group: Sequence[dict], width: int = 100) -> str:
     """One line saying what a chunk was."""
     bits = []
@@ -90,11 +167,13 @@ def gist(group: Sequence[dict], width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def stub_text(chunk_id: str, session: str, tokens: int, n_records: int, line: str) -> str:
-    """The stub's text; its `ctx recover` command works when pasted into a shell, whatever the ids."""
+def stub_text(chunk_id: str, session: str, tokens: int, n_records: int, line: str, names=()) -> str:
+    """The stub's text; its `ctx recover` command works when pasted into a shell, whatever the ids.
+    `names`: what the chunk names (paths, identifiers), so a reader knows what it can get back."""
     import shlex
 
     one = " ".join(str(chunk_id).split()) == chunk_id and " ".join(str(session).split()) == session
     cmd = f"ctx recover --chunk-id {shlex.quote(chunk_id)} --session {shlex.quote(session)}"
+    named = f" | names: {', '.join(names)}" if names else ""
     return (f"[dropped chunk {chunk_id if one else repr(chunk_id)} ({n_records} records, {tokens} tokens): "
-            f"{line} | {cmd}]")
+            f"{line}{named} | {cmd}]")

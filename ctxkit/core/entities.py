@@ -36,7 +36,39 @@ RS_USE = re.compile(r"^\s*(?:pub\s+)?use\s+([a-z_][a-z0-9_]*)::", re.M)
 RS_LOCAL = {"crate", "self", "super", "std", "core", "alloc"}
 CODE_ATTRS = {"moduledoc", "doc", "impl", "spec", "type", "callback", "behaviour", "property", "staticmethod",
               "classmethod", "dataclass", "override", "param", "return", "returns", "throws", "deprecated"}
-CATEGORIES = ("files", "functions", "packages", "people", "urls")
+CATEGORIES = ("files", "functions", "packages", "technologies", "concepts", "people", "urls")
+# settings and manifest files are named bare ("edit settings.py", "the .env"): no directory needed
+SETTINGS_FILE = re.compile(r"(?<![\w/.-])(\.env(?:\.[A-Za-z]+)?|[\w-]*(?:settings|config|conf)[\w-]*\."
+                           r"(?:py|json|ya?ml|toml|ini|cfg|conf|js|ts)|pyproject\.toml|setup\.cfg|package\.json|"
+                           r"tsconfig\.json|Dockerfile|docker-compose\.ya?ml|Cargo\.toml|mix\.exs|go\.mod)(?![\w-])(?!\.\w)")
+BARE_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")  # validate_token() in prose
+TICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")  # `refresh_token`: a code name when snake/camel case
+# Technologies named in prose (libraries, services, algorithms, formats), in their usual spelling;
+# the key is matched as a whole word, without regard to case.
+TECHNOLOGIES = {t.lower(): t for t in (
+    "PyJWT", "JWT", "RS256", "HS256", "ES256", "OAuth", "OAuth2", "OpenID Connect", "SAML", "Redis", "Memcached",
+    "PostgreSQL", "Postgres", "MySQL", "SQLite", "MongoDB", "Elasticsearch", "Kafka", "RabbitMQ", "Docker",
+    "Kubernetes", "Terraform", "AWS", "GCP", "Azure", "Nginx", "GraphQL", "gRPC", "REST", "WebSocket", "React",
+    "Vue", "Svelte", "Next.js", "Node.js", "Django", "Flask", "FastAPI", "SQLAlchemy", "Celery", "Phoenix", "Ecto",
+    "Elixir", "Rust", "TypeScript", "Python", "Go", "PyTorch", "TensorFlow", "LoRA", "GGUF", "llama.cpp", "ONNX",
+    "TLS", "SSL", "bcrypt", "argon2", "cryptography", "pytest", "Credo", "Dialyzer", "Tailwind", "Vite", "Webpack",
+    "GitHub Actions", "Sentry", "Prometheus", "Grafana", "S3", "Stripe", "Supabase", "Firebase", "Tokio")}
+TECH = re.compile(r"(?<![\w.-])(" + "|".join(sorted((re.escape(k) for k in TECHNOLOGIES), key=len, reverse=True))
+                  + r")(?![\w-])", re.I)
+# Concepts: multi-word technical ideas, found as written ("refresh tokens", "public key infrastructure").
+CONCEPTS = ("refresh token", "access token", "public key infrastructure", "token rotation", "token expiry",
+            "rate limiting", "connection pooling", "dependency injection", "idempotency", "caching", "cache invalidation",
+            "pagination", "database migration", "schema migration", "race condition", "deadlock", "retry with backoff",
+            "exponential backoff", "circuit breaker", "single sign-on", "two-factor authentication",
+            "role-based access control", "session management", "key rotation", "signature verification",
+            "blue-green deployment", "feature flag", "load balancing", "horizontal scaling", "event sourcing",
+            "message queue", "context window", "prompt caching", "embedding", "vector search", "fine-tuning",
+            "quantization", "static analysis", "type checking", "code coverage", "continuous integration",
+            "memory leak", "garbage collection", "backpressure", "streaming", "serialization")
+CONCEPT = re.compile(r"\b(" + "|".join(re.escape(c) for c in sorted(CONCEPTS, key=len, reverse=True)) + r")(s|es)?\b",
+                     re.I)
+# technologies that are plain English words count only when written as a name (capitalized or `ticked`)
+TECH_WORDS = {"go", "rest", "rust", "python", "react", "vue", "streaming", "cryptography", "credo"}
 
 
 def _file_ok(p: str) -> bool:
@@ -118,7 +150,8 @@ def extract(records: Iterable[dict]) -> dict[str, list[str]]:
 
     def add(cat, v):
         v = v.strip().rstrip(".,;:")
-        if v and v not in out[cat]:
+        same = {x.lower() for x in out[cat]} if cat in ("packages", "technologies") else out[cat]
+        if v and (v.lower() if cat in ("packages", "technologies") else v) not in same:
             out[cat].append(v)
 
     def add_path(p):
@@ -177,4 +210,27 @@ def extract(records: Iterable[dict]) -> dict[str, list[str]]:
         for m in PATH.finditer(no_urls):
             if "/" in m.group(0):
                 add_path(m.group(0))
+        for m in SETTINGS_FILE.finditer(no_urls):
+            add("files", m.group(1))
+        for m in BARE_CALL.finditer(no_urls):
+            name = m.group(1)
+            if CODEY.search(name) or "." in name:
+                add("functions", name)
+        for m in TICKED.finditer(no_urls):
+            name = m.group(1)
+            if CODEY.search(name) and not name.isupper() and name.lower() not in TECHNOLOGIES:
+                add("functions", name)
+        for m in TECH.finditer(no_urls):
+            word = m.group(1)
+            canon = TECHNOLOGIES[word.lower()]
+            named = word[0].isupper() or f"`{word}`" in no_urls or \
+                re.match(r"\s+(package|library|module|crate|gem)\b", no_urls[m.end():])
+            if word.lower() in TECH_WORDS and not named:
+                continue
+            add("technologies", canon)
+            if canon.lower() in ("pyjwt", "redis", "cryptography", "bcrypt", "argon2", "sqlalchemy", "celery",
+                                 "pytest", "fastapi", "flask", "django", "onnx"):
+                add("packages", canon)
+        for m in CONCEPT.finditer(no_urls):
+            add("concepts", m.group(1).lower() + ("s" if m.group(2) and not m.group(1).endswith("s") else ""))
     return out

@@ -123,3 +123,16 @@ def unsupported(bullet: str, source: str) -> list[str]:
 
 def faithful(bullet: str, source: str) -> bool:
     return not unsupported(bullet, source)
+
+
+# session state is CONTEXT.md's, never long-term memory: what is failing, running, waiting or next
+SESSION_STATE = re.compile(
+    r"\b(is|are|was|were|keeps?|still) (now |currently |still )?(failing|broken|red|flaky|running|pending|"
+    r"blocked|in progress|waiting|not (yet )?(working|passing|done|fixed))\b|\b(currently|right now|at the moment|"
+    r"so far|for now|next step|todo|to do next|still need(s|ed)? to|needs? to be (fixed|done|finished)|"
+    r"work in progress|wip|not yet)\b", re.I)
+
+
+def is_session_state(text: str) -> bool:
+    """A bullet about where this session stands ("the idempotency test is failing"), not a fact."""
+    return bool(SESSION_STATE.search(text))

@@ -1,8 +1,15 @@
 """Relevance scoring of chunks (pure; the similarity numbers come from a backend).
 
-score = similarity_weight * similarity
-      + recency_weight * exp(-age_hours / half_life_hours)
-      + importance_weight * importance
+score = ( similarity_weight * similarity
+        + recency_weight * exp(-age_hours / half_life_hours)
+        + importance_weight * importance
+        + working_set_weight * working_set )  (the chunk names what is in play now)
+      / max(1, the sum of those four weights)
+      - superseded_weight * superseded        (the session read or wrote the same thing later)
+
+clamped to [0, 1] (the weights are scaled down only when they add up to more than 1). `working_set` = 1 - prod(1 - 1/df(t)) over the chunk's terms t that are in
+play (core.working_set), df(t) = how many chunks name t: one unique term in play makes it ~1, a term
+every chunk names adds little.
 """
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Sequence
+from typing import Container, Iterable, Mapping, Sequence
 
 from .. import records as R
 from .timeutil import parse_ts
@@ -36,6 +43,8 @@ class Weights:
     recency: float = 0.2
     importance: float = 0.1
     half_life_hours: float = 6.0
+    working_set: float = 0.0
+    superseded: float = 0.0
 
 
 def record_importance(rec: dict) -> float:
@@ -110,17 +119,36 @@ def ages_from_times(times: Sequence[datetime | None], now: datetime) -> list[flo
 
 
 def score_groups(groups: Sequence[list[dict]], similarities: Sequence[float], now: datetime,
-                 w: Weights) -> None:
+                 w: Weights, working: Sequence[float] | None = None, superseded: Sequence[float] | None = None
+                 ) -> None:
     """Write `score` and `score_parts` on every record of every chunk (in place)."""
-    for g, sim, age in zip(groups, similarities, ages_hours(groups, now)):
-        score_chunk(g, sim, age, w)
+    n = len(groups)
+    working = working if working is not None else [0.0] * n
+    superseded = superseded if superseded is not None else [0.0] * n
+    for g, sim, age, ws, sp in zip(groups, similarities, ages_hours(groups, now), working, superseded):
+        score_chunk(g, sim, age, w, ws, sp)
 
 
-def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights) -> None:
+def working_set(chunk_terms: Iterable[str], in_play: Container[str], df: Mapping[str, int]) -> float:
+    """How surely this chunk holds something in play: 1 - prod(1 - 1/df) over its terms in play."""
+    miss = 1.0
+    for t in chunk_terms:
+        if t in in_play:
+            miss *= 1.0 - 1.0 / max(1, df.get(t, 1))
+            if miss <= 0.0:
+                break
+    return round(1.0 - miss, 4)
+
+
+def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights, ws: float = 0.0,
+                superseded: float = 0.0) -> None:
     parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
-             "importance": chunk_importance(g)}
-    score = round(w.similarity * parts["similarity"] + w.recency * parts["recency"]
-                  + w.importance * parts["importance"], 4)
+             "importance": chunk_importance(g), "working_set": round(ws, 4), "superseded": round(superseded, 4)}
+    total = max(1.0, w.similarity + w.recency + w.importance + w.working_set)
+    score = (w.similarity * parts["similarity"] + w.recency * parts["recency"]
+             + w.importance * parts["importance"] + w.working_set * parts["working_set"]) / total \
+        - w.superseded * parts["superseded"]
+    score = round(min(1.0, max(0.0, score)), 4)
     for r in g:
         r["score"] = score
         r["score_parts"] = dict(parts)

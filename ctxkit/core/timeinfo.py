@@ -19,8 +19,12 @@ def gap_class(last: datetime | None, now: datetime) -> tuple[str, str]:
     for bound, cls, hint in GAPS:
         if gap < bound:
             return cls, hint
-    if last.date() != now.date() and gap >= timedelta(hours=8):
+    days = (now.date() - last.date()).days
+    if days == 1 and gap >= timedelta(hours=8):
         return "next-day", "Fresh start: review yesterday's CONTEXT.md and ask what's next."
+    if days >= 2:
+        return "long-break", (f"Fresh start after {gap.days} day{'s' if gap.days != 1 else ''}: review CONTEXT.md from the last "
+                              "session and ask what's next.")
     return "summarize", "Summarize where we left off before continuing."
 
 
@@ -52,12 +56,36 @@ def pattern(durations: Sequence[timedelta]) -> str:
     return "deep work"
 
 
-def time_block(now: datetime, last: datetime | None, started: datetime | None, durations) -> list[str]:
+def duration(d: timedelta) -> str:
+    """45 min, 2 h 10 min, 3 days."""
+    m = int(d.total_seconds() // 60)
+    if m < 60:
+        return f"{max(m, 1)} min"
+    if m < 24 * 60:
+        return f"{m // 60} h" + (f" {m % 60} min" if m % 60 else "")
+    return f"{m // (24 * 60)} day{'s' if m >= 48 * 60 else ''}"
+
+
+# A new conversation after this long a pause is a new session (the last one has ended).
+SESSION_GAP = timedelta(hours=2)
+
+
+def time_block(now: datetime, last: datetime | None, started: datetime | None, durations,
+               last_session: dict | None = None) -> list[str]:
+    """The Time lines. `last_session`: {"started", "ended" (datetimes), "topic"} of the last
+    session before this one, for `Last session: 2 hours ago (45 min, testing TUI)`."""
     cls, hint = gap_class(last, now)
     lines = [f"Current: {now.strftime('%A, %b %d, %Y, %H:%M')} UTC",
              f"Last interaction: {ago(last, now)}"]
-    if started:
+    new = last is None or now - last >= SESSION_GAP or (started is not None and now - started < GAPS[0][0])
+    if new:
+        lines.append("Session: Just started")
+    elif started:
         lines.append(f"Session started: {started.strftime('%Y-%m-%d %H:%M')} UTC")
+    if last_session and last_session.get("ended"):
+        a, b = last_session.get("started"), last_session["ended"]
+        what = ", ".join(x for x in ((duration(b - a) if a else ""), (last_session.get("topic") or "")) if x)
+        lines.append(f"Last session: {ago(b, now)}" + (f" ({what})" if what else ""))
     lines.append(f"Pattern: {pattern(durations)}")
     lines.append(f"Hint: {hint}")
     return lines

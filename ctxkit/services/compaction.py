@@ -73,7 +73,7 @@ class Report:
         return self
 
     def event(self) -> dict:
-        d = {"event": "compaction" if self.acted else "compaction_skipped", "trigger": self.reason,
+        d = {"event": "compaction_triggered" if self.acted else "compaction_skipped", "trigger": self.reason,
              "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
              "groups_total": self.groups_total, "groups_summarized": self.groups_summarized,
              "chunks_summarized": self.groups_summarized, "chunks_dropped": 0, "summarizer": self.summarizer,

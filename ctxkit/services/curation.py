@@ -14,7 +14,7 @@ from ..core.timeutil import now
 from ..store import logs
 from ..store.backend import open_store
 from .dropping import to_cold
-from .scoring import weights
+from .scoring import signals, weights
 
 
 def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0) -> dict:
@@ -26,7 +26,7 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
     name = cfg.get("embedder")
     emb = make_embedder(home, name, len(scorable))
     sims = emb.similarities(query, [chunk_text(g) for g in scorable])
-    score_groups(scorable, sims, newest_time(records) or now(), weights(cfg))
+    score_groups(scorable, sims, newest_time(records) or now(), weights(cfg), *signals(scorable))
     tokens = [sum(count_records(tok, g, reuse=True)) for g in groups]
     cutoff = cfg.get("relevance_cutoff")
     decisions = decide_facts([facts(g, t) for g, t in zip(groups, tokens)], cutoff, cfg.get("relevance_keep"),

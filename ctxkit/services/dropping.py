@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from .. import records as R
 from ..backends.tokenizers import count_records
-from ..core.drop import DROP, SUMMARIZE, decide_facts, facts, gist, stub_text
+from ..core import shrink as S
+from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_budget, decide_facts, decide_shrink, facts, gist, stub_text
 from ..core.groups import iter_groups
 from ..store import logs
 from ..store.backend import ColdStore, open_store
@@ -30,12 +31,26 @@ def to_cold(home, store: ColdStore, orig: list[dict], tokens: int, reason: str, 
 
 
 def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:
+    from ..store import redaction
+
     session = group[0].get("session") or "default"
     ts = max((r["ts"] for r in group if r.get("ts")), default=None)
+    names = tuple(redaction.text(n) for n in S.names_of(group, tokens))
     return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
-                  content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80)), group=chunk_id,
+                  content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80), names), group=chunk_id,
                   score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
                                      "cold_storage_path": path})
+
+
+def shrunk_chunk(orig: list[dict], terms, rx, chunk_id: str, path: str | None) -> list[dict]:
+    """The chunk with its large outputs shrunk; what the notes name is redacted like all ctx derives."""
+    from ..store import redaction
+
+    session = orig[0].get("session") or "default"
+    found = S.shrink_group(orig, terms, rx)
+    found = [(i, S.Shrunk(sh.text, sh.kept, sh.total, tuple(redaction.text(n) for n in sh.names)))
+             for i, sh in found]
+    return S.apply(orig, found, chunk_id, session, path)
 
 
 @dataclass
@@ -43,6 +58,7 @@ class DropRun:
     before: int = 0
     after: int = 0
     dropped: int = 0
+    shrunk: int = 0
     summarized: int = 0
     total: int = 0
     query: str | None = None
@@ -52,29 +68,52 @@ class DropRun:
     duration_s: float = 0.0
 
 
-def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int, out, dry_run: bool = False
-                ) -> DropRun:
-    """Decide and apply KEEP / DROP / SUMMARIZE for every chunk of `records`, writing the kept
-    records and stubs to `out` (a Writer). Memory stays flat: the chunks wait in a disk spool,
-    only their facts in memory."""
+@dataclass
+class Budget:
+    """How much to free: a share of the stream's tokens, or down to a token count."""
+    free: float | None = None
+    to_tokens: int | None = None
+
+    def target(self, before: int) -> int:
+        if self.to_tokens is not None:
+            return max(0, before - self.to_tokens)
+        return int(round((self.free or 0.0) * before))
+
+
+def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int, out, dry_run: bool = False,
+                budget: Budget | None = None, shrink: bool = True) -> DropRun:
+    """Decide and apply KEEP / DROP / SHRINK / SUMMARIZE for every chunk of `records`, writing
+    the kept records, shrunk chunks and stubs to `out` (a Writer). With a `budget`, the cut
+    comes from the score distribution (core.drop.decide_budget); otherwise from the cutoff and
+    keep thresholds. Memory stays flat: the chunks wait in a disk spool, only their facts in
+    memory."""
     from ..store import sessions
-    from .scoring import is_score_event
+    from .scoring import in_play_terms, is_score_event
     from .spool import GroupSpool
 
     cfg = home.config
     run = DropRun(tally=sessions.tally(()))
     started = time.monotonic()
+    play = {"terms": set(), "rx": None}
 
     def sized(group: list[dict]) -> tuple:
         """What stays in memory per chunk: its facts, each record's tokens, and their sum."""
         for r in group:
             if is_score_event(r):
                 run.query = r["meta"].get("query")  # the last score event names the query
+                play["terms"] = in_play_terms(r)
+                play["rx"] = S._matcher(play["terms"])
         sessions.tally(group, run.tally)
         counts = count_records(tok, [dict(r) for r in group], reuse=True)
         tokens = sum(counts)
         saving = tokens - count_records(tok, [stub(group, tokens, group[0].get("group"), None, None)])[0]
-        return facts(group, saving), counts, tokens
+        shrink_saving = 0
+        if shrink and group and group[0].get("group"):
+            found = S.shrink_group(group, play["terms"], play["rx"])
+            if found:
+                small = S.apply(group, found, group[0]["group"], group[0].get("session") or "default", None)
+                shrink_saving = max(0, tokens - sum(count_records(tok, small)))
+        return facts(group, saving, shrink_saving), counts, tokens
 
     enabled = cfg.get("cold_storage_enabled")
     store = open_store(home).cold
@@ -82,9 +121,15 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     with GroupSpool(sized) as spool:
         spool.extend(iter_groups(records))
         run.total = len(spool)
-        decisions = decide_facts([f for f, _, _ in spool.info], cutoff, keep_at, min_keep,
-                                 cfg.get("summarize_medium_chunks"))
-        run.disabled = not enabled and any(d.action == DROP for d in decisions)
+        chunk_facts = [f for f, _, _ in spool.info]
+        if budget is not None:
+            target = budget.target(sum(t for _, _, t in spool.info))
+            decisions = decide_budget(chunk_facts, target, min_keep, keep_at)
+        elif shrink:
+            decisions = decide_shrink(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
+        else:
+            decisions = decide_facts(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
+        run.disabled = not enabled and any(d.action in (DROP, SHRINK) for d in decisions)
         for orig, (_, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
             if dry_run:
                 if d.reason != "not_a_message" or orig[0].get("kind") != "event":
@@ -103,6 +148,17 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
                 run.after += s["tokens"]
                 run.dropped += 1
                 continue
+            if d.action == SHRINK and enabled:
+                path, chunk_id, _ = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, cutoff, days,
+                                            gist(g, 80))
+                small = shrunk_chunk(orig, play["terms"], play["rx"], chunk_id, path)
+                counts2 = count_records(tok, small)
+                for r, n in zip(small, counts2):
+                    r["tokens"], r["tokenizer"] = n, tok.name
+                out.write_all(small)
+                run.after += sum(counts2)
+                run.shrunk += 1
+                continue
             if d.action == SUMMARIZE:
                 for r in g:
                     R.add_flag(r, "summarize")
@@ -120,6 +176,6 @@ def commit(home, run: DropRun, source: str | None, cutoff: float, keep_at: float
     sessions.commit(home, run.tally, source)
     logs.append(home, "compaction", {
         "event": "relevance_drop", "trigger": "manual", "tokens_before": run.before, "tokens_after": run.after,
-        "chunks_dropped": run.dropped, "chunks_summarized": run.summarized, "chunks_total": run.total,
+        "chunks_dropped": run.dropped, "chunks_shrunk": run.shrunk, "chunks_summarized": run.summarized, "chunks_total": run.total,
         "query": run.query, "duration_s": run.duration_s,
         "config_used": f"relevance_cutoff={cutoff} relevance_keep={keep_at} min_chunks_to_keep={min_keep}"})

@@ -16,7 +16,7 @@ from ..core import context_md as C
 from ..core.dedupe import jaccard, shingles
 from ..core.extract import latest_request, summarize
 from ..core.distill import first_person
-from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_template_echo
+from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_session_state, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
 from ..store.atomic import atomic_write, locked
@@ -69,6 +69,16 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
                 i for i in merged.sections.get("Now", []) if not i.text.startswith("Focus:")]
             merged.sections["Recent"] = C.merge_items(merged.sections.get("Recent", []),
                                                       [C.Item(text=f"{session}: {task}")], cap=5)
+        from ..core.artifacts import last_edit
+
+        edited, func = last_edit(records)
+        if edited:  # where the work stands: the design's last_edited / current_function
+            now_items = [i for i in merged.sections.get("Now", [])
+                         if not i.text.startswith(("Last edited:", "Current function:"))]
+            now_items.append(C.Item(text=f"Last edited: `{edited}`"))
+            if func:
+                now_items.append(C.Item(text=f"Current function: `{func}`"))
+            merged.sections["Now"] = now_items
         return merged
 
     return path, ContextFile(workspace).update(change)
@@ -93,6 +103,32 @@ def _said(text: str, others: list[set]) -> bool:
     return any(jaccard(sh, o) >= 0.6 for o in others)
 
 
+def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime | None = None) -> str:
+    """A CONTEXT.md kept as a long-term memory entry: observations/<stamp>_archive_<title>.md with
+    the title, task, decisions, facts and outcomes, found again by `ctx memory search` (and
+    folded into MEMORY.md by `ctx reflect`). Returns its path."""
+    import re as _re
+
+    when = when or now()
+    sess = ctx.state.get("session") or "workspace"
+    lines = [f"# {C.one_line(title)}", f"<!-- ctx:archive session={sess} at={iso(when)} -->", ""]
+    if ctx.task:
+        lines += ["## Task", f"- {C.one_line(ctx.task)}", ""]
+    out: dict[str, list[str]] = {}
+    for name, out_name in (("Decisions", "Decisions"), ("Facts", "Outcomes"), ("Progress", "Outcomes"),
+                           ("Recent", "Outcomes"), ("Constraints", "Constraints"), ("Files", "Files")):
+        out.setdefault(out_name, []).extend(i.render() for i in ctx.sections.get(name, []))
+    for name, items in out.items():
+        if items:
+            lines += [f"## {name}", *items, ""]
+    slug = _re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "archive"
+    path = os.path.join(workspace, "observations", f"{when.strftime('%Y%m%dT%H%M%SZ')}_archive_{slug}.md")
+    from ..store import redaction
+
+    atomic_write(path, redaction.text("\n".join(lines).rstrip("\n") + "\n"))
+    return path
+
+
 def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
     memory_path = os.path.join(workspace, "MEMORY.md")
     identity = []
@@ -100,7 +136,7 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
         p = os.path.join(workspace, name)
         if os.path.exists(p):
             identity += [shingles(x) for x in open(p, encoding="utf-8").read().split("\n") if len(x.split()) >= 4]
-    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0}
+    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0, "session_state": 0}
     with locked(memory_path):
         existing = open(memory_path, encoding="utf-8").read() if os.path.exists(memory_path) else ""
         have = [re.sub(r"\s+\(from [^)]*\)$", "", m.group(1)) for m in re.finditer(r"^-\s+(.*)$", existing, re.M)]
@@ -118,6 +154,9 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
                 continue
             if NARRATIVE.match(text) or is_narration(text) or first_person(text):
                 skipped["narrative"] += 1
+                continue
+            if is_session_state(text):
+                skipped["session_state"] += 1
                 continue
             if _said(text, identity):
                 skipped["in_identity_files"] += 1

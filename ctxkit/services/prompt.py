@@ -19,7 +19,7 @@ from ..core.hygiene import clean
 from ..core.shorten import condense_to, cut_to
 from ..errors import CtxError
 
-IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md")
+IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "NEXUS.md")  # NEXUS.md: the same role as AGENTS.md
 CONDENSED = ("SOUL.md", "USER.md")  # seed 000: condensed identity and preferences, ~200 tokens each
 # When over budget, identity goes last: AGENTS.md gives way first, SOUL.md last.
 GIVE_WAY = {"AGENTS.md": 0, "USER.md": 1, "SOUL.md": 2}
@@ -121,15 +121,43 @@ def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: 
     p.sections.append(sec)
 
 
+# Models whose tokens are dear: the prompt says to hand bulk work to cheaper helpers.
+EXPENSIVE = ("opus", "gpt-4", "gpt-5", "o1", "o3", "sonnet", "gemini-2.5-pro", "gemini-3-pro")
+
+
+def identity_lines(model: str | None, workspace: str) -> list[str]:
+    """The agent's own identity, one line each: the model it runs as, its workspace, and for an
+    expensive model a cost-delegation hint."""
+    lines = []
+    if model:
+        lines.append(f"Model: you are running as {model}.")
+    lines.append(f"Workspace: {os.path.abspath(workspace)}")
+    if model and any(x in model.lower() for x in EXPENSIVE):
+        lines.append("Cost: this model is expensive; delegate bulk reading, searching and routine edits to "
+                     "cheaper subagents or tools.")
+    return lines
+
+
 def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, tool_names: list[str] | None,
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
           git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
-          bound=None, environment: list[str] | None = None, identity_tokens: int = 200) -> Prompt:
+          bound=None, environment: list[str] | None = None, identity_tokens: int = 200,
+          identity: list[str] | None = None) -> Prompt:
     p = Prompt(budget=budget)
     seen: set = set()
-    for d in layer_dirs(home_workspace, workspace, cwd):
+    if identity:
+        p.sections.append(Section("Identity", "\n".join(f"- {x}" for x in identity), "config and workspace",
+                                  tier=2))  # leaves a tight budget with the environment, before identity files
+    dirs = layer_dirs(home_workspace, workspace, cwd)
+    for d in dirs:
         for fname in IDENTITY_FILES:
+            # the personal layer is first match wins: the user's own file replaces the package default
+            if d == DEFAULTS_DIR and os.path.exists(os.path.join(home_workspace, fname)):
+                continue
             _identity(p, d, fname, seen, count, identity_tokens)
+    # a project's NEXUS.md sits in the working directory itself
+    if os.path.realpath(cwd) not in {os.path.realpath(d) for d in dirs}:
+        _identity(p, cwd, "NEXUS.md", seen, count, identity_tokens)
     if tool_names:
         p.sections.append(Section("Tools", "Available tools: " + ", ".join(tool_names) +
                                   "\n(Schemas on demand: `ctx tools show NAME`.)", "tools registry", tier=2))
@@ -153,8 +181,12 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         p.sections.append(Section(f"Context ({cpath})", view(context_view_tokens - 40), cpath, tier=0,
                                   static=False, shrink=view, floor=60))
     if memory_hits:
-        lines, used = [], 0
+        lines, used, said = [], 0, set()
         for h in memory_hits:
+            key = re.sub(r"\W+", " ", h["snippet"].lower()).strip()
+            if not key or key in said:  # the same sentence in two memory files is said once
+                continue
+            said.add(key)
             line = f"- {h['snippet']} ({h['source']})"
             n = count(line)
             if used + n > memory_budget:

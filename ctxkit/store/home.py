@@ -6,6 +6,7 @@ from functools import cached_property
 
 from .config import Config
 
+STATE_FILES = ("maintain-state.json", "hooks-state.json")  # written by ctx maintain and ctx hook
 LOG_NAMES = ("compaction", "drops", "recovery", "curation", "context-health")
 
 
@@ -60,9 +61,11 @@ class Home:
             no_links(os.path.join(self.path, name))
 
     def owned_paths(self) -> list[str]:
-        """What `ctx reset` deletes: everything ctx wrote except config.yaml."""
+        """What `ctx reset` deletes: logs, cold storage, caches, and the maintain and hook state
+        (what they remember having done), so the next maintain or hook starts afresh."""
         out = []
-        for p in (self.logs_dir, self.cold_storage_dir, self.cache_dir):
+        states = [os.path.join(self.path, f"{name}{ext}") for name in STATE_FILES for ext in ("", ".lock")]
+        for p in (self.logs_dir, self.cold_storage_dir, self.cache_dir, *states):
             if os.path.exists(p):
                 out.append(p)
         return out

@@ -1,0 +1,270 @@
+"""The working set: what the agent is doing now, and what it is likely to need next (pure, streaming).
+
+`FocusTracker` reads a stream once, oldest first, and keeps only what it needs (the plan state,
+the artifact trail's recent writes, the last few turns), so `ctx score` can use it on a stream
+of any size. `Focus` holds the facts:
+
+- task          the session's first request
+- latest        the newest request that carries content ("continue", "go on", "ok" do not)
+- contentless   the newest user message is a bare confirmation or continuation
+- plan          the open plan item(s): TodoWrite / update_plan steps in progress, an issue set
+                in progress with `bd update ID --status in_progress`
+- files         files in play: written or edited recently, named in the plan item or request
+- intention     the agent's last stated intention (its newest text turn)
+- errors        key lines of recent failed tool results not followed by a success of the same tool
+- recent        identifiers and paths in the last turns (assistant text and tool calls)
+
+`query()` is the text to score against; `terms()` the working set: identifiers and paths whose
+chunks the future is likely to use.
+"""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from .. import records as R
+from .artifacts import CREATED, MODIFIED, READ, _args, call_actions
+from .distill import key_error_line, result_failed
+from .requests import CONFIRMATION, NOT_USER_FLAGS, brief, request_text
+
+# A request that only says "keep going": it names nothing to score against.
+CONTINUATION = re.compile(
+    r"^\W*(?:please\s+)?(?:continue|go on|keep going|carry on|proceed|resume|next|go for it|do it|"
+    r"yes,? (?:continue|go on|please|do it)|ok(?:ay)?,? (?:continue|go on|proceed|do it)|"
+    r"continue (?:please|where you left off|with (?:the|that|it|this)(?: task| work)?)|"
+    r"(?:please )?keep (?:at it|working)|what'?s next\??|and\??|more)\W*$", re.I)
+# the issue tracker's "start this": bd update ID --status in_progress (or bd start ID)
+BD_START = re.compile(r"\bbd\s+(?:update\s+([\w.-]+)[^\n]*?--status[= ]+in[_-]progress|start\s+([\w.-]+))")
+PATHISH = re.compile(r"[~\w./@+-]+")        # tokens that may be paths or file names
+FILE_NAME = re.compile(r"[A-Za-z_][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
+LETTER = re.compile(r"[A-Za-z]")
+RECENT_TURNS = 12      # message records whose identifiers count as "in play"
+RECENT_WRITES = 8      # files written or edited most recently
+TEXT_CAP = 20_000      # characters of one record read for terms
+
+
+CONTINUE_START = re.compile(r"^\W*(?:please\s+|ok(?:ay)?,?\s+|yes,?\s+)?(?:continue|go on|keep going|carry on|proceed|"
+                            r"resume)\b", re.I)
+
+
+def contentless(text: str | None) -> bool:
+    """A user message that asks for nothing in particular: a confirmation, "continue", or a
+    short "continue until it is done" that names no file or identifier."""
+    if text is None:
+        return True
+    t = " ".join(text.split())
+    if not t or CONFIRMATION.match(t) or CONTINUATION.match(t):
+        return True
+    return bool(CONTINUE_START.match(t)) and len(t.split()) <= 10 and not terms_of(t)
+
+
+# identifier shapes worth matching across chunks: snake_case, dotted.names, camelCase, ids with a
+# digit (spotter-a0y.4); found per distinct token, so a long stream is scanned fast
+TOKEN = re.compile(r"[A-Za-z_][\w.\-]*\w")
+
+
+def _shaped(t: str) -> bool:
+    if "_" in t.strip("_"):
+        return True
+    if "." in t:
+        return min(len(x) for x in t.split(".")) >= 2
+    if "-" in t:
+        return any(c.isdigit() for c in t)
+    rest = t[1:]
+    return rest != rest.lower() and t != t.upper()
+
+
+def terms_of(text: str) -> set[str]:
+    """Identifiers and paths of a text (a path also gives its file name)."""
+    if not text:
+        return set()
+    text = text[:TEXT_CAP]
+    out = {t for t in set(TOKEN.findall(text)) if len(t) >= 3 and _shaped(t)}
+    for p in set(PATHISH.findall(text)):
+        if "/" not in p and "." not in p:
+            continue
+        p = re.sub(r"^(?:\./)+", "", p.rstrip(".,;:-"))
+        if len(p) < 4 or not LETTER.search(p):
+            continue
+        if "/" in p:
+            if p.strip("/").count("/") < 1 and "." not in p:
+                continue   # a bare /word is not a path worth matching
+            out.add(p)
+            base = p.rsplit("/", 1)[-1]
+            if "." in base and len(base) >= 5:
+                out.add(base)
+        elif len(p) >= 5 and FILE_NAME.fullmatch(p) and not re.fullmatch(r"[\d.]+\w*", p):
+            out.add(p)
+    return out
+
+
+@dataclass
+class Focus:
+    task: str = ""
+    latest: str = ""
+    last_user: str | None = None
+    contentless: bool = False
+    plan: list = field(default_factory=list)
+    files: list = field(default_factory=list)
+    intention: str = ""
+    errors: list = field(default_factory=list)
+    recent: set = field(default_factory=set)
+
+    def query(self) -> str:
+        """What to score against: the latest real request, the open plan item, the agent's
+        intention and the files in play (the task when there is no later request)."""
+        bits = [self.latest or self.task]
+        bits += self.plan
+        if self.intention:
+            bits.append(self.intention)
+        if self.files:
+            bits.append(" ".join(self.files))
+        return "\n".join(b for b in bits if b).strip()
+
+    def terms(self) -> set[str]:
+        """The working set: what the plan item, the requests, the files in play, the open
+        errors and the last turns name."""
+        out = set(self.recent)
+        for t in [self.latest, self.intention, *self.plan, *self.errors]:
+            out |= terms_of(t)
+        for f in self.files:
+            out |= terms_of(f)
+            out.add(f)
+        return out
+
+    def explain(self) -> dict:
+        return {"task": brief(self.task, 200), "latest": brief(self.latest, 200), "contentless": self.contentless,
+                "plan": [brief(p, 160) for p in self.plan], "files": self.files[:RECENT_WRITES],
+                "intention": brief(self.intention, 200), "errors": [brief(e, 160) for e in self.errors]}
+
+
+class FocusTracker:
+    """Feed records oldest first; `focus()` at any point gives the facts so far."""
+
+    def __init__(self) -> None:
+        self.f = Focus()
+        self.writes: "OrderedDict[str, None]" = OrderedDict()
+        self.turns: deque = deque(maxlen=RECENT_TURNS)
+        self.plan_items: list = []
+        self.bd_item: str | None = None
+        self.pending: dict = {}          # tool call id -> (name, command key)
+        self.errors: "OrderedDict[str, str]" = OrderedDict()   # tool key -> key error line
+        self.actions: list = []          # (action, path) of the calls fed since the caller last cleared it
+
+    def feed(self, r: dict) -> None:
+        if not isinstance(r, dict) or r.get("kind") != "message":
+            return
+        role = r.get("role")
+        fl = R.flags(r)
+        if role == "user" and not r.get("tool_call_id"):
+            t = request_text(r)
+            raw = " ".join(str(r.get("content") or "").split())
+            if t is not None:
+                self.f.last_user = t
+            elif raw and CONFIRMATION.match(raw) and not NOT_USER_FLAGS.intersection(fl):
+                self.f.last_user = ""
+            if t and not contentless(t):
+                if not self.f.task:
+                    self.f.task = t
+                self.f.latest = t
+        if role == "assistant":
+            text = (r.get("content") or "").strip()
+            if text and "thinking" not in fl and "reasoning" not in fl:
+                self.f.intention = text[:600]
+            for call in r.get("tool_calls") or ():
+                self._call(call)
+            meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+            if isinstance(meta.get("action"), str):
+                self._shell(meta["action"])
+        if role == "tool":
+            self._result(r)
+        if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
+            parts = [r.get("content") or ""] + [call_values(c) for c in r.get("tool_calls") or ()]
+            self.turns.append("\n".join(parts)[:TEXT_CAP])
+
+    def _call(self, call: dict) -> None:
+        fn = (call.get("function") or {}).get("name") or ""
+        args = _args(call)
+        if isinstance(args, dict):
+            if fn.lower() in ("todowrite", "todo_write") and isinstance(args.get("todos"), list):
+                self.plan_items = [str(t.get("activeForm") or t.get("content") or "") for t in args["todos"]
+                                   if isinstance(t, dict) and t.get("status") == "in_progress"]
+            elif fn == "update_plan" and isinstance(args.get("plan"), list):
+                self.plan_items = [str(t.get("step") or "") for t in args["plan"]
+                                   if isinstance(t, dict) and t.get("status") == "in_progress"]
+            cmd = args.get("command") or args.get("cmd")
+            if isinstance(cmd, list):
+                cmd = " ".join(map(str, cmd))
+            if isinstance(cmd, str):
+                self._shell(cmd)
+        for action, path in call_actions(call):
+            self.actions.append((action, path))
+            if action in (CREATED, MODIFIED):
+                self.writes.pop(path, None)
+                self.writes[path] = None
+        if call.get("id"):
+            self.pending[call["id"]] = fn + " " + str((call.get("function") or {}).get("arguments") or "")[:200]
+
+    def _shell(self, cmd: str) -> None:
+        m = BD_START.search(cmd)
+        if m:
+            self.bd_item = m.group(1) or m.group(2)
+
+    def _result(self, r: dict) -> None:
+        key = self.pending.pop(r.get("tool_call_id"), None) if r.get("tool_call_id") else None
+        key = key or "?"
+        if result_failed(r):
+            line = key_error_line(r.get("content") or "", True)
+            if line:
+                self.errors.pop(key, None)
+                self.errors[key] = line
+                while len(self.errors) > 5:
+                    self.errors.popitem(last=False)
+        else:
+            self.errors.pop(key, None)
+
+    def focus(self) -> Focus:
+        f = self.f
+        f.contentless = contentless(f.last_user) if f.last_user is not None or f.latest else False
+        f.plan = [p for p in self.plan_items if p] + ([f"issue {self.bd_item} (in progress)"] if self.bd_item else [])
+        files = list(reversed(self.writes))[:RECENT_WRITES]
+        for t in [f.latest, *f.plan]:
+            for p in sorted(terms_of(t)):
+                if ("/" in p or "." in p) and p not in files:
+                    files.append(p)
+        f.files = files
+        f.errors = list(self.errors.values())
+        f.recent = set().union(*(terms_of(t) for t in self.turns)) if self.turns else set()
+        return f
+
+
+def call_values(call: dict) -> str:
+    """A tool call's name and argument values (not the argument names the tool schema gives)."""
+    args = _args(call)
+    name = (call.get("function") or {}).get("name") or ""
+    if not isinstance(args, dict):
+        return f"{name} {args}"
+    return name + " " + " ".join(str(v) for v in args.values() if isinstance(v, (str, int, float)))
+
+
+def focus_of(records: Iterable[dict]) -> Focus:
+    t = FocusTracker()
+    for r in records:
+        t.feed(r)
+    return t.focus()
+
+
+def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[str]]:
+    """(paths a chunk reads, paths it writes whole) through its tool calls (or of the
+    (action, path) pairs a FocusTracker collected for it)."""
+    if actions is None:
+        actions = [a for r in group for call in r.get("tool_calls") or () for a in call_actions(call)]
+    reads, writes = set(), set()
+    for action, path in actions:
+        if action == READ:
+            reads.add(path)
+        elif action == CREATED:
+            writes.add(path)
+    return reads, writes

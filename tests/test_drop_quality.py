@@ -1,0 +1,175 @@
+"""Relevance dropping that keeps what the agent will need: the focus query, the working-set
+signals and --explain, shrinking with exact recovery, and dropping to a budget."""
+import json
+import re
+
+import pytest
+
+from conftest import corpus, run
+
+
+def jsonl(recs):
+    return "".join(json.dumps(r) + "\n" for r in recs)
+
+
+def counted(text):
+    res = run("count", "--json", input=text)
+    assert res.code == 0, res.stderr
+    return res.json()["tokens"]
+
+
+@pytest.fixture(scope="module")
+def session_fa(tmp_path_factory):
+    """A real Claude Code session, imported and scored (keyword embedder: no model needed)."""
+    import os
+
+    home = tmp_path_factory.mktemp("home")
+    old = os.environ.get("CTX_HOME")
+    os.environ["CTX_HOME"] = str(home)
+    try:
+        imp = run("import", corpus("claude-code_spotter_fa812bfe_session.jsonl"))
+        assert imp.code == 0, imp.stderr
+        sc = run("score", "--embedder", "keyword", input=imp.stdout)
+        assert sc.code == 0, sc.stderr
+    finally:
+        if old is None:
+            os.environ.pop("CTX_HOME", None)
+        else:
+            os.environ["CTX_HOME"] = old
+    return sc.stdout
+
+
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.7])
+def test_free_hits_its_target_on_a_real_session(session_fa, share):
+    before = counted(session_fa)
+    res = run("drop", "--free", share, input=session_fa)
+    assert res.code == 0, res.stderr
+    after = counted(res.stdout)
+    assert after <= before * (1 - share)
+    assert after >= before * (1 - share) * 0.8   # it frees about what was asked, not everything
+
+
+def test_to_tokens_hits_its_target(session_fa):
+    res = run("drop", "--to-tokens", 60000, input=session_fa)
+    assert res.code == 0, res.stderr
+    assert counted(res.stdout) <= 60000
+
+
+def test_free_and_to_tokens_together_is_a_usage_error(session_fa):
+    res = run("drop", "--free", 0.5, "--to-tokens", 100, input=session_fa)
+    assert res.code == 2 and "cannot be used together" in res.stderr
+
+
+def test_shrunk_outputs_keep_lines_in_play_and_recover_exactly(session_fa, tmp_path):
+    event = json.loads(session_fa.split("\n", 1)[0])
+    in_play = set(event["meta"]["in_play"])
+    assert in_play
+    res = run("drop", "--free", 0.5, input=session_fa)
+    out = res.records()
+    shrunk = [r for r in out if "shrunk" in (r.get("flags") or [])]
+    assert shrunk, res.stderr
+    originals = {}
+    for line in session_fa.splitlines():
+        r = json.loads(line)
+        originals.setdefault(r.get("group"), []).append(r)
+    for r in shrunk:
+        orig = next(o for o in originals[r["group"]] if o["id"] == r["id"])
+        kept_lines = set(r["content"].split("\n"))
+        for ln in orig["content"].split("\n"):   # every line naming a term in play stays
+            if len(ln) <= 2000 and any(re.search(r"(?<!\w)" + re.escape(t) + r"(?!\w)", ln)
+                                       for t in in_play if len(t) >= 4 and t in ln):
+                assert ln in kept_lines
+        assert len(r["content"]) < len(orig["content"])
+        assert f"ctx recover --chunk-id {r['meta']['shrunk']['chunk_id']}" in r["content"]
+    cid = shrunk[0]["meta"]["shrunk"]["chunk_id"]
+    back = run("recover", "--chunk-id", cid).records()
+    assert back == originals[shrunk[0]["group"]]
+    f = tmp_path / "kept.jsonl"
+    f.write_text(res.stdout)
+    assert run("recover", "--chunk-id", cid, "--into", f).code == 0
+    after = [json.loads(x) for x in f.read_text().splitlines()]
+    assert [r for r in after if r.get("group") == shrunk[0]["group"]] == originals[shrunk[0]["group"]]
+
+
+def test_drop_then_recover_every_chunk_is_byte_exact(session_fa, tmp_path):
+    res = run("drop", "--free", 0.7, input=session_fa)
+    f = tmp_path / "kept.jsonl"
+    f.write_text(res.stdout)
+    out = res.records()
+    ids = {r["meta"]["chunk_id"] for r in out if r["kind"] == "stub"}
+    ids |= {r["meta"]["shrunk"]["chunk_id"] for r in out if "shrunk" in (r.get("flags") or [])}
+    assert ids
+    for cid in sorted(ids):
+        assert run("recover", "--chunk-id", cid, "--into", f).code == 0, cid
+    originals = {}
+    for line in session_fa.splitlines():
+        r = json.loads(line)
+        originals.setdefault(r.get("group"), []).append(r)
+    after = {}
+    for line in f.read_text().splitlines():
+        r = json.loads(line)
+        after.setdefault(r.get("group"), []).append(r)
+    assert not any(r["kind"] == "stub" or "shrunk" in (r.get("flags") or []) for g in after.values() for r in g)
+    for cid in ids:
+        assert after[cid] == originals[cid]
+    assert list(after) == list(originals)
+
+
+def msg(i, role, content, **kw):
+    return {"v": 1, "kind": "message", "id": f"m{i}", "session": "s1", "role": role, "content": content,
+            "ts": f"2026-01-01T00:{i:02d}:00Z", **kw}
+
+
+def call(cid, name, args):
+    return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+
+
+CONTINUE_SESSION = [
+    msg(1, "user", "Add rate limiting to the upload endpoint in api/upload.py"),
+    msg(2, "assistant", "I'll plan it.", tool_calls=[call("t1", "TodoWrite", {"todos": [
+        {"content": "Write the token bucket in ratelimit/bucket.py", "status": "completed"},
+        {"content": "Wire the bucket into upload_handler", "status": "in_progress",
+         "activeForm": "Wiring the bucket into upload_handler"}]})]),
+    msg(3, "tool", "Todos updated", tool_call_id="t1"),
+    msg(4, "assistant", "", tool_calls=[call("t2", "Write", {"file_path": "ratelimit/bucket.py",
+                                                            "content": "class TokenBucket: ..."})]),
+    msg(5, "tool", "File created", tool_call_id="t2"),
+    msg(6, "assistant", "Next I will wire TokenBucket into upload_handler."),
+    msg(7, "user", "continue"),
+]
+
+
+def test_a_continue_session_scores_against_the_focus():
+    for args in ([], ["--query-from", "last-user"]):
+        out = run("score", "--embedder", "keyword", *args, input=jsonl(CONTINUE_SESSION)).records()
+        ev = out[0]
+        q = ev["meta"]["query"]
+        assert "continue" != q.strip()
+        assert "upload_handler" in q and "ratelimit/bucket.py" in q
+        assert ev["meta"]["focus"]["contentless"] is True
+        assert ev["meta"]["focus"]["latest"].startswith("Add rate limiting")
+        assert "TokenBucket" in ev["meta"]["in_play"]
+
+
+def test_a_real_request_is_the_last_user_query():
+    recs = CONTINUE_SESSION[:-1] + [msg(7, "user", "now also log every rejected upload")]
+    ev = run("score", "--query-from", "last-user", "--embedder", "keyword", input=jsonl(recs)).records()[0]
+    assert ev["meta"]["query"] == "now also log every rejected upload"
+
+
+def test_explain_shows_each_signal_and_why():
+    recs = CONTINUE_SESSION[:3] + [
+        msg(4, "assistant", "", tool_calls=[call("r1", "Read", {"file_path": "api/upload.py"})]),
+        msg(5, "tool", "def upload_handler(req):\n    return save(req)\n", tool_call_id="r1"),
+        msg(6, "assistant", "", tool_calls=[call("r2", "Read", {"file_path": "api/upload.py"})]),
+        msg(7, "tool", "def upload_handler(req):\n    return save(req)\n", tool_call_id="r2"),
+    ] + CONTINUE_SESSION[3:]
+    res = run("score", "--embedder", "keyword", "--explain", input=jsonl(recs))
+    assert res.code == 0, res.stderr
+    rows = res.records()
+    assert rows and all({"similarity", "recency", "importance", "working_set", "superseded", "why"} <= set(r)
+                        for r in rows)
+    first_read = next(r for r in rows if r["chunk_id"] == "c-0003")
+    assert first_read["superseded"] == 1.0 and "read again or rewritten later" in first_read["why"]
+    assert "upload_handler" in first_read["why"] or "api/upload.py" in first_read["why"]
+    assert not any(r.get("kind") == "message" for r in rows)  # rows, not records
