@@ -372,7 +372,7 @@ def test_compact_on_pg_keeps_logs_index_and_state_in_the_store(pg_url, ctx_home)
     assert not (ctx_home / "logs").exists() and not (ctx_home / "sessions").exists()
     assert not (ctx_home / "sessions.json").exists()
     ev = [json.loads(x) for x in run("logs", "compaction", "--json").stdout.splitlines()]
-    assert ev and ev[-1]["event"] == "compaction"
+    assert any(e["event"].startswith("compaction") and e.get("tokens_before") for e in ev), ev
     info = json.loads(run("store", "check", "--json").stdout)
     assert info["sessions"] >= 1 and info["session_states"] >= 1, info
     listed = [json.loads(x) for x in run("session", "list", "--json").stdout.splitlines()]
