@@ -29,6 +29,9 @@ def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
     for k in list(os.environ):
         if k.startswith("CTX_") and k not in ("CTX_HOME",):
             monkeypatch.delenv(k)
+    # One fixed workspace for tests that look for CONTEXT.md there; tests of the per-project
+    # default (tests/test_hook_sessions.py, tests/e2e) remove it.
+    monkeypatch.setenv("CTX_WORKSPACE", str(home / "workspace"))
     return home
 
 
@@ -76,6 +79,7 @@ def ctx():
 def ctx_subprocess_env(home) -> dict:
     env = dict(os.environ)
     env["CTX_HOME"] = str(home)
+    env["CTX_WORKSPACE"] = str(Path(home) / "workspace")
     env["PYTHONPATH"] = str(ROOT)
     return env
 

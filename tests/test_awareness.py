@@ -287,8 +287,9 @@ def test_claude_code_hooks_end_to_end(ctx_home, tmp_path):
     assert run("session", "list", "--json").records()[0]["session_id"].startswith("491e126e")
     bad = run("hook", "claude-code", "Stop", input="{not json")
     assert bad.code == 1  # a real problem is exit 1 (shown, never blocking); never 2, which would block Claude
+    # Claude Code runs some hooks before it writes the transcript: nothing to read is no error
     missing = run("hook", "claude-code", "Stop", input=json.dumps({"transcript_path": "/nope.jsonl"}))
-    assert missing.code == 1 and "/nope.jsonl" in missing.stderr
+    assert missing.code == 0
 
 
 def test_generic_hook_prints_plain_text(ctx_home):

@@ -51,6 +51,8 @@ def _env(root):
                GIT_COMMITTER_EMAIL="t@example.com", HOME=str(root / "home"), CTX_HOME=str(root / "home" / ".ctx"), CTX_EMBEDDER="keyword",
                PATH=str(root / "bin") + os.pathsep + os.environ.get("PATH", ""), NO_COLOR="1", EDITOR="true",
                CTX_NO_TABLE="1")
+    # the prepared tree is copied per group (its project folder would move): one fixed workspace
+    env["CTX_WORKSPACE"] = env["CTX_HOME"] + "/workspace"
     return env
 
 

@@ -40,6 +40,7 @@ NOT_REPORTING = {
     "export": "one JSON request body",
     "goal add": "an action; prints the new goal's id", "goal complete": "an action", "goal start": "an action",
     "hook claude-code": "the hook protocol's JSON", "hook generic": "text for an agent's prompt",
+    "hook curate": "nothing: the detached worker the hooks start",
     "import": "a record stream", "maintain": "JSONL events", "observe": "the observation's path",
     "recover": "a record stream", "remember": "an action", "reset": "an action (a list on stderr)",
     "score": "a record stream", "session restore": "a record stream", "session show": "one JSON object",
@@ -56,7 +57,7 @@ def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("contract")
     home, work = root / "home", root / "work"
     work.mkdir()
-    env = {"CTX_HOME": str(home), "CTX_EMBEDDER": "keyword"}
+    env = {"CTX_HOME": str(home), "CTX_WORKSPACE": str(home / "workspace"), "CTX_EMBEDDER": "keyword"}
     s = str(work / "s.jsonl")
 
     def ok(*args, **kw):

@@ -406,12 +406,12 @@ def test_recover_by_query_into_a_file_stats_and_status_on_pg(pg_url, ctx_home, t
     assert not (ctx_home / "logs").exists() and not (ctx_home / "cold-storage").exists()
 
 
-def test_hook_recall_finds_cold_chunks_in_the_store(pg_url):
-    from ctxkit.cli.hook import recall
+def test_hook_recall_finds_cold_chunks_in_the_store(pg_url, tmp_path):
+    from ctxkit.services.hooks import recall
     from ctxkit.store.home import Home
 
     drop_pipeline()
-    hits = recall(Home(), "a good pasta recipe please", None)
+    hits = recall(Home(), str(tmp_path), "a good pasta recipe please")
     assert any(h["source"].startswith("cold:s1/") for h in hits), hits
 
 

@@ -207,14 +207,16 @@ def _set_workspace(ctx, param, value):
 
 workspace_option = click.option("--workspace", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_workspace,
                                 help="Workspace holding CONTEXT.md (default: $CTX_WORKSPACE, ./.ctx/, "
-                                     "or $CTX_HOME/workspace).")
+                                     "or the project's folder under $CTX_HOME/projects/).")
 
 
 def get_workspace() -> str:
+    """--workspace, $CTX_WORKSPACE, ./.ctx/, else the current project's folder under the home
+    (a hook sets the payload's `cwd` as the directory the project is found from)."""
     from ..sources.workspace import resolve_workspace
 
-    ctx = click.get_current_context()
-    return resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home().workspace_dir)
+    root = click.get_current_context().find_root()
+    return resolve_workspace(root.meta.get("ctx.workspace"), get_home().path, root.meta.get("ctx.cwd"))
 
 
 def note(message: str) -> None:

@@ -8,7 +8,7 @@ import click
 from ..core.context_md import Item, merge_items, render
 from ..errors import UsageProblem
 from ..sources.workspace import ContextFile
-from .common import emit_object, note, report_options, get_workspace, home_option, workspace_option
+from .common import emit_object, get_home, note, report_options, get_workspace, home_option, workspace_option
 
 
 @click.group("context")
@@ -23,19 +23,28 @@ def context():
 
 
 @context.command("show")
+@click.option("--session", "session_prefix", metavar="ID", help="That session's own state (a unique prefix of its "
+              "id) instead of the current project's CONTEXT.md.")
 @report_options
 @workspace_option
 @home_option
-def show(jq_expr, table, as_json, table_fmt):
+def show(jq_expr, table, as_json, table_fmt, session_prefix):
     """Print CONTEXT.md: the document as markdown (on a terminal and piped, as `cat` would), or
     the structured view with --json / --jq.
 
     \b
     Examples:
       ctx context show
+      ctx context show --session abc
       ctx context show --json | jq '.sections.Files'
     """
     cf = ContextFile(get_workspace())
+    if session_prefix:
+        from ..store.session_state import state_file
+        from ..store.sessions import resolve
+
+        home = get_home()
+        cf = state_file(home, resolve(home, session_prefix))
     ctx = cf.read()
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")

@@ -166,7 +166,7 @@ def complete_goal(ctx, param, incomplete):
         from ..sources.workspace import resolve_workspace
         from .common import get_home
 
-        ws = resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home(ctx).workspace_dir)
+        ws = resolve_workspace(ctx.find_root().meta.get("ctx.workspace"), get_home(ctx).path)
         items = ContextFile(ws).read().sections.get("Goals", [])
     except Exception:  # noqa: BLE001 -- completion must never fail the shell
         return []

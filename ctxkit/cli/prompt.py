@@ -45,11 +45,13 @@ def prompt():
 @click.option("--mode", type=click.Choice(["auto", "interactive", "pipeline", "hook", "server"]),
               help="The Environment section's Mode (config: prompt_mode, auto: interactive on a terminal).")
 @click.option("--no-environment", is_flag=True, help="Leave out the Environment section (cwd, OS, terminal, mode).")
+@click.option("--session", "session_prefix", metavar="ID", help="That session's own state (a unique prefix of its id) "
+              "instead of the current project's CONTEXT.md.")
 @report_options
 @workspace_option
 @home_option
 def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explain, embedder, mode, no_environment,
-              jq_expr, table, as_json, table_fmt):
+              jq_expr, table, as_json, table_fmt, session_prefix):
     """Build a lean system prompt: identity, tool names, environment, CONTEXT.md, memory on demand, time.
 
     Static part first (byte-identical while its files are unchanged, so provider prompt
@@ -107,6 +109,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
               time_lines=tf["block"], git_lines=git_lines, age_out_hours=cfg.get("age_out_hours"),
               context_view_tokens=cfg.get("context_view_tokens"), environment=env,
               identity_tokens=cfg.get("identity_tokens"), identity=identity_lines(cfg.get("model"), ws),
+              context_path=_session_context(home, session_prefix),
               bound=counts.upper_bound if fmt == "text" and not explain else None)
     from ..store import redaction
 
@@ -148,3 +151,13 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
         msgs.insert(1 if msgs and msgs[0]["role"] == "system" else 0,
                     {"role": "user", "content": session_started(started)})
         click.echo(json.dumps(redaction.value(body), ensure_ascii=False))
+
+
+def _session_context(home, prefix: str | None) -> str | None:
+    """--session PREFIX: that session's own CONTEXT.md in the session store."""
+    if not prefix:
+        return None
+    from ..store.session_state import state_file
+    from ..store.sessions import resolve
+
+    return state_file(home, resolve(home, prefix)).path

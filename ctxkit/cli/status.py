@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import click
 
 from ..backends.tokenizers import count_records
 from ..core.status import Usage
+from ..core.usage import is_boundary
 from ..errors import ExitStatus, UsageProblem
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
@@ -43,26 +46,34 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--notify-if-pct", type=Share(), metavar="P",
               help="Exit 3 when usage is at or above P of the budget: a fraction (0.5) or a percent (50, 50%).")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
+@click.option("--session", "session_prefix", metavar="ID",
+              help="A session ctx knows (a unique prefix): its transcript is read. Without FILE on a terminal: "
+                   "the current project's latest session.")
 @jq_option
 @output_options
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt):
+           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt, session_prefix):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
     carries provider-reported usage (Claude Code message.usage, Codex
-    token_count), the reported size is shown next to the local count.
+    token_count), the reported size is shown next to the local count. A Claude
+    Code session that was compacted counts what the model sees now: the records
+    after the last compact boundary.
 
     \b
     Examples:
       ctx status s.jsonl --budget 100000
       ctx status s.jsonl --notify-if-pct 0.5 || notify-send "compact soon"
       ctx status ~/.claude/projects/x/abc.jsonl --log --json | jq .pct_used
+      ctx status --session abc           # a session's transcript, found by ctx
     """
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
     home = get_home()
+    if session_prefix or (file == "-" and sys.stdin.isatty()):
+        file = _session_transcript(home, session_prefix)
     cfg = home.config
     tok = resolve_tokenizer(tokenizer, model)
     usage = Usage(budget=resolve_budget(budget, max_tokens, reserve_tokens),
@@ -78,13 +89,24 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             usage.add(rec)
         batch.clear()
 
+    models: list[str] = []
     tally = None
     if log_it:
         from ..store import sessions
 
         tally = sessions.tally(())
     for rec in InputRecords(file, from_, skip_invalid):
+        if is_boundary(rec):  # compacted away: the model sees what follows the boundary
+            flush()
+            tools = usage.parts.get("tools")
+            usage = Usage(budget=usage.budget, trigger_pct=usage.trigger_pct, hard_pct=usage.hard_pct,
+                          curation_pct=usage.curation_pct)
+            if tools:
+                usage.parts["tools"] = tools
         batch.append(rec)
+        m = (rec.get("meta") or {}).get("model") if isinstance(rec.get("meta"), dict) else None
+        if isinstance(m, str):
+            models[:] = [m]
         if tally is not None:
             sessions.tally((rec,), tally)  # folded as it passes: the index needs no copy of the stream
         if len(batch) >= BATCH:
@@ -93,6 +115,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     if log_it:
         sessions.commit(home, tally, file)
     d = usage.as_dict()
+    _window(d, cfg, models[0] if models else None, own_budget=bool(budget or max_tokens))
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
     if log_it:
@@ -117,6 +140,41 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 
 
+def _window(d: dict, cfg, model: str | None, own_budget: bool) -> None:
+    """The measure the hooks use: the provider's usage after the last compact boundary when the
+    transcript has it (else the count), over the model's window. Without --budget/--max-tokens,
+    a transcript with provider usage is due by that measure."""
+    from ..core.usage import window_for, window_measure
+
+    reported = d.get("reported_tokens")
+    w = window_measure(reported if reported is not None else d["total"],
+                       window_for(model, cfg.get("context_window")),
+                       "provider-reported" if reported is not None else "counted",
+                       cfg.get("compaction_trigger_pct"), cfg.get("curation_trigger_pct"))
+    d.update({"window": w["window"], "window_tokens": w["tokens"], "window_pct": round(w["pct"], 4),
+              "window_method": w["method"], "model": model})
+    if reported is not None and not own_budget:
+        d["compaction_due"], d["curation_due"] = w["due"], w["curation_due"]
+
+
+def _session_transcript(home, prefix: str | None) -> str:
+    """The transcript of --session PREFIX, or of the current project's latest session (the one
+    resolver the hooks use)."""
+    from ..errors import UsageProblem
+    from ..services.hooks import resolve, session_for
+    from ..store import sessions
+
+    target = resolve(home, {"cwd": os.getcwd()})
+    sid = session_for(home, target, prefix)
+    if sid is None:
+        raise UsageProblem("no input: give FILE, pipe records in, or --session ID (no session of this project "
+                           f"is known: {target.project})")
+    src = sessions.load(home).get(sid, {}).get("source")
+    if not src or not os.path.isfile(src):
+        raise UsageProblem(f"session {sid}: its transcript is not known or gone ({src or 'not recorded'})")
+    return src
+
+
 def _table(d: dict, fmt: str = "simple") -> str:
     rows = [{"part": k, "tokens": d[k], "share": f"{d[k] / d['budget']:.1%}"}
             for k in ("system", "tools", "messages", "summaries", "stubs")]
@@ -128,6 +186,8 @@ def _table(d: dict, fmt: str = "simple") -> str:
     out.append(f"curation at {d['curation_trigger_pct']:.0%}: due {'yes' if d['curation_due'] else 'no'} · "
                f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
+    out.append(f"the model's window: {d['window_tokens']} of {d['window']} tokens ({d['window_pct']:.1%}, "
+               f"{d['window_method']}; the measure the hooks use)")
     if "reported_tokens" in d:
         err = d["count_error_pct"]
         out.append(f"provider reported {d['reported_tokens']} tokens at its last response; counted "

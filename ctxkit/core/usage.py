@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import records as R
+from .status import reported_context
 
 # model-name prefix -> context window (tokens); the first match wins
 WINDOWS = (("claude-", 200_000), ("gpt-5", 400_000), ("gpt-4.1", 1_047_576), ("gpt-4o", 128_000),
@@ -33,9 +34,7 @@ def provider_usage(records: Sequence[dict]) -> tuple[int | None, str | None, int
     for r in reversed(live(records)):
         u = r.get("usage")
         if isinstance(u, dict) and any(isinstance(u.get(k), int) for k in ("input_tokens", "output_tokens")):
-            total = sum(u.get(k) or 0 for k in ("input_tokens", "cache_read_input_tokens",
-                                                 "cache_creation_input_tokens", "output_tokens")
-                        if isinstance(u.get(k), int))
+            total = reported_context({k: v for k, v in u.items() if isinstance(v, int)})
             meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
             return total, meta.get("model"), u.get("context_window") if isinstance(u.get("context_window"), int) \
                 else None
@@ -59,3 +58,10 @@ def model_of(records: Sequence[dict]) -> str | None:
         if isinstance(meta.get("model"), str):
             return meta["model"]
     return None
+
+
+def window_measure(tokens: int, window: int, method: str, trigger_pct: float, curation_pct: float) -> dict:
+    """The one measure of "how full" (hooks, status, compact): TOKENS the model sees over its WINDOW."""
+    pct = tokens / window if window else 1.0
+    return {"tokens": tokens, "window": window, "pct": pct, "method": method, "due": pct >= trigger_pct,
+            "curation_due": pct >= curation_pct}

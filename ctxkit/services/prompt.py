@@ -142,7 +142,8 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
           memory_hits: list[dict] | None, memory_budget: int, time_lines: list[str],
           git_lines: list[str] | None, age_out_hours: float = 24.0, context_view_tokens: int = 500,
           bound=None, environment: list[str] | None = None, identity_tokens: int = 200,
-          identity: list[str] | None = None) -> Prompt:
+          identity: list[str] | None = None, context_path: str | None = None) -> Prompt:
+    """context_path: another CONTEXT.md than the workspace's (a session's own state)."""
     p = Prompt(budget=budget)
     seen: set = set()
     if identity:
@@ -163,7 +164,7 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
                                   "\n(Schemas on demand: `ctx tools show NAME`.)", "tools registry", tier=2))
     if environment:
         p.sections.append(Section("Environment", "\n".join(environment), "this machine", tier=2))
-    cpath = os.path.join(workspace, "CONTEXT.md")
+    cpath = context_path or os.path.join(workspace, "CONTEXT.md")
     if os.path.exists(cpath):
         with open(cpath, encoding="utf-8") as f:
             raw = f.read()

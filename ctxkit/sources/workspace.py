@@ -10,17 +10,43 @@ from ..errors import ConflictError, InputError
 from ..store.atomic import atomic_write, clean_stale_tmp, locked, makedirs
 
 
-def resolve_workspace(flag: str | None, home_workspace: str) -> str:
-    """--workspace, else $CTX_WORKSPACE, else ./.ctx/ when present, else $CTX_HOME/workspace."""
+def project_root(path: str | None = None) -> str:
+    """The project a directory belongs to: its repository root (the nearest folder holding
+    `.git`), else the directory itself. No git import: a walk up the tree."""
+    start = os.path.realpath(os.path.abspath(os.path.expanduser(path or os.getcwd())))
+    d = start
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return start
+        d = parent
+
+
+def project_dir(home_path: str, root: str) -> str:
+    """The project's workspace under the home: $CTX_HOME/projects/NAME-HASH (one per root)."""
+    import hashlib
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(root.rstrip(os.sep)))[:40].strip("._") or "root"
+    return os.path.join(home_path, "projects", f"{name}-{hashlib.sha256(root.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}")
+
+
+def resolve_workspace(flag: str | None, home_path: str, cwd: str | None = None) -> str:
+    """--workspace, else $CTX_WORKSPACE, else CWD's ./.ctx/ when present, else the project's
+    folder under $CTX_HOME/projects/ (the project being the repository root of CWD, the current
+    directory by default): one home serves many projects and none sees another's state."""
     if flag:
         return os.path.abspath(os.path.expanduser(flag))
     env = os.environ.get("CTX_WORKSPACE")
     if env:
         return os.path.abspath(os.path.expanduser(env))
-    local = os.path.join(os.getcwd(), ".ctx")
+    here = os.path.abspath(cwd or os.getcwd())
+    local = os.path.join(here, ".ctx")
     if os.path.isdir(local):
         return local
-    return home_workspace
+    return project_dir(home_path, project_root(here))
 
 
 class ContextFile:

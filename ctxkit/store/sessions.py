@@ -114,3 +114,41 @@ def _edit(home):
         idx = load(home)
         yield idx
         atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
+
+
+def add_subagent(home, parent: str, agent_id: str, info: dict) -> None:
+    """Record a subagent's run under its parent's entry (`subagents`), leaving the rest as it is."""
+    p = index_path(home)
+    with locked(p):
+        idx = load(home)
+        e = idx.get(parent, {"session": parent})
+        subs = e.get("subagents") if isinstance(e.get("subagents"), dict) else {}
+        subs[agent_id] = {**subs.get(agent_id, {}), **{k: v for k, v in info.items() if v is not None}}
+        e["subagents"] = subs
+        e["seen_at"] = now_iso()
+        idx[parent] = e
+        atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
+
+
+def of_project(home, root: str) -> list[dict]:
+    """The project's sessions (entries whose `project` is ROOT), most recently active first."""
+    rows = [e for e in load(home).values() if isinstance(e, dict) and e.get("project") == root]
+    return sorted(rows, key=lambda e: e.get("last_activity") or e.get("seen_at") or "", reverse=True)
+
+
+def resolve(home, prefix: str) -> str:
+    """A session id from its unique prefix (the index, then the session store's folders)."""
+    from ..errors import UsageProblem
+
+    names = set(load(home))
+    store = os.path.join(home.path, "sessions")
+    if os.path.isdir(store):
+        names |= set(os.listdir(store))
+    if prefix in names:
+        return prefix
+    found = sorted(n for n in names if n.startswith(prefix))
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UsageProblem(f"no session starts with {prefix!r}", hint="ctx session list shows them")
+    raise UsageProblem(f"{len(found)} sessions start with {prefix!r} ({', '.join(found[:3])}…); give more of the id")

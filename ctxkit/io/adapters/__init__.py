@@ -129,7 +129,7 @@ def detect(source: Source) -> str:
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one") from None
     if R.is_ctx_record(obj):
         return "ctx"
-    if claude_code.sniff(obj):
+    if claude_code.sniff(obj) or _claude_code_head(source, obj):
         return "claude-code"
     if codex.sniff(obj):
         return "codex"
@@ -139,6 +139,32 @@ def detect(source: Source) -> str:
         return "json-doc"
     raise InputError(source.name, lineno, "unrecognised input format",
                      hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
+
+
+HEAD_LINES = 40  # how far detection looks past bookkeeping lines for a Claude Code record
+
+
+def _claude_code_head(source: Source, obj) -> bool:
+    """A Claude Code transcript may open with bookkeeping lines of any type (`last-prompt`,
+    `mode`, `permission-mode`, `queue-operation`, types added by later releases): a first line
+    with a `type` and Claude Code's `sessionId` is one, and so is a transcript whose first
+    recognised line, within the first HEAD_LINES, is Claude Code's."""
+    if not (isinstance(obj, dict) and isinstance(obj.get("type"), str)):
+        return False
+    if "sessionId" in obj and "role" not in obj:
+        return True
+    for line in source.peek_lines(HEAD_LINES)[1:]:
+        try:
+            o = json.loads(line) if line.strip() else None
+        except json.JSONDecodeError:
+            return False
+        if o is None:
+            continue
+        if claude_code.sniff(o):
+            return True
+        if not (isinstance(o, dict) and isinstance(o.get("type"), str)) or R.is_ctx_record(o):
+            return False
+    return False
 
 
 def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None) -> Iterator[dict]:
@@ -175,14 +201,17 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
 
 
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
-                 skip_invalid: bool = False, skipped: list | None = None) -> Iterator[dict]:
-    """Records from `source` in any supported format, validated, with atomic groups assigned."""
-    return _checked(_open_records(source, fmt, keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped),
-                    source, skip_invalid, skipped)
+                 skip_invalid: bool = False, skipped: list | None = None,
+                 ignored: dict | None = None) -> Iterator[dict]:
+    """Records from `source` in any supported format, validated, with atomic groups assigned.
+    `ignored` counts a Claude Code transcript's bookkeeping lines by type (skipped, never fatal)."""
+    return _checked(_open_records(source, fmt, keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped,
+                                  ignored=ignored), source, skip_invalid, skipped)
 
 
 def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
-                  skip_invalid: bool = False, skipped: list | None = None) -> Iterator[dict]:
+                  skip_invalid: bool = False, skipped: list | None = None,
+                  ignored: dict | None = None) -> Iterator[dict]:
     if fmt not in FORMATS:
         raise InputError(source.name, None, f"unknown format {fmt!r}", hint=f"supported formats: {SUPPORTED}")
     kw = dict(keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped)
@@ -193,7 +222,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
             return assign_groups(_doc_records(_load_doc(source), source, "ctx"))
         return assign_groups(_ctx(source, **kw))
     if kind == "claude-code":
-        return assign_groups(pair(claude_code.parse(source, **kw)))
+        return assign_groups(pair(claude_code.parse(source, ignored=ignored, **kw)))
     if kind == "codex":
         return assign_groups(pair(codex.parse(source, **kw)))
     if kind == "aider":

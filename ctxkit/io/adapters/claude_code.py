@@ -118,7 +118,8 @@ class _Turn:
 
 
 def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
-          skipped: list | None = None) -> Iterator[dict]:
+          skipped: list | None = None, ignored: dict | None = None) -> Iterator[dict]:
+    """`ignored`, when given, counts the bookkeeping lines read past, by type (never fatal)."""
     fallback = "claude-code"
     cwd_seen: dict[str, str] = {}   # session -> the working directory last recorded
 
@@ -231,6 +232,8 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                     yield ev
             continue
         if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
+            if ignored is not None:
+                ignored[str(typ)] = ignored.get(str(typ), 0) + 1
             if keep_meta:
                 data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
                 ev = R.make("event", id=uuid if obj.get("uuid") else R.derive_id("meta", lineno, obj),

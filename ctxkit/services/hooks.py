@@ -1,0 +1,540 @@
+"""ctxkit inside an agent's lifecycle (Claude Code hooks, or any agent with a transcript).
+
+One resolver (`resolve`) turns a hook payload into a Target: the session (the payload's
+`session_id`), the project (the repository root of the payload's `cwd`), the project's
+workspace and the transcript. One handler per event works on that Target and returns
+(context for the model, note for the user). State is keyed by session and by project: a
+session's own CONTEXT.md lives in the session store, the project's workspace keeps its
+Constraints and Pinned and the active session's state, and no project sees another's.
+
+Hooks fail open and finish where Claude Code lets them: Stop and SessionEnd fold new turns in
+incrementally (no model, no curation in line); curation, when due, runs in a detached worker
+(`ctx hook curate`) that outlives the hook.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..io.adapters import open_records
+from ..io.jsonl import Source
+from ..sources.workspace import ContextFile, project_root, resolve_workspace
+from ..store import logs, sessions
+
+CONTEXT_CAP = 10_000   # Claude Code's cap on additionalContext, in characters
+TRANSCRIPT_MAX = 512 << 20
+COMPACTION_AGENT = "acompact"   # Claude Code's own compaction agent: its id / transcript name
+
+
+@dataclass
+class Target:
+    """Who a hook call is about."""
+    session: str | None
+    project: str                     # repository root of the payload's cwd
+    workspace: str                   # the project's workspace (CONTEXT.md, MEMORY.md, …)
+    transcript: str | None = None
+    cwd: str | None = None
+    data: dict = field(default_factory=dict)
+    ignored: dict = field(default_factory=dict)   # transcript lines skipped, by type
+
+
+def resolve(home, data: dict, workspace_flag: str | None = None) -> Target:
+    """The one session/project resolver: hooks pass their payload; `status`, `context show` and
+    `prompt build` pass {"cwd": the current directory, "session_id": --session or None}."""
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isdir(data["cwd"]) else os.getcwd()
+    session = data.get("session_id") if isinstance(data.get("session_id"), str) and data["session_id"] else None
+    return Target(session=session, project=project_root(cwd), workspace=resolve_workspace(workspace_flag, home.path, cwd),
+                  transcript=data.get("transcript_path") or None, cwd=cwd, data=data)
+
+
+def session_for(home, target: Target, prefix: str | None) -> str | None:
+    """--session PREFIX (a unique prefix of a known session), else the project's latest session."""
+    if prefix:
+        return sessions.resolve(home, prefix)
+    rows = sessions.of_project(home, target.project)
+    return rows[0]["session"] if rows else None
+
+
+def records_of(path: str | None, ignored: dict | None = None) -> list[dict]:
+    """A transcript's records; none when there is no transcript yet (Claude Code runs the first
+    UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted."""
+    if not path or not os.path.exists(path):
+        return []
+    if not os.path.isfile(path):
+        raise InputError(path, None, "transcript_path is not a regular file")
+    if os.path.getsize(path) > TRANSCRIPT_MAX:
+        raise InputError(path, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
+    return list(open_records(Source(path), ignored=ignored))
+
+
+def tokenizer(home):
+    from ..backends.tokenizers import LazyTokenizer
+
+    return LazyTokenizer(home.config.get("tokenizer"), home.config.get("model") or None)
+
+
+def measure(home, records: list[dict]) -> dict:
+    """The one measure of "how full": the provider's usage after the last compact boundary when
+    the transcript has it, else the live records counted, against the model's window; with
+    `due` (compaction_trigger_pct) and `curation_due` (curation_trigger_pct)."""
+    from ..core.usage import live, model_of, provider_usage, window_for, window_measure
+
+    tokens, model, reported = provider_usage(records)
+    window = window_for(model or model_of(records), home.config.get("context_window"), reported)
+    method = "provider-reported"
+    if tokens is None:
+        from ..backends.tokenizers import count_records
+
+        recs = live(records)
+        tokens = sum(count_records(tokenizer(home), recs, reuse=True)) if recs else 0
+        method = "counted"
+    return {**window_measure(tokens, window, method, home.config.get("compaction_trigger_pct"),
+                             home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
+
+
+def as_session(target: Target, records: list[dict]) -> list[dict]:
+    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs)."""
+    if not target.session:
+        return records
+    return [dict(r, session=target.session) if r.get("session") and ".agent-" not in r["session"] else r
+            for r in records]
+
+
+def fold(home, target: Target, records: list[dict], workspace: str | None = None):
+    """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
+    summarized are not read again); everything but the newest group is summarized."""
+    from ..cli.compact import options_from_config
+    from .compaction import compact
+
+    if workspace is None:
+        records = as_session(target, records)
+    cfg = home.config
+    opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
+    opts.preserve_ratio = 0.0
+    return compact(records, tokenizer(home), opts, home, workspace or target.workspace).commit()
+
+
+# ---- hook state: what a session's hooks already did (transcript size, what was injected) ----
+
+def _state_path(home) -> str:
+    return os.path.join(home.path, "hooks-state.json")
+
+
+def _read_state(home) -> dict:
+    p = _state_path(home)
+    try:
+        d = json.load(open(p, encoding="utf-8")) if os.path.exists(p) else {}
+    except (ValueError, OSError):
+        d = {}
+    return d if isinstance(d, dict) else {}
+
+
+def _update_state(home, key: str, value) -> None:
+    from ..store.atomic import atomic_write, locked
+
+    p = _state_path(home)
+    with locked(p):
+        state = _read_state(home)
+        state[key] = value
+        atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+
+def _signature(path: str | None) -> list | None:
+    if not path or not os.path.isfile(path):
+        return None
+    st = os.stat(path)
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _seen(home, path: str | None) -> bool:
+    """The transcript is the size and age it had when a hook last folded it in: nothing new."""
+    sig = _signature(path)
+    return sig is not None and _read_state(home).get(path) == sig
+
+
+def _remember(home, path: str | None) -> None:
+    sig = _signature(path)
+    if sig is not None:
+        _update_state(home, path, sig)
+
+
+def cap(text: str, limit: int = CONTEXT_CAP) -> str:
+    """Within Claude Code's additionalContext cap, cut at a line."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 40].rsplit("\n", 1)[0]
+    return cut + "\n[… cut to fit the 10,000-character hook limit]"
+
+
+# ---- whose state ----
+
+def own_state(home, target: Target):
+    """The session's own CONTEXT.md (the session store, else the workspace's when it is this
+    session's), with the project's Constraints and Pinned; None when it has none."""
+    from ..store.session_state import state_file, with_workspace_sections
+
+    ws = ContextFile(target.workspace)
+    ws_ctx = ws.read() if ws.exists() else None
+    if not target.session:
+        return ws_ctx
+    sf = state_file(home, target.session)
+    if sf.exists():
+        own = sf.read()
+        return with_workspace_sections(own, ws_ctx) if ws_ctx is not None else own
+    if ws_ctx is not None and ws_ctx.state.get("session") == target.session:
+        return ws_ctx
+    return None
+
+
+def _has_state(home, target: Target) -> bool:
+    from ..store.session_state import state_file
+
+    return bool(target.session) and state_file(home, target.session).exists()
+
+
+def project_sections(target: Target):
+    """The project's Constraints and Pinned (what every session of the project starts with)."""
+    from ..core.context_md import Context
+    from ..store.session_state import WORKSPACE_SECTIONS
+
+    ws = ContextFile(target.workspace)
+    if not ws.exists():
+        return None
+    cur = ws.read()
+    ctx = Context(sections={k: cur.sections[k] for k in WORKSPACE_SECTIONS if cur.sections.get(k)})
+    return ctx if ctx.sections else None
+
+
+def previous_session(home, target: Target):
+    """(entry, state) of the project's most recent other session that left state, or None."""
+    from ..store.session_state import state_file
+
+    for e in sessions.of_project(home, target.project):
+        sid = e.get("session")
+        if not sid or sid == target.session or ".agent-" in sid:
+            continue
+        sf = state_file(home, sid)
+        if sf.exists():
+            ctx = sf.read()
+            if ctx.task or any(ctx.sections.values()):
+                return e, ctx
+    ws = ContextFile(target.workspace)  # the project's own file: its active session's state
+    if ws.exists():
+        ctx = ws.read()
+        sid = ctx.state.get("session")
+        if sid != target.session and (ctx.task or ctx.latest):
+            return {"session": sid or "unknown", "last_activity": ctx.updated}, ctx
+    return None
+
+
+def _condensed(home, ctx, share: float = 1.0) -> str:
+    from ..core.context_view import condensed
+
+    return condensed(ctx, max(80, int(home.config.get("context_view_tokens") * share)), tokenizer(home).count)
+
+
+def _register(home, target: Target, records: list[dict] | None = None) -> None:
+    """The session is in the index with its project (and its records' tally when there are any)."""
+    if not target.session:
+        return
+    if records:
+        sessions.touch(home, [r for r in as_session(target, records) if r.get("session") == target.session],
+                       target.transcript)
+    sessions.mark(home, target.session, project=target.project, workspace=target.workspace,
+                  source=os.path.abspath(target.transcript) if target.transcript else None)
+
+
+# ---- one handler per event ----
+
+def session_start(home, target: Target) -> tuple[str | None, str | None]:
+    """resume / compact: the session's own state; startup / clear: a new session's (the project's
+    Constraints and Pinned; at startup also the project's previous session, labelled)."""
+    from ..sources.external import git_changes, modified_files, summary_lines
+    from ..cli.external import last_session_time
+    from ..cli.time_cmd import time_facts
+
+    source = str(target.data.get("source") or "startup")
+    when = last_session_time(home)
+    _register(home, target, records_of(target.transcript, target.ignored) if source != "startup" else None)
+    parts = []
+    # no session id (a generic agent): the project's state is its own
+    # (a startup whose session already has state of its own is that session again)
+    own = source in ("resume", "compact") or (source != "clear" and (not target.session or _has_state(home, target)))
+    state = own_state(home, target) if own else project_sections(target)
+    if state is not None and (state.task or any(state.sections.values())):
+        title = {"compact": "# Context (this session's state, restored after compaction)",
+                 "resume": "# Context (this session's state)"}.get(source, "# Context (this project)" if
+                                                                   target.session else "# Context")
+        parts.append(title + "\n" + _condensed(home, state))
+    if source == "startup" and target.session and not own:
+        prev = previous_session(home, target)
+        if prev is not None:
+            e, ctx = prev
+            parts.append(f"# Previous session in this project (session {e['session'][:8]}, last active "
+                         f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
+                         f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
+    block = time_facts(home)["block"]
+    if not parts:  # no state to review: say so, never point at a file that is not there
+        block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
+                 for x in block if not (source == "clear" and x.startswith("Last session:"))]
+    parts.append("## Time\n" + "\n".join(f"- {x}" for x in block))
+    if source != "compact":
+        ch = git_changes(target.cwd or os.getcwd(), when)
+        if ch.get("repo"):
+            parts.append("## External\n" + "\n".join(
+                f"- {x}" for x in summary_lines(ch, modified_files(target.workspace, when))[:8]))
+    return cap("\n\n".join(parts)), None
+
+
+def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
+    """Cold chunks and memory bullets that match the user's prompt (keyword scores, no model
+    load: a hook must answer fast), strongest first. `sessions_of`: only cold chunks of these
+    sessions (and their subagents): one project never recalls another's."""
+    from ..core.requests import clean_request
+    from ..store.backend import open_store
+
+    q = clean_request(prompt or "") or ""
+    if len(q.split()) < 2:
+        return []
+    hits = []
+    try:
+        from ..core.bm25 import normalized
+
+        store = open_store(home).cold
+        index = getattr(store, "index_path", None)  # an embedded index is not created just to find nothing
+        if index is None or os.path.exists(index):
+            rows = store.candidates(q, None, 20)
+            scores = normalized([r[4] for r in rows]) if rows else []
+            for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
+                if sessions_of is not None and str(sess).split(".agent-")[0] not in sessions_of:
+                    continue
+                hits.append({"score": round(sc, 3), "text": gist, "source": f"cold:{sess}/{chunk}",
+                             "recover": f"ctx recover --chunk-id {chunk} --session {sess}"})
+    except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
+        pass
+    try:
+        from ..sources.memory import search
+        from .embedding import make_embedder
+
+        found, _ = search(workspace, q, limit, 0.0, make_embedder(home, "keyword", 0))
+        for h in found:
+            hits.append({"score": h.get("score", 0), "text": h.get("snippet", ""), "source": h.get("source", "")})
+    except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
+        pass
+    hits.sort(key=lambda h: -(h["score"] or 0))
+    return hits[:limit]
+
+
+def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
+    """Usage from the one measure; when due, fold the session in and inject its working state
+    once per change; recall what matches the prompt. Works before the transcript exists."""
+    recs = records_of(target.transcript, target.ignored)
+    u = measure(home, recs)
+    logs.append(home, "context-health", {"session": target.session, "pct_used": round(u["pct"], 4),
+                                          "tokens": u["tokens"], "window": u["window"], "method": u["method"],
+                                          "hook": "UserPromptSubmit", "compaction_due": u["due"],
+                                          "skipped_lines": target.ignored or None})
+    parts = []
+    if u["due"] and recs:
+        if not _seen(home, target.transcript):
+            fold(home, target, recs)
+            _remember(home, target.transcript)
+        state = own_state(home, target)
+        if state is not None and (state.task or any(state.sections.values())):
+            body = _condensed(home, state)
+            digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+            key = f"injected:{target.session}"
+            if _read_state(home).get(key) != digest:  # once per change, not on every prompt
+                parts.append("# Working state\n" + body)
+                _update_state(home, key, digest)
+    mine = {e.get("session") for e in sessions.of_project(home, target.project)} | {target.session}
+    hits = [h for h in recall(home, target.workspace, target.data.get("prompt", ""), sessions_of=mine)
+            if h["score"] >= home.config.get("hook_recall_min_score")]
+    if hits:
+        parts.append("# Earlier context that matches this prompt\n" + "\n".join(
+            f"- {h['text']} ({h['source']}" + (f"; `{h['recover']}`" if h.get("recover") else "") + ")"
+            for h in hits))
+    if not parts and not u["due"]:
+        return None, None  # nothing to add: say nothing
+    head = f"Context: {u['pct']:.0%} of a {u['window']:,}-token window ({u['tokens']:,} tokens, {u['method']})."
+    return cap("\n\n".join([head] + parts)), None
+
+
+def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
+    recs = records_of(target.transcript, target.ignored)
+    _register(home, target, recs)
+    rep = fold(home, target, recs) if recs else None
+    _remember(home, target.transcript)
+    if target.data.get("custom_instructions"):
+        logs.append(home, "compaction", {"event": "precompact_instructions", "session": target.session,
+                                         "custom_instructions": target.data["custom_instructions"],
+                                         "trigger": target.data.get("trigger")})
+    return None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized if rep else 0} groups)"
+
+
+def post_compact(home, target: Target) -> tuple[str | None, str | None]:
+    logs.append(home, "compaction", {"event": "claude_compacted", "session": target.session,
+                                     "trigger": target.data.get("trigger")})
+    return None, None
+
+
+def stop(home, target: Target) -> tuple[str | None, str | None]:
+    """The incremental fold, in line; curation when due goes to a detached worker."""
+    if _seen(home, target.transcript):
+        return None, None  # nothing new since the last run: the cheap path
+    recs = records_of(target.transcript, target.ignored)
+    _register(home, target, recs)
+    rep = fold(home, target, recs) if recs else None
+    _remember(home, target.transcript)
+    spawned = spawn_curation(home, target) if recs and measure(home, recs)["curation_due"] else False
+    extra = "; curation started in the background" if spawned else ""
+    return None, f"ctx: CONTEXT.md updated ({rep.groups_summarized if rep else 0} new groups){extra}"
+
+
+def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
+    """The subagent's own transcript, folded into its own state (SESSION.agent-ID) and recorded
+    under its parent; the parent's state is left as it is. Claude Code's compaction agent (no
+    transcript of its own, or an `acompact` id) costs nothing."""
+    from ..store.session_state import state_file
+
+    agent = str(target.data.get("agent_id") or "")
+    path = target.data.get("agent_transcript_path")
+    if not target.session or agent.startswith(COMPACTION_AGENT) or COMPACTION_AGENT in os.path.basename(path or "") \
+            or not path or not os.path.isfile(path):
+        return None, None
+    if _seen(home, path):
+        return None, None
+    sub = f"{target.session}.agent-{agent or 'unknown'}"
+    recs = [dict(r, session=sub) for r in records_of(path, target.ignored)]
+    sf = state_file(home, sub)
+    rep = fold(home, target, recs, workspace=sf.workspace) if recs else None
+    _remember(home, path)
+    sessions.add_subagent(home, target.session, agent, {
+        "type": target.data.get("agent_type") or None, "transcript": os.path.abspath(path),
+        "state": sf.path if sf.exists() else None, "records": len(recs),
+        "last_message": (str(target.data.get("last_assistant_message") or "")[:200]) or None})
+    n = rep.groups_summarized if rep else 0
+    return None, f"ctx: subagent {agent} recorded under session {target.session[:8]} ({n} groups)"
+
+
+def session_end(home, target: Target) -> tuple[str | None, str | None]:
+    """Fold what is new, archive the session's state, mark it ended; its content goes to cold
+    storage in the detached worker."""
+    if not _seen(home, target.transcript):
+        recs = records_of(target.transcript, target.ignored)
+        _register(home, target, recs)
+        if recs:
+            fold(home, target, recs)
+        _remember(home, target.transcript)
+    else:
+        _register(home, target)
+    end_session(home, target)
+    if target.transcript and os.path.isfile(target.transcript):
+        spawn_curation(home, target, ended=True)
+    return None, "ctx: session state archived"
+
+
+def notification(home, target: Target) -> tuple[str | None, str | None]:
+    logs.append(home, "context-health", {"session": target.session, "hook": "Notification",
+                                          "message": str(target.data.get("message", ""))[:200]})
+    return None, None
+
+
+def end_session(home, target: Target) -> None:
+    """The session's state is archived and the index says it ended."""
+    from ..store.session_state import archive_context, state_file
+
+    sf = state_file(home, target.session) if target.session else None
+    dest = archive_context(home, sf if sf is not None and sf.exists() else ContextFile(target.workspace))
+    logs.append(home, "compaction", {"event": "session_archived", "session": target.session, "archive": dest})
+    if target.session:
+        sessions.mark(home, target.session, status="ended", archive=dest)
+
+
+HANDLERS = {"SessionStart": session_start, "UserPromptSubmit": user_prompt_submit, "PreCompact": pre_compact,
+            "PostCompact": post_compact, "Stop": stop, "SubagentStop": subagent_stop, "SessionEnd": session_end,
+            "Notification": notification}
+
+
+def handle(event: str, home, target: Target) -> tuple[str | None, str | None]:
+    """Do the event's work; return (context for the model, note for the user)."""
+    fn = HANDLERS.get(event)
+    out = fn(home, target) if fn else (None, None)
+    if target.ignored and event != "UserPromptSubmit":  # that one's health event counts them already
+        logs.append(home, "context-health", {"session": target.session, "hook": event,
+                                              "skipped_transcript_lines": dict(target.ignored)})
+    return out
+
+
+# ---- the detached worker: curation (and, at session end, cold storage) outside the hook ----
+
+def spawn_curation(home, target: Target, ended: bool = False) -> bool:
+    """Start `ctx hook curate` detached (its own session, no terminal): it survives the hook and
+    Claude Code's exit. False when the transcript is missing."""
+    if not target.transcript or not os.path.isfile(target.transcript):
+        return False
+    cmd = [sys.executable, "-m", "ctxkit", "--home", home.path, "hook", "curate", "--transcript", target.transcript,
+           "--workspace", target.workspace]
+    if target.session:
+        cmd += ["--session", target.session]
+    if ended:
+        cmd.append("--ended")
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    with open(os.devnull, "rb") as dn_in, open(os.devnull, "ab") as dn_out:
+        subprocess.Popen(cmd, stdin=dn_in, stdout=dn_out, stderr=dn_out, start_new_session=True, env=env,
+                         close_fds=True, cwd=target.cwd or None)
+    logs.append(home, "curation", {"event": "curation_started", "session": target.session, "ended": ended})
+    return True
+
+
+def curate_now(home, transcript: str, session: str | None, ended: bool = False) -> dict | None:
+    """The worker's job: seed 003's post-response curation when usage is at curation_trigger_pct
+    (the chunks least relevant to the latest request go to cold storage); at session end, the
+    session's content goes to cold storage whole."""
+    from ..core.extract import latest_request
+
+    recs = records_of(transcript)
+    if not recs:
+        return None
+    if ended:
+        return to_cold_storage(home, recs, session)
+    if not measure(home, recs)["curation_due"]:
+        return None
+    q = latest_request(recs)
+    if not q:
+        return None
+    from .curation import curate
+
+    return curate(home, home.config, recs, q, tokenizer(home))
+
+
+def to_cold_storage(home, recs: list[dict], session: str | None) -> dict:
+    """Every group of an ended session, stored durably in cold storage (re-drops are not logged
+    again), so `ctx recover` and recall find it later."""
+    from ..backends.tokenizers import count_records
+    from ..core.drop import gist
+    from ..core.groups import iter_groups
+    from ..store.backend import open_store
+    from .dropping import to_cold
+
+    if not home.config.get("cold_storage_enabled"):
+        return {"chunks": 0}
+    store = open_store(home).cold
+    tok = tokenizer(home)
+    stored = 0
+    for g in iter_groups(recs):
+        if not g or not any(r.get("kind") == "message" for r in g):
+            continue
+        n = sum(count_records(tok, g, reuse=True))
+        _, _, redrop = to_cold(home, store, g, n, "session_end", None, None, None,
+                               home.config.get("recoverable_for_days"), gist(g, 80), log_redrop=False)
+        stored += 0 if redrop else 1
+    logs.append(home, "compaction", {"event": "session_to_cold_storage", "session": session, "chunks": stored})
+    return {"chunks": stored}
