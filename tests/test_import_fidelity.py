@@ -39,6 +39,10 @@ def count_claude_code(path):
                 has_args = re.search(r"<command-args>\s*\S", text)
                 if d.get("isMeta") or (text.lstrip().startswith(WRAPPERS) and not has_args):
                     meta += 1
+        elif d.get("type") == "queue-operation" and d.get("operation") == "enqueue" and \
+                isinstance(d.get("content"), str) and d["content"].strip():
+            users += 1  # a message typed while the agent worked is a user record (a notification: meta)
+            meta += d["content"].lstrip().startswith(WRAPPERS)
     return {"assistant": len(mids) + len(think), "tool": max(calls, results), "user": users, "calls": calls,
             "meta": meta}
 

@@ -37,8 +37,9 @@ BY = re.compile(r"\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T\d{2}:\
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
-ORDER = ["Now", "Time", "Task", "Latest request", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
+ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", "Work items", "User requests", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
          "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
+STEP = re.compile(r"^Step \d+\b")   # a step of the session's history (compaction writes them in order)
 FREE_TEXT = {"Task": "task", "Latest request": "latest"}
 CHECKABLE = {"Pending", "Goals"}
 MAX_ITEMS = 10
@@ -184,7 +185,12 @@ def render(ctx: Context) -> str:
         marker += f" {k}={quote(str(v), safe=SAFE_VALUE)}"  # ids from data never break the marker
     lines = [marker + " -->", "# Context", ""]
     names = [n for n in ORDER if n in ctx.sections or (n in FREE_TEXT and getattr(ctx, FREE_TEXT[n]))]
-    names += [n for n in ctx.sections if n not in ORDER]
+    # the session's steps, in order, right after where the work stands (before the reference sections)
+    steps = [n for n in ctx.sections if n not in ORDER and STEP.match(n)]
+    at = max((names.index(n) + 1 for n in ("Task", "Latest request", "Current work", "Next step", "Work items", "User requests")
+              if n in names), default=0)
+    names[at:at] = steps
+    names += [n for n in ctx.sections if n not in ORDER and n not in steps]
     for name in names:
         lines.append(f"## {name}")
         if name in FREE_TEXT:

@@ -1,7 +1,8 @@
 """The condensed view of CONTEXT.md that goes into a system prompt (pure).
 
 The file on disk keeps everything; a prompt gets at most `budget` tokens (seed 000: about
-500): Now (focus, blocked), the Task, the latest request, active goals, pending steps, unresolved errors, recent
+500): Now (focus, blocked), the Task, the latest request, where the work stands and what comes
+next, active goals, pending steps, unresolved errors, recent
 decisions, constraints and pinned facts, and the most recently written files. Whole bullets
 only, the most vital first.
 """
@@ -13,11 +14,12 @@ from .context_md import Context, Item
 from .requests import brief
 
 # (section, how many of its newest items at most, newest first?)
-# Now (Focus, Task, Blocked) leads, as in the design's CONTEXT.md; Recent (outcomes of the last
-# sessions, newest first as written) follows the decisions.
-PLAN = (("Now", 4, False), ("Pinned", 10, False), ("Constraints", 6, False), ("Goals", 6, False),
-        ("Pending", 6, False), ("Errors", 4, True), ("Decisions", 4, True), ("Recent", 5, False),
-        ("Progress", 3, True), ("Files", 10, True), ("Facts", 4, True), ("Key entities", 12, False))
+# Now (Focus, Task, Blocked) leads, as in the design's CONTEXT.md, then where the work stands and
+# what comes next; Recent (outcomes of the last sessions, newest first as written) follows the decisions.
+PLAN = (("Now", 4, False), ("Current work", 6, False), ("Next step", 3, False), ("Pinned", 10, False),
+        ("Constraints", 6, False), ("Goals", 6, False), ("Pending", 6, False), ("Errors", 4, True),
+        ("Decisions", 4, True), ("Recent", 5, False), ("Progress", 3, True), ("Files", 10, True),
+        ("Facts", 4, True), ("Key entities", 12, False))
 
 
 def _keep(name: str, it: Item) -> bool:

@@ -72,10 +72,6 @@ REPORT_CUE = re.compile(r"\b(added|created|implemented|fixed|updated|removed|ren
 
 TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|pnpm test|go test|cargo test|jest|"
                       r"vitest|rspec|phpunit|tox|make test|unittest|bun test|dotnet test|gradle test|mvn test)\b")
-COUNTS = [
-    re.compile(r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|deselected)\b"),
-    re.compile(r"(\d+)\s+(tests?|doctests?|properties|failures?|invalid|excluded)\b"),
-]
 COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
                         re.S)
 COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
@@ -115,6 +111,9 @@ class Distilled:
     entities: list = field(default_factory=list)
     files: "OrderedDict[str, tuple[str, int]]" = field(default_factory=OrderedDict)  # path -> (action, touches)
     cwd: str | None = None
+    story: object = None               # core.episodes.Story: the span as episodes, in order
+    focus: object = None               # core.focus.Focus: where the work stands at the end
+    prior_steps: list = field(default_factory=list)  # (heading, items) of an earlier summary's steps
 
     @property
     def task(self) -> str:
@@ -246,6 +245,9 @@ def key_error_line(text: str, flagged: bool) -> str | None:
         if (ERRWORD.search(ln) or STRONG.search(ln)) and len(re.findall(r"\w+", ln)) >= 3 and not ln.endswith(":"):
             return ln
     if flagged:
+        for i, ln in enumerate(lines[:-1]):  # "The following paths are ignored …:" + the path
+            if ln.endswith(":") and len(re.findall(r"\w+", ln)) >= 4 and not lines[i + 1].startswith("hint:"):
+                return ln + " " + lines[i + 1]
         for ln in lines:
             if len(re.findall(r"\w+", ln)) >= 3 and not ln.endswith(":"):
                 return ln
@@ -275,9 +277,10 @@ def result_failed(r: dict) -> bool:
 # ---------------------------------------------------------------------------------------------
 # the distiller
 
-def distill(span: Sequence[dict], context: Sequence[dict] | None = None) -> Distilled:
+def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: bool = True) -> Distilled:
     """Typed facts of `span`. Requests come from `context` (the whole stream) when given, so the
-    task is the session's first request even when only a later span is summarized."""
+    task is the session's first request even when only a later span is summarized. With
+    `story`, also the span's episodes and where the work stands at its end (core.focus)."""
     d = Distilled()
     recs = [r for r in span if isinstance(r, dict)]
     for r in (context if context is not None else recs):
@@ -297,7 +300,20 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None) -> Dist
     _constraints(d)
     _decisions_findings(d, recs)
     _entities(d, recs)
+    if story:
+        from .focus import for_span
+
+        set_story(d, *for_span(recs))
     return d
+
+
+def set_story(d: Distilled, story, focus) -> None:
+    """Attach the episodes and focus; what the user said with a rejected tool use is a request."""
+    d.story, d.focus = story, focus
+    d.story.cwd = d.story.cwd or d.cwd
+    for _, words in d.story.rejected:
+        if not any(words == f.text for f in d.requests):
+            d.requests.append(Fact("request", words))
 
 
 def _plan(d: Distilled, recs: list[dict]) -> None:
@@ -384,14 +400,9 @@ def _actions_and_errors(d: Distilled, recs: list[dict], results: dict) -> None:
 
 
 def _test_counts(out: str) -> str:
-    tail = "\n".join(out.replace("\\n", "\n").splitlines()[-30:])
-    found = []
-    for rx in COUNTS:
-        for m in rx.finditer(tail):
-            s = f"{m.group(1)} {m.group(2)}"
-            if s not in found:
-                found.append(s)
-    return ", ".join(found[:4])
+    from .episodes import test_counts  # the one parser of a test run's counts
+
+    return test_counts(out.replace("\\n", "\n"))
 
 
 def _files(d: Distilled, recs: list[dict], results: dict) -> None:

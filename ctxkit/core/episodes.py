@@ -1,0 +1,837 @@
+"""The span as episodes, in order (pure, deterministic, no model).
+
+An episode is one stretch of work: it opens with a user request or with the claim of a work
+item (`bd update ID --status in_progress`, a TodoWrite / update_plan step put in progress) and
+closes with a commit. For each: the request, the files changed and which definitions the edit
+and write calls added or changed, notable commands, the check runs (tests, linters, builds)
+as a history ("2 failures -> 0 failures"), the errors hit and what resolved them, the commit,
+the work items closed. Everything comes from tool calls and their results, never from what the
+agent said about them.
+
+`core.focus` reads the same episodes for where the work stands at the cut.
+"""
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .artifacts import _args
+from .distill import AIDER_COMMIT, COMMIT_MSG, COMMIT_OUT, TEST_CMD
+from .requests import brief, request_text
+
+# a work item id: spotter-fum.3, proj-a0y, ABC-123 (letters, a dash, then letters/digits, dotted parts)
+ITEM_ID = r"[A-Za-z][A-Za-z0-9]*-[A-Za-z0-9]+(?:\.\d+)*"
+CLAIM = re.compile(rf"\b(?:bd|br|beads)\s+(?:update|start|claim)\s+({ITEM_ID})\b[^\n|;&]*?"
+                   rf"(?:--status[= ]?[\"']?in[_-]progress|$)")
+CLOSE = re.compile(rf"\b(?:bd|br|beads)\s+(?:close|done)\s+((?:{ITEM_ID}\s*)+)")
+STATUS_DONE = re.compile(rf"\b(?:bd|br)\s+update\s+({ITEM_ID})\b[^\n|;&]*--status[= ]?[\"']?(?:closed|done)")
+ITEM_TITLE = re.compile(rf"(?m)(?:^|[\s○●✓◐]\s?)({ITEM_ID})(?:\s+\[[A-Z]+\])?(?::| ·)\s+(.+?)(?:\s+\[●|\s+●|\s*$)")
+CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyright|flake8|eslint|tsc|cargo "
+                       r"(?:build|check|clippy)|go (?:build|vet)|npm run (?:build|lint|typecheck)|make\b|"
+                       r"gradle build|mvn (?:compile|package))")
+INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
+                         r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
+REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
+REJECT_REASON = re.compile(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", re.I | re.S)
+EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool", "apply_patch",
+              "create_file", "write_file", "edit_file", "replace"}
+
+# definitions, by language (name group 1); kept conservative so a bullet never names noise
+DEFS = [
+    re.compile(r"^\s*(?:def|defp|defmacro|defmacrop|defguard|defdelegate)\s+([a-z_][\w?!]*)", re.M),        # Elixir
+    re.compile(r"^\s*(?:defmodule|defprotocol|defimpl)\s+([A-Z][\w.]*)", re.M),
+    re.compile(r"^\s*(?:async\s+)?def\s+([A-Za-z_]\w*)\s*\(", re.M),                                       # Python
+    re.compile(r"^\s*class\s+([A-Za-z_]\w*)", re.M),
+    re.compile(r"^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)", re.M),  # JS/TS
+    re.compile(r"^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\(|function|\{|\[)", re.M),
+    re.compile(r"^([A-Z][\w$]*\.[A-Za-z_$][\w$]*)\s*=", re.M),                                              # Hooks.X = {
+    re.compile(r"^\s*(?:pub(?:\([\w:]+\))?\s+)?(?:async\s+)?fn\s+([A-Za-z_]\w*)", re.M),                    # Rust
+    re.compile(r"^\s*(?:pub\s+)?(?:struct|enum|trait)\s+([A-Z]\w*)", re.M),
+    re.compile(r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)", re.M),                                          # Go
+    re.compile(r"^\s*(?:public|private|protected)\s+(?:static\s+)?[\w<>\[\]]+\s+([a-z]\w*)\s*\(", re.M),    # Java/C#
+]
+ELIXIR_HANDLER = re.compile(r"^\s*def\s+(handle_event|handle_info|handle_call|handle_cast)\(\s*(\"[^\"]+\"|\{:\w+|:\w+)", re.M)
+TEST_DEF = re.compile(r"^\s*(?:test|it)\s*\(?\s*[\"']([^\"']+)[\"']", re.M)
+PY_TEST_DEF = re.compile(r"^\s*def\s+(test_\w+)", re.M)
+CSS_RULE = re.compile(r"^([.#@]?[A-Za-z:][^{}\n;]*?)\s*\{", re.M)
+HTML_ATTR = re.compile(r"\b(phx-hook|phx-update|phx-click|id|data-[\w-]+)=\"([^\"{]*)\"")
+CONFIG_KEY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]", re.M)
+IMPORT = re.compile(r"^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?[\"']([^\"']+)[\"']|from\s+([\w.]+)\s+import\b|"
+                    r"(?:alias|import|use)\s+([A-Z][\w.]+))", re.M)
+DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+)=\{")
+TAG = re.compile(r"<([a-z][a-z0-9]*)\b")
+ATTRIBUTE = re.compile(r"^\s*(?:attribute|field|belongs_to|has_many|has_one|column)\s+:(\w+)", re.M)
+ROUTE = re.compile(r"^\s*(?:get|post|put|patch|delete|live)\s+\"([^\"]+)\"", re.M)
+PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
+
+READ_LINE = re.compile(r"(?m)^\s*\d+\u2192")
+TEMP_PATH = re.compile(r"(^/tmp/|/tasks/[\w-]+\.output$|^/var/folders/|/\.claude/(?:plans|todos|projects)/)")
+
+
+@dataclass
+class FileChange:
+    path: str
+    action: str = "modified"           # created | rewritten | modified | deleted
+    added: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+    tests_added: int = 0
+    edits: int = 0
+    plus: int = 0                      # lines added / removed by the edits (no definition named)
+    minus: int = 0
+    sample: str = ""                   # the one short line added, when that is all
+    fate: str = ""                     # what happened to it later in the span (moved, deleted)
+    ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
+
+
+    def describe(self, cap: int = 8) -> str:
+        parts = []
+        for label, names in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
+            names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
+            imports = [n[7:] for n in names if n.startswith("import ")]
+            names = [n for n in names if not n.startswith("import ")]
+            if imports and label == "added":
+                parts.append("imported " + _imports(imports))
+            if names:
+                shown = ", ".join(f"`{n}`" for n in names[:cap])
+                more = f" and {len(names) - cap} more" if len(names) > cap else ""
+                parts.append(f"{label} {shown}{more}")
+        if self.tests_added:
+            parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added")
+        if self.ranges:
+            parts.append("replaced lines " + ", ".join(self.ranges[:4]))
+        if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
+            if self.sample and self.plus == 1:
+                parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
+            else:
+                parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
+        if self.fate:
+            parts.append(self.fate)
+        return "; ".join(parts)
+
+
+def _imports(mods: list) -> str:
+    """`a/b/x`, `a/b/{y, z}`: modules sharing a folder said once."""
+    groups: "OrderedDict[str, list]" = OrderedDict()
+    for m in mods:
+        head, _, tail = m.rpartition("/") if "/" in m else m.rpartition(".")
+        groups.setdefault(head, []).append(tail or m)
+    out = []
+    for head, tails in groups.items():
+        sep = "/" if any("/" in m for m in mods if m.startswith(head)) else "."
+        if not head:
+            out += [f"`{t}`" for t in tails]
+            continue
+        out.append(f"`{head}{sep}{tails[0]}`" if len(tails) == 1 else f"`{head}{sep}{{{', '.join(tails)}}}`")
+    return ", ".join(out[:6]) + (f" and {len(out) - 6} more" if len(out) > 6 else "")
+
+
+@dataclass
+class Check:
+    """One check command's runs in an episode, oldest first: (ok, counts) each."""
+    command: str
+    runs: list = field(default_factory=list)
+    last_index: int = 0
+    at: list = field(default_factory=list)     # the record index of each run
+
+    def history(self) -> str:
+        return history(self.runs)
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.runs) and self.runs[-1][0]
+
+
+def history(runs) -> str:
+    """Runs of one check as "13 tests, 1 failure → 13 tests, 0 failures" (repeats collapsed)."""
+    if True:
+        outs = []
+        for ok, counts in runs:
+            o = counts or ("passed" if ok else "failed")
+            if not outs or outs[-1] != o:
+                outs.append(o)
+        if len(outs) > 4:
+            outs = outs[:1] + ["…"] + outs[-2:]
+        return " → ".join(outs)
+
+
+def checks_by_kind(checks) -> list[tuple[str, str]]:
+    """(command, history) per kind of check (`mix credo`, `mix test`, …), runs in order: the
+    variants of one command (other files, other flags) are one history."""
+    groups: "OrderedDict[str, list]" = OrderedDict()
+    for c in sorted(checks, key=lambda c: c.at[0] if c.at else c.last_index):
+        fam = _families(c.command)[-1] if "&&" in c.command else _families(c.command)[0]
+        groups.setdefault(fam, []).append(c)
+    out = []
+    for fam, cs in groups.items():
+        runs = sorted(((k, r) for c in cs for k, r in zip(c.at or [c.last_index] * len(c.runs), c.runs)),
+                      key=lambda t: t[0])
+        names = {c.command for c in cs}
+        cmd = cs[0].command if len(names) == 1 else min(names, key=len)
+        if len(names) > 1:
+            words = cmd.split()
+            kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
+            cmd = " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
+        out.append((cmd, history([r for _, r in runs])))
+    return out
+
+
+@dataclass
+class Error:
+    text: str
+    source: str
+    index: int
+    key: str
+    fix: str | None = None            # how it was resolved, when it was
+    resolved: bool = False
+    fix_files: list = field(default_factory=list)   # files edited after it, before it was resolved
+    fix_cmds: list = field(default_factory=list)    # checks that passed after it, before it was resolved
+    kind: str = "command"             # check (test, build, lint) | git | command (exploring) | tool
+
+
+@dataclass
+class Episode:
+    index: int = 0
+    start: int = 0
+    end: int = 0
+    requests: list = field(default_factory=list)
+    item: str | None = None           # the work item claimed
+    plan_step: str | None = None      # the TodoWrite / update_plan step in progress
+    files: "OrderedDict[str, FileChange]" = field(default_factory=OrderedDict)
+    commands: list = field(default_factory=list)
+    checks: "OrderedDict[str, Check]" = field(default_factory=OrderedDict)
+    errors: list = field(default_factory=list)
+    commits: list = field(default_factory=list)   # (hash or "", message)
+    closed: list = field(default_factory=list)
+    last_edit: int = -1
+    plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
+    pushed: bool = False
+    created: list = field(default_factory=list)   # work items created: (id, title)
+
+    def busy(self) -> bool:
+        return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
+                    or self.created)
+
+
+@dataclass
+class Story:
+    episodes: list = field(default_factory=list)
+    titles: dict = field(default_factory=dict)         # work item id -> title
+    item_status: dict = field(default_factory=dict)    # id -> in_progress | closed (as the span left it)
+    listed: list = field(default_factory=list)         # (id, done?) from the last listing that showed children
+    plan: list = field(default_factory=list)           # (step, status) of the latest TodoWrite / update_plan
+    cwd: str | None = None
+    last_text: str = ""                                # the agent's last words
+    last_commit_index: int = -1
+    rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
+    descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
+    parent: str | None = None                          # the item whose children were listed (an epic)
+    step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
+
+
+def _name(call: dict) -> str:
+    return ((call.get("function") or {}).get("name") or "").strip()
+
+
+def command_of(call: dict) -> str:
+    args = _args(call)
+    if isinstance(args, dict):
+        v = args.get("command") or args.get("cmd")
+        if isinstance(v, list):
+            v = v[-1] if v and v[0] in ("bash", "sh", "zsh") else " ".join(map(str, v))
+        if isinstance(v, str):
+            return v.strip()
+    return ""
+
+
+def norm_command(cmd: str) -> str:
+    """A command as a person would name it: no `cd X &&`, no `2>&1`, no `| tail -5`."""
+    c = re.sub(r"^\s*cd\s+\S+\s*&&\s*", "", cmd.strip())
+    c = re.sub(r"\s*2>&1", "", c)
+    c = re.sub(r"\s*\|\s*(?:tail|head|grep|cat|tee|less)\b.*$", "", c, flags=re.S)
+    c = re.sub(r"\s+", " ", c).strip()
+    return c[:160]
+
+
+def short_path(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+def result_text(res: dict | None) -> str:
+    return ((res or {}).get("content") or "").replace("\\n", "\n")
+
+
+def test_counts(out: str) -> str:
+    """The summary counts of a test run's output ("49 tests, 0 failures", "3 failed, 12 passed")."""
+    tail = re.sub(r"\x1b\[[0-9;]*m", "", "\n".join(out.splitlines()[-40:]))
+    m = None
+    for m in re.finditer(r"(?m)^\s*(?:\d+ (?:doctests?|properties), )*(\d+) tests?, (\d+) failures?(?:.*)$", tail):
+        pass
+    if m:
+        return re.sub(r"\s*\(.*$", "", m.group(0).strip())
+    for m in re.finditer(r"(?m)^=+ (.*?\b(?:passed|failed|error)\b.*?) in [\d.]+s", tail):
+        pass
+    if m:
+        return m.group(1)
+    m = re.search(r"test result: (\w+)\. (\d+) passed; (\d+) failed", tail)
+    if m:
+        return f"{m.group(2)} passed, {m.group(3)} failed"
+    m = re.search(r"Tests?:\s+(.*?\d+ total)", tail)
+    if m:
+        return m.group(1)
+    found = []
+    for m in re.finditer(r"(?<![\w:.\-/])(\d+) (passed|failed|errors?|failures?|skipped)\b", tail):
+        s = f"{m.group(1)} {m.group(2)}"
+        if s not in found:
+            found.append(s)
+    return ", ".join(found[:3])
+
+
+def check_failed(out: str, flagged: bool, counts: str) -> bool:
+    if re.search(r"\b[1-9]\d* (failed|failures?|errors?)\b", counts):
+        return True
+    if counts:
+        return False
+    if flagged:
+        return True
+    return bool(re.search(r"(?m)^\s*(?:\*\* \(\w+Error\)|error(?:\[\w+\])?:|Error:|FAILED|.*\bfound [1-9]\d* "
+                          r"(?:issues?|warnings?|errors?))", out)) and not re.search(r"found no issues", out)
+
+
+def definitions(text: str, path: str) -> list[str]:
+    """The names a piece of code defines, in order (functions, modules, classes, hooks, CSS rules,
+    config keys, attributes, routes, test names)."""
+    out: list[str] = []
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    if ext in ("css", "scss", "less"):
+        for m in CSS_RULE.finditer(text):
+            sel = m.group(1).strip()
+            if not sel.startswith(("from", "to")) and not re.match(r"^\d", sel):
+                out.append(sel.split(",")[0].strip())
+        return _uniq(out)
+    if ext in ("json", "yaml", "yml", "toml", "ini", "cfg"):
+        return _uniq(m.group(1) for m in CONFIG_KEY.finditer(text))[:20]
+    for m in ELIXIR_HANDLER.finditer(text):
+        arg = m.group(2)
+        out.append(f"{m.group(1)}({arg}, …}})" if arg.startswith("{") else f"{m.group(1)}({arg})")
+    for rx in DEFS:
+        for m in rx.finditer(text):
+            n = m.group(1)
+            if n in ("handle_event", "handle_info", "handle_call", "handle_cast") and out:
+                continue
+            out.append(n)
+    if ext in ("js", "mjs", "cjs", "ts", "tsx", "jsx", "py"):
+        out += [f"import {m.group(1) or m.group(2)}" for m in IMPORT.finditer(text) if m.group(1) or m.group(2)]
+    out += [f"attribute :{m.group(1)}" for m in ATTRIBUTE.finditer(text)]
+    out += [f"route {m.group(1)}" for m in ROUTE.finditer(text)]
+    if ext in ("heex", "html", "eex", "vue", "svelte", "jsx", "tsx", "ex"):
+        out += [f'{m.group(1)}="{m.group(2)}"' for m in HTML_ATTR.finditer(text)
+                if m.group(1) in ("phx-hook", "phx-update") or m.group(1).startswith("data-")]
+        out += [f"{m.group(1)}={{…}}" for m in DYN_ATTR.finditer(text)]
+        out += [f"<{t}>" for t in _uniq(TAG.findall(text)) if t in ("pre", "code", "table", "form", "button", "th",
+                                                                    "select", "textarea", "dialog", "details")]
+    return _uniq(out)
+
+
+def _body(text: str, name: str, names: list) -> str:
+    """The text from the line that defines `name` to the next definition (whitespace folded)."""
+    lines = text.splitlines()
+    bare = re.sub(r"\(.*$", "", name)
+    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", ln)]
+    if not starts:
+        return ""
+    k = starts[0]
+    others = [re.sub(r"\(.*$", "", n) for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}\b", lines[j])
+                                                             for o in others)), len(lines))
+    return " ".join(" ".join(lines[k:end]).split())
+
+
+def _uniq(items) -> list:
+    seen, out = set(), []
+    for x in items:
+        if x and x not in seen:
+            seen.add(x)
+            out.append(x)
+    return out
+
+
+def _tests_in(text: str) -> int:
+    return len(TEST_DEF.findall(text)) + len(PY_TEST_DEF.findall(text))
+
+
+def file_edits(call: dict) -> list[tuple[str, str, str, str]]:
+    """(path, action, old text, new text) for each file an edit/write call changed."""
+    name = _name(call).lower()
+    args = _args(call)
+    if name == "apply_patch" or (isinstance(args, str) and "*** Begin Patch" in args) or \
+            (isinstance(args, dict) and "*** Begin Patch" in str(args.get("input") or args.get("patch") or "")):
+        body = args if isinstance(args, str) else str(args.get("input") or args.get("patch") or "")
+        out = []
+        parts = re.split(r"(?m)^(?=\*\*\* (?:Add|Update|Delete) File: )", body)
+        for p in parts:
+            m = PATCH_FILE.match(p)
+            if not m:
+                continue
+            old = "\n".join(ln[1:] for ln in p.splitlines() if ln.startswith("-"))
+            new = "\n".join(ln[1:] for ln in p.splitlines() if ln.startswith("+"))
+            act = {"Add": "created", "Update": "modified", "Delete": "deleted"}[m.group(1)]
+            out.append((m.group(2).strip(), act, old, new))
+        return out
+    if not isinstance(args, dict):
+        return []
+    path = args.get("file_path") or args.get("path") or args.get("notebook_path") or args.get("filename")
+    if not isinstance(path, str) or not path:
+        return []
+    if name in ("write", "create_file", "write_file") or (name == "str_replace_based_edit_tool" and args.get("command") == "create"):
+        return [(path, "created", "", str(args.get("content") or args.get("file_text") or ""))]
+    if name == "multiedit" and isinstance(args.get("edits"), list):
+        olds = "\n".join(str(e.get("old_string") or "") for e in args["edits"] if isinstance(e, dict))
+        news = "\n".join(str(e.get("new_string") or "") for e in args["edits"] if isinstance(e, dict))
+        return [(path, "modified", olds, news)]
+    if name in EDIT_TOOLS or "old_string" in args or "new_string" in args or "old_str" in args:
+        old = str(args.get("old_string") or args.get("old_str") or "")
+        new = str(args.get("new_string") or args.get("new_str") or args.get("new_source") or "")
+        if name == "str_replace_based_edit_tool" and args.get("command") not in ("str_replace", "insert", None):
+            return []
+        return [(path, "modified", old, new)]
+    return []
+
+
+def _claims(cmd: str) -> list[str]:
+    out = []
+    for part in re.split(r"&&|;|\n", cmd):
+        m = CLAIM.search(part)
+        if m and re.search(r"in[_-]progress", part):
+            out.append(m.group(1))
+    return out
+
+
+def _closes(cmd: str) -> list[str]:
+    out = []
+    for part in re.split(r"&&|;|\n", cmd):
+        m = CLOSE.search(part)
+        if m:
+            out += re.findall(ITEM_ID, m.group(1))
+        m = STATUS_DONE.search(part)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+def _titles(story: Story, out: str) -> None:
+    for m in ITEM_TITLE.finditer(out[:20000]):
+        t = m.group(2).strip().rstrip("·").strip()
+        if 8 <= len(t) <= 200 and m.group(1) not in story.titles and not t.startswith(("[", "--")):
+            story.titles[m.group(1)] = t
+    m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
+    if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
+        body = out.split("\nDESCRIPTION\n", 1)[1]
+        para = ""
+        for chunk in body.strip().split("\n\n"):
+            text = "\n".join(ln for ln in chunk.splitlines() if not ln.lstrip().startswith("#")).strip()
+            if text:
+                para = text
+                break
+        files = []
+        fm = re.search(r"(?mi)^(?:#+\s*)?Output files:?\s*\n((?:\s*-\s+.*\n?)+)", body)
+        if fm:
+            files = [f for f in re.findall(r"`([^`]+)`", fm.group(1)) if "/" in f or "." in f]
+        dm = re.search(r"(?mi)^(?:#+\s*)?Definition of Done:?\s*\n((?:\s*-\s+.*\n?)+)", body)
+        dod = [brief(re.sub(r"^\s*-\s+(?:\[[ xX]\]\s+)?", "", ln), 160) for ln in dm.group(1).splitlines()
+               if ln.strip().startswith("-")] if dm else []
+        story.descriptions[m.group(1)] = (brief(para, 300), files[:20], dod[:8])
+    if "CHILDREN" in out or re.search(r"(?m)^\s*↳", out):
+        listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
+        if listed:
+            story.listed = [(i, mark == "✓") for mark, i in listed]
+            head = re.match(rf"^\W{{0,3}}({ITEM_ID})", out)
+            if head:
+                story.parent = head.group(1)
+
+
+def key_error(out: str) -> str | None:
+    from .distill import key_error_line
+
+    line = key_error_line(out, True)
+    return brief(line, 200) if line else None
+
+
+def build(span: Sequence[dict]) -> Story:
+    """The span's episodes, oldest first."""
+    from .distill import result_failed
+
+    story = Story()
+    recs = [r for r in span if isinstance(r, dict)]
+    results = {r["tool_call_id"]: r for r in recs if r.get("role") == "tool" and r.get("tool_call_id")}
+    cur = Episode(index=1, start=0)
+    story.episodes.append(cur)
+    known: dict[str, str] = {}   # path -> the text seen of it (Read results, writes): what a rewrite replaced
+    swe_file = None              # SWE-agent's open file
+    pending_report = None        # a check failure the agent reported in its own words, not yet acted on
+
+    def new_episode(i: int) -> Episode:
+        nonlocal cur
+        cur.end = i - 1
+        cur = Episode(index=len(story.episodes) + 1, start=i)
+        story.episodes.append(cur)
+        return cur
+
+    for i, r in enumerate(recs):
+        if r.get("id"):
+            story.step_of[r["id"]] = cur
+        if story.cwd is None and isinstance(r.get("meta"), dict) and r["meta"].get("cwd"):
+            story.cwd = r["meta"]["cwd"]
+        t = request_text(r)
+        if t:
+            if cur.busy():
+                new_episode(i)
+            cur.requests.append(t)
+            continue
+        if r.get("role") in ("tool", "user") and "Commit " in (r.get("content") or ""):
+            for m in AIDER_COMMIT.finditer(r.get("content") or ""):  # aider commits as it edits
+                cur.commits.append((m.group(1)[:7], brief(m.group(2), 140)))
+                story.last_commit_index = i
+        if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
+            said = _reported_failure(r.get("content") or "")
+            if said:
+                pending_report = said   # the agent read a check's complaint (a hook, a linter) and acts on it
+        if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip() \
+                and "thinking" not in (r.get("flags") or ()):
+            story.last_text = r["content"]
+        for call in r.get("tool_calls") or ():
+            name = _name(call)
+            res = results.get(call.get("id"))
+            out = result_text(res)
+            cmd = command_of(call)
+            flagged = res is not None and result_failed(res)
+            if flagged and REJECTED.search(out):
+                m = REJECT_REASON.search(out)
+                if m and m.group(1).strip():
+                    story.rejected.append((i, brief(m.group(1).strip(), 300)))
+                continue  # a rejected tool use is not an error
+            if name.lower() in ("todowrite", "todo_write", "update_plan"):
+                args = _args(call)
+                steps = (args.get("todos") or args.get("plan")) if isinstance(args, dict) else None
+                if isinstance(steps, list):
+                    story.plan = [(" ".join(str(s.get("content") or s.get("step") or "").split()),
+                                   str(s.get("status") or "pending")) for s in steps if isinstance(s, dict)]
+                    active = next((s for s, st in story.plan if st == "in_progress"), None)
+                    if active and active != cur.plan_step:
+                        if cur.busy() and cur.plan_step:
+                            new_episode(i)
+                        cur.plan_step = active
+                continue
+            if out:
+                _titles(story, out)
+            if name == "ExitPlanMode" and not flagged and re.search(r"\bapproved\b", out, re.I):
+                gist = plan_gist(str((_args(call) or {}).get("plan") or "") if isinstance(_args(call), dict) else "")
+                if gist:
+                    cur.plans.append(gist)
+            if name == "ExitPlanMode":
+                continue
+            claims = _claims(cmd) if cmd else []
+            for item in claims:
+                if cur.busy() and cur.item != item:
+                    new_episode(i)
+                cur.item = item
+                story.item_status[item] = "in_progress"
+            if claims:
+                continue
+            if name.lower() in ("read", "view", "read_file") and out and not flagged:
+                target = _target(call)
+                if target:
+                    known[target] = known.get(target, "") + "\n" + READ_LINE.sub("", out)
+            swe = _swe_edit(name, cmd, swe_file) if cmd else None
+            if swe is not None:  # SWE-agent's editor: open/create set the file, edit changes lines of it
+                swe_file, edits = swe
+                if flagged and edits:
+                    line = key_error(out)
+                    _add_error(cur, line or "the edit was not applied", "edit", i, f"edit {swe_file}", "tool")
+                    continue
+                if not edits:
+                    continue
+            else:
+                edits = file_edits(call) if not flagged else []
+            if edits and cur.commits:
+                new_episode(i)
+            for path, action, old, new in edits:
+                fc = cur.files.get(path)
+                if action == "created" and path in known:
+                    action, old = "rewritten", known[path]
+                if fc is None:
+                    fc = cur.files[path] = FileChange(path, action)
+                elif action == "created" and fc.action != "created":
+                    fc.action = "modified"  # rewritten whole
+                fc.edits += 1
+                if old is None:  # lines replaced in a file whose old text is not known: what they define changed
+                    fc.changed += [d for d in definitions(new, path) if d not in fc.changed]
+                    m = re.match(r"\s*edit\s+(\d+:\d+)", cmd or "")
+                    if m and m.group(1) not in fc.ranges:
+                        fc.ranges.append(m.group(1))
+                    cur.last_edit = i
+                    continue
+                before, after = definitions(old, path), definitions(new, path)
+                known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
+                if action == "created":
+                    fc.added += [d for d in after if d not in fc.added]
+                else:
+                    fc.added += [d for d in after if d not in before and d not in fc.added]
+                    fc.removed += [d for d in before if d not in after and d not in fc.removed
+                                   and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
+                    if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
+                        fc.changed += [d for d in after if d in before and d not in fc.changed and not d.startswith("<")
+                                       and _body(old, d, before) != _body(new, d, after)]
+                if pending_report:
+                    gained = [d for d in after if d not in before]
+                    how = f"fixed by editing `{path.rsplit('/', 1)[-1]}`" + (
+                        f" (added {', '.join(f'`{g}`' for g in gained[:4])})" if gained else "")
+                    m = REPORTED.search(pending_report)
+                    cur.errors.append(Error(pending_report, f"{m.group(1) if m else 'a check'} (as the agent reported it)",
+                                            i, "reported",
+                                            fix=how, resolved=True, kind="check"))
+                    pending_report = None
+                fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
+                olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
+                news = {ln.strip() for ln in new.splitlines() if ln.strip()}
+                fc.plus += len(news - olds)
+                fc.minus += len(olds - news)
+                added = [ln for ln in news - olds]
+                fc.sample = added[0] if len(added) == 1 and len(added[0]) <= 100 and "`" not in added[0] else ""
+                cur.last_edit = i
+            if edits:
+                _resolve_edit_errors(cur, edits, i)
+                continue
+            if not cmd:
+                if flagged:
+                    line = key_error(out)
+                    if line:
+                        _add_error(cur, line, name, i, f"{name} {_target(call)}", "tool")
+                else:
+                    _resolve_key(cur, f"{name} {_target(call)}", i, f"a later {name} of it succeeded")
+                continue
+            ncmd = norm_command(cmd)
+            for item in _closes(cmd):
+                if not flagged:
+                    cur.closed.append(item)
+                    story.item_status[item] = "closed"
+            if COMMIT_MSG.search(cmd) or re.search(r"\bgit\s+commit\b", cmd):
+                if not flagged:
+                    m = COMMIT_OUT.search(out)
+                    mm = COMMIT_MSG.search(cmd)
+                    msg = (mm.group(1) or mm.group(2) or mm.group(4) or "").strip().splitlines()[0] if mm else ""
+                    if m:
+                        cur.commits.append((m.group(2)[:7], brief(m.group(3), 140)))
+                        story.last_commit_index = i
+                    elif msg and "nothing to commit" not in out:
+                        cur.commits.append(("", brief(msg, 140)))
+                        story.last_commit_index = i
+                    for k in ("git commit", "git add"):
+                        _resolve_key(cur, k, i, f"`{brief(ncmd, 90)}` then succeeded")
+                else:
+                    line = key_error(out)
+                    if line:
+                        _add_error(cur, line, f"`{brief(ncmd, 60)}`", i, "git commit", "git")
+                continue
+            if is_check(cmd):
+                counts = test_counts(out) if TEST_CMD.search(cmd) else ""
+                failed = check_failed(out, flagged, counts)
+                chk = cur.checks.get(ncmd)
+                if chk is None:
+                    chk = cur.checks[ncmd] = Check(ncmd)
+                chk.runs.append((not failed, counts))
+                chk.at.append(i)
+                chk.last_index = i
+                if failed:
+                    line = key_error(out) or (f"{counts}" if counts else None)
+                    if line:
+                        _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, _family(ncmd), "check")
+                else:
+                    for fam in _families(ncmd):
+                        _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False)
+                    for e in cur.errors:  # e.g. `mix format` run before the commit a hook refused
+                        if not e.resolved and e.kind == "git" and ncmd not in e.fix_cmds:
+                            e.fix_cmds.append(ncmd)
+                continue
+            if re.match(r"\s*(?:bd|br|beads)\s+create\b", cmd) and not flagged:
+                made = re.search(rf"Created issue:?\s*({ITEM_ID})", out)
+                title = re.search(r"--title[= ](?:\"([^\"]+)\"|'([^']+)')", cmd)
+                if made:
+                    t = (title.group(1) or title.group(2)) if title else story.titles.get(made.group(1), "")
+                    if t:
+                        story.titles.setdefault(made.group(1), t)
+                    cur.created.append((made.group(1), brief(t, 80)))
+                    continue
+            m = INSTALL_CMD.search(cmd)
+            if m and not flagged:
+                cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
+                continue
+            if not flagged:
+                _fates(story, cmd)
+            key = " ".join(ncmd.split()[:2])
+            if key == "git push" and not flagged:
+                cur.pushed = True
+            if flagged:
+                line = key_error(out)
+                if line:
+                    _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, key, "git" if key.startswith("git ") else "command")
+            else:
+                _resolve_key(cur, key, i, f"`{brief(ncmd, 70)}` then succeeded")
+    cur.end = len(recs) - 1
+    story.episodes = [e for e in story.episodes if e.busy() or e.requests or e.item]
+    for n, e in enumerate(story.episodes, 1):
+        e.index = n
+    return story
+
+
+def plan_gist(plan: str) -> str:
+    """A plan's title and its first approach line (the decision that shaped the work)."""
+    title = next((ln.lstrip("# ").strip() for ln in plan.splitlines() if ln.startswith("# ")), "")
+    first = ""
+    lines = plan.splitlines()
+    for k, ln in enumerate(lines):
+        if re.match(r"^#{2,3}\s+(?:Strategy|Approach|Design|Solution)", ln, re.I):
+            for nxt in lines[k + 1:]:
+                t = nxt.strip()
+                if t.startswith("#"):
+                    if re.match(r"^#{3}\s", t):
+                        first = t.lstrip("# ").strip() + ": "
+                    continue
+                if t:
+                    t = re.sub(r"\*\*|__", "", t.lstrip("-* "))
+                    first += re.split(r"(?<=[.!?])\s+", t)[0].rstrip(":")
+                    break
+            break
+    if not title and not first:
+        return ""
+    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+
+
+REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy|ruff|eslint|tsc|type ?checker|pyright|"
+                      r"clippy|the tests?|test run|warning)\b[^.\n]{0,60}?\b(reports?|reported|complains?|complaining|"
+                      r"warns?|flags?|flagging|fails?|failed|failing|errors?)\b", re.I)
+
+
+def _reported_failure(text: str) -> str | None:
+    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X")."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
+        sent = sent.strip()
+        if 15 <= len(sent) <= 240 and REPORTED.search(sent) and not sent.endswith("?") and \
+                not re.search(r"\b(no|zero|0|all|pass\w*|clean|fixed|resolved|likely|probably|maybe|might|perhaps|"
+                              r"seems?|known|bug|intermediate|stale|was from)\b", sent, re.I):
+            return re.sub(r"\s*(?:Let me|Let's|I'll|I will)\b.*$", "", sent).strip()
+    return None
+
+
+MV = re.compile(r"(?:^|&&|;|\n)\s*(?:git\s+)?mv\s+(?:-\w+\s+)*(\S+)\s+(\S+)")
+RM = re.compile(r"(?:^|&&|;|\n)\s*(?:git\s+)?rm\s+(?:-\w+\s+)*([^\s;&|]+(?:\s+[^\s;&|-][^\s;&|]*)*)")
+
+
+def _fates(story: Story, cmd: str) -> None:
+    """A file an earlier step changed and a later command moved or removed: said on the change."""
+    def mark(path: str, fate: str) -> None:
+        path = path.strip("'\"").rstrip("/")
+        for ep in story.episodes:
+            for fc in ep.files.values():
+                if fc.path == path or fc.path.endswith("/" + path):
+                    fc.fate = fate
+    for m in MV.finditer(cmd):
+        mark(m.group(1), f"later moved to `{short_path(m.group(2).strip(chr(39) + chr(34)), story.cwd)}`")
+    for m in RM.finditer(cmd):
+        for p in m.group(1).split():
+            mark(p, "later deleted")
+
+
+def _swe_edit(name: str, cmd: str, current):
+    """(the open file, [(path, action, old, new)]) for a SWE-agent editor command, else None."""
+    from .artifacts import swe_action
+
+    first = cmd.split("\n", 1)[0].strip()
+    if name not in ("edit", "create", "open") and not re.match(r"^(?:edit \d+:\d+|create \S+|open \S+)", first):
+        return None
+    acts, current = swe_action(cmd, current)
+    if first.startswith("edit") and current:
+        body = cmd.split("\n", 1)[1] if "\n" in cmd else ""
+        body = body.rsplit("end_of_edit", 1)[0]
+        return current, [(current, "modified", None, body)]
+    return current, [(p, "created", "", "") for a, p in acts if a == "created"]
+
+
+def _target(call: dict) -> str:
+    args = _args(call)
+    if isinstance(args, dict):
+        for k in ("file_path", "path", "notebook_path", "pattern", "url", "query"):
+            if isinstance(args.get(k), str):
+                return args[k]
+    return ""
+
+
+def _family(cmd: str) -> str:
+    m = TEST_CMD.search(cmd) or CHECK_CMD.search(cmd)
+    return m.group(1) if m else cmd
+
+
+PREFIX = re.compile(r"^(?:(?:sudo|env|time|nice|command|exec)\s+|timeout\s+\S+\s+|[A-Z_][A-Z0-9_]*=\S*\s+|"
+                    r"(?:npx|bunx|pnpm exec|yarn|bundle exec|uv run|poetry run|pipenv run|python3? -m)\s+)*")
+
+
+def is_check(cmd: str) -> bool:
+    """A test, build or lint run: a part of the command line starts with one (words inside a
+    quoted argument, a commit message, an issue description, are not runs)."""
+    for part in re.split(r"&&|\|\||;|\n|\|", cmd):
+        part = PREFIX.sub("", re.sub(r"^\s*cd\s+\S+\s*$", "", part.strip()))
+        if part and (TEST_CMD.match(part) or CHECK_CMD.match(part)):
+            return True
+    return False
+
+
+def _families(cmd: str) -> list[str]:
+    return _uniq([m.group(1) for rx in (TEST_CMD, CHECK_CMD) for m in rx.finditer(cmd)]) or [cmd]
+
+
+def _add_error(ep: Episode, line: str, source: str, i: int, key: str, kind: str = "command") -> None:
+    for e in ep.errors:
+        if e.text == line and not e.resolved:
+            e.index, e.key = i, key
+            return
+    ep.errors.append(Error(line, source, i, key, kind=kind))
+
+
+def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) -> None:
+    for e in ep.errors:
+        if e.resolved:
+            continue
+        if e.key == key or (not exact and _family(e.key) == key):
+            e.resolved = True
+            edited = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in e.fix_files[:3])
+            ran = ", ".join(f"`{brief(c, 50)}`" for c in e.fix_cmds[:2])
+            e.fix = (f"fixed by editing {edited}; " if edited else "") + (f"fixed by running {ran}; " if ran else "") + how
+
+
+def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:
+    for path, *_ in edits:
+        for e in ep.errors:
+            if not e.resolved and e.key.endswith(path):
+                e.resolved = True
+                e.fix = "a later edit of the file applied"
+        for e in ep.errors:  # a check failure followed by an edit: remember what was edited
+            if not e.resolved and path not in e.fix_files:
+                e.fix_files.append(path)
+
+
+def carry_errors(story: Story) -> None:
+    """An error an episode left open and a later episode's run of the same check resolved."""
+    for k, ep in enumerate(story.episodes):
+        for e in ep.errors:
+            if e.resolved:
+                continue
+            for later in story.episodes[k + 1:]:
+                chk = later.checks.get(e.key)
+                if chk is not None and chk.ok:
+                    e.resolved, e.fix = True, f"`{brief(chk.command, 70)}` passed later"
+                    break

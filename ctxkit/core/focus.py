@@ -1,0 +1,235 @@
+"""Where the work stands at the end of a span, and what comes next (pure, deterministic).
+
+From the span's episodes (core.episodes): the work item or plan step in progress, the files
+changed since the last commit (uncommitted work) and what changed in them, the checks run
+since the last edit, the errors still open, the agent's last words, how the previous items
+were finished (the check, close and commit commands they ended with) and the items still open.
+Compaction writes it as Current work / Next step; relevance scoring can use the same facts.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from .episodes import TEMP_PATH, Episode, Story, build, carry_errors, short_path
+from .requests import brief
+
+FINISH = re.compile(r"^(?:mix (?:test|credo|compile|format)|pytest|npm (?:run )?(?:test|build|lint)|cargo (?:test|build|clippy)|"
+                    r"go (?:test|build|vet)|ruff|mypy|tsc|eslint|make)\b")
+
+
+MANIFEST = re.compile(r"(?:^|/)(?:package(?:-lock)?\.json|yarn\.lock|pnpm-lock\.yaml|mix\.(?:exs|lock)|Cargo\.(?:toml|lock)|"
+                      r"pyproject\.toml|requirements[\w.-]*\.txt|go\.(?:mod|sum)|Gemfile(?:\.lock)?|poetry\.lock|uv\.lock)$")
+
+
+@dataclass
+class Focus:
+    item: str | None = None
+    item_title: str | None = None
+    plan_step: str | None = None
+    uncommitted: list = field(default_factory=list)     # FileChange, since the last commit
+    commands: list = field(default_factory=list)        # notable commands since the last commit
+    checks_after_edit: list = field(default_factory=list)  # (command, history, ok) run after the last edit
+    edited_after_checks: bool = False
+    open_errors: list = field(default_factory=list)
+    last_words: str = ""
+    finish_pattern: list = field(default_factory=list)  # how the previous item was finished
+    finished_item: str | None = None
+    next_items: list = field(default_factory=list)      # (id, title) still open
+    plan_pending: list = field(default_factory=list)
+    committed: bool = False                             # the last episode ended in a commit
+
+    @property
+    def half_done(self) -> bool:
+        return bool(self.uncommitted)
+
+
+def _last_sentences(text: str, n: int = 2) -> str:
+    text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
+    sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
+    return brief(" ".join(sents[-n:]), 240)
+
+
+def current(story: Story, cwd: str | None = None) -> Focus:
+    f = Focus()
+    eps: list[Episode] = story.episodes
+    if not eps:
+        return f
+    last = eps[-1]
+    f.item = last.item if last.item and story.item_status.get(last.item) != "closed" else None
+    f.item_title = story.titles.get(f.item) if f.item else None
+    f.plan_step = next((s for s, st in story.plan if st == "in_progress"), None)
+    f.plan_pending = [s for s, st in story.plan if st == "pending"]
+    f.committed = bool(last.commits) and last.last_edit < _commit_index(story)
+    # uncommitted: files changed in episodes after the last one that committed
+    tail = []
+    for e in reversed(eps):
+        if e.commits:
+            break
+        tail.insert(0, e)
+    seen: dict = {}
+    for e in tail:
+        for fc in e.files.values():
+            if TEMP_PATH.search(fc.path):
+                continue
+            if fc.path in seen:  # one line a file, whatever the steps that touched it
+                prev = seen[fc.path]
+                for attr in ("added", "changed", "removed"):
+                    getattr(prev, attr).extend(x for x in getattr(fc, attr) if x not in getattr(prev, attr))
+                prev.tests_added += fc.tests_added
+                prev.plus += fc.plus
+                prev.minus += fc.minus
+                continue
+            from dataclasses import replace
+
+            seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed))
+            f.uncommitted.append(seen[fc.path])
+        f.commands += e.commands
+    if last.last_edit >= 0:
+        f.checks_after_edit = [(c.command, c.history(), c.ok) for c in last.checks.values() if c.last_index > last.last_edit]
+        f.edited_after_checks = any(c.last_index < last.last_edit for c in last.checks.values())
+    carry_errors(story)
+    for e in (tail or [last]):  # errors of committed steps are history, not where the work stands
+        # a failed check or git step blocks the work; a failed look-around command does not
+        f.open_errors += [x for x in e.errors if not x.resolved and x.kind in ("check", "git")]
+    f.last_words = _last_sentences(story.last_text)
+    for e in reversed(eps[:-1] if not last.commits else eps):
+        if e.commits:
+            pattern, fams = [], set()
+            for c in sorted(e.checks.values(), key=lambda c: len(c.command)):  # the plainest form of each
+                m = FINISH.match(c.command)
+                if m and m.group(0) not in fams:
+                    fams.add(m.group(0))
+                    pattern.append((c.last_index, c.command))
+            pattern = [_generic(c) for _, c in sorted(pattern)]
+            cur_item = f.item or "<item>"
+            pattern += [f"bd close {cur_item}" for _ in e.closed[:1]]
+            pattern.append("git commit")
+            if e.pushed:
+                pattern.append("git push")
+            f.finish_pattern = pattern
+            f.finished_item = e.item
+            break
+    done = {i for i, st in story.item_status.items() if st == "closed"}
+    f.next_items = [(i, story.titles.get(i, "")) for i, d in story.listed
+                    if not d and i not in done and i != f.item and i != last.item]
+    return f
+
+
+def _generic(cmd: str) -> str:
+    """A check command without the previous item's file arguments (`mix test <files>`)."""
+    words = cmd.split()
+    kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
+    return " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
+
+
+def _commit_index(story: Story) -> int:
+    return story.last_commit_index
+
+
+def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
+    story = build(span)
+    return story, current(story, story.cwd)
+
+
+def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
+    """Current work, in plain sentences: what is done, half-done and uncommitted."""
+    cwd = story.cwd
+    out = []
+    if f.item:
+        t = f" — {f.item_title}" if f.item_title else ""
+        out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
+        desc, files, _ = story.descriptions.get(f.item, ("", [], []))
+        if desc:
+            out.append(f"`{f.item}` asks: {desc}")
+        if files:
+            touched = {short_path(fc.path, cwd) for fc in f.uncommitted}
+            left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
+                    and not (f.commands and MANIFEST.search(p))]  # an install command changed those
+            if left and len(left) < len(files):
+                out.append(f"Output files `{f.item}` names that are not changed yet: " +
+                           ", ".join(f"`{p}`" for p in left) + ".")
+    if f.plan_step:
+        out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
+    if f.uncommitted:
+        plain = []
+        for fc in f.uncommitted:
+            what = fc.describe(6)
+            verb = {"created": "created", "rewritten": "rewritten", "deleted": "deleted"}.get(fc.action, "edited")
+            if what:
+                out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb} ({what}).")
+            else:
+                plain.append(f"`{short_path(fc.path, cwd)}` ({verb})")
+        if plain:
+            out.append("Uncommitted, no definitions changed: " + ", ".join(plain) + ".")
+        if f.commands:
+            out.append("Commands run since the last commit: " + ", ".join(f"`{c}`" for c in f.commands) + ".")
+        if f.checks_after_edit:
+            for cmd, hist, ok in f.checks_after_edit:
+                out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
+        else:
+            out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
+    elif f.committed:
+        out.append("Everything changed in the span is committed.")
+    for e in f.open_errors[-3:]:
+        out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
+    if f.last_words:
+        out.append(f"The agent's last words: \"{f.last_words}\"")
+    return out
+
+
+def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
+    out = []
+    what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
+    if f.open_errors:
+        out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
+    dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
+    if dod:
+        out.append(f"Check `{f.item}` against its Definition of Done: " +
+                   "; ".join(d.rstrip(".") for d in dod) + ".")
+    if f.uncommitted:
+        if f.finish_pattern:
+            prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
+            out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev + ".")
+        else:
+            out.append(f"Finish {what}: test the uncommitted changes and commit them.")
+    elif f.item or f.plan_step:
+        out.append(f"Continue {what}.")
+
+    if f.next_items:
+        nxt = f.next_items[0]
+        out.append(("After that, the next open item: " if out else "The next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
+        if len(f.next_items) > 1:
+            out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
+    elif f.plan_pending:
+        out.append(("After that, the next plan step: " if out else "The next plan step: ") + brief(f.plan_pending[0], 200))
+    if latest and not out:
+        out.append("Continue with the latest request (above); nothing in the span is left half-done.")
+    return out
+
+
+def work_item_lines(story: Story) -> list[str]:
+    """Every work item the span listed or touched, with where it stands (closed, in progress, open)."""
+    ids = [i for i, _ in story.listed]
+    ids += [i for i in story.item_status if i not in ids and i != story.parent]
+    if len(ids) < 2:
+        return []
+    commits = {}
+    for e in story.episodes:
+        if e.item and e.commits and e.commits[-1][0]:
+            commits[e.item] = e.commits[-1][0]
+    listed_done = dict(story.listed)
+    out = []
+    if story.parent:
+        t = story.titles.get(story.parent)
+        out.append(f"`{story.parent}`" + (f" — {t}" if t else "") + f": {len(ids)} children")
+    for i in ids:
+        st = story.item_status.get(i) or ("closed" if listed_done.get(i) else "open")
+        if st == "closed" and i in commits:
+            st = f"closed, committed {commits[i]}"
+        elif st == "in_progress":
+            st = "in progress"
+        t = story.titles.get(i)
+        out.append(f"`{i}`" + (f" — {brief(t, 110)}" if t else "") + f": {st}")
+    return out
