@@ -45,6 +45,8 @@ NOT_REPORTING = {
     "recover": "a record stream", "remember": "an action", "reset": "an action (a list on stderr)",
     "score": "a record stream", "session restore": "a record stream", "session show": "one JSON object",
     "tools show": "one tool's JSON schema", "truncate": "a record stream",
+    "store embed": "an action; progress on stderr", "store grant-sql": "SQL for psql",
+    "store init": "an action; the migrations applied go to stderr", "store migrate": "an action; progress on stderr",
 }
 
 
@@ -93,7 +95,7 @@ def reporting_args(w) -> dict[str, list[str]]:
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
         "session list": [], "stats compaction": [], "stats drops": [], "stats recovery": [],
-        "stats suggest": [], "status": [s], "time": [], "tools list": [],
+        "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [],
     }
 
 

@@ -8,7 +8,8 @@ from .completion import complete_chunk, complete_session
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.cold import resolve_chunk, search_cold
-from ..store.cold import ColdStorage, check_id
+from ..store.backend import ColdStore, open_store
+from ..store.cold import check_id
 from .common import note, emit_listing, get_home, home_option, jq_option, output_options, session_prefix
 
 @click.group("cold-storage")
@@ -23,8 +24,8 @@ def cold_storage():
     """
 
 
-def _store() -> ColdStorage:
-    return ColdStorage(get_home().cold_storage_dir)
+def _store() -> ColdStore:
+    return open_store(get_home()).cold
 
 
 @cold_storage.command("list")

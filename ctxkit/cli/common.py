@@ -258,9 +258,9 @@ def known_sessions(home) -> set[str]:
 
     known = set(sessions.load(home))
     try:
-        from ..store.cold import ColdStorage
+        from ..store.backend import open_store
 
-        known |= {st["session"] for st in ColdStorage(home.cold_storage_dir).stats()}
+        known |= {st["session"] for st in open_store(home).cold.stats()}
     except Exception:  # noqa: BLE001 - an unreadable cold-storage index must not hide the index's sessions
         pass
     return known

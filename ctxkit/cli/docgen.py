@@ -30,6 +30,7 @@ GUIDES = [("output.md", "Output contract: JSON when piped, tables for people, --
           ("prompt.md", "The system prompt, memory, time awareness, sessions, maintain"),
           ("formats.md", "Formats ctx import reads, export, redaction and privacy"),
           ("hooks.md", "Claude Code hooks, other agents, cron"),
+          ("store.md", "The shared PostgreSQL store for agent fleets: setup, tenancy, moving in and out"),
           ("development.md", "Tests, benchmarks, regenerating the docs")]
 
 EXIT_STATUS = [("0", "success"), ("1", "error: bad input (FILE:LINE named), bad config, a failed operation"),
@@ -39,6 +40,7 @@ EXIT_STATUS = [("0", "success"), ("1", "error: bad input (FILE:LINE named), bad 
 ENVIRONMENT = [("CTX_HOME", "the ctx home (default ~/.ctx); --home overrides it"),
                ("CTX_WORKSPACE", "the workspace holding CONTEXT.md; --workspace overrides it"),
                ("CTX_<KNOB>", "any config.yaml knob, e.g. CTX_MAX_TOKENS=200000 (flag > env > file > default)"),
+               ("CTX_STORE_URL", "postgresql://… puts what ctx keeps in a shared PostgreSQL store (ctx store --help)"),
                ("CTX_QUIET", "1: no informational lines on stderr"),
                ("CTX_DEBUG", "1: tracebacks on errors"),
                ("TIKTOKEN_CACHE_DIR", "where tiktoken's BPE files are seeded (default $CTX_HOME/cache/tiktoken)"),

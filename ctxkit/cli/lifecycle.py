@@ -27,6 +27,9 @@ def observe(file, from_, skip_invalid):
     Example:
       ctx observe ~/.claude/projects/x/abc.jsonl && ls "$(dirname "$(ctx context path)")/observations"
     """
+    from ..store.backend import not_supported
+
+    not_supported(get_home(), "ctx observe (observations)")
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
     path, ctx = run_observe(records, get_workspace())
     click.echo(path)
@@ -50,6 +53,9 @@ def reflect(embedder, jq_expr, table, as_json, table_fmt):
       ctx reflect && tail "$(dirname "$(ctx context path)")/MEMORY.md"
     """
     home = get_home()
+    from ..store.backend import not_supported
+
+    not_supported(home, "ctx reflect (MEMORY.md)")
     name = home.config.get("embedder", embedder)
     emb = None
     if name == "minilm":
@@ -90,6 +96,9 @@ def maintain(file, from_, skip_invalid, session_end):
       */5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log
     """
     home = get_home()
+    from ..store.backend import not_supported
+
+    not_supported(home, "ctx maintain")
     cfg = home.config
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
     session = next((r.get("session") for r in records if r.get("session")), "default")

@@ -30,7 +30,9 @@ def logs(name, since, limit, jq_expr, table, as_json, table_fmt):
     """
     home = get_home()
     if name == "path":
-        click.echo(home.logs_dir)
+        from ..store.backend import shared
+
+        click.echo(shared(home).where + " (table ctx_logs)" if shared(home) is not None else home.logs_dir)
         return
     try:
         when = parse_since(since) if since else None

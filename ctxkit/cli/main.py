@@ -50,6 +50,7 @@ COMMANDS = {
     "stats": ("ctxkit.cli.stats", "stats", "Tuning statistics: drops, compaction, recovery, a suggested cutoff."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),
+    "store": ("ctxkit.cli.store_cmd", "store", "Set up, check and move to a shared PostgreSQL store."),
 }
 
 

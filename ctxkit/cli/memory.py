@@ -14,18 +14,21 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
     from .score import make_embedder
 
     home = get_home()
+    from ..store.backend import not_supported
+
+    not_supported(home, "memory search (MEMORY.md and observations)")
     name = home.config.get("embedder", embedder_name)
     ws = get_workspace()
     emb = make_embedder(home, name, 0)
     hits, total = search(ws, query, k, min_score, emb)
     if include_cold:
-        from ..store.cold import ColdStorage
+        from ..store.backend import open_store
         from ..services.cold import search_cold
 
         cold = [{"snippet": r["gist"], "source": f"cold:{r['session']}/{r['chunk']}", "score": r["score"],
                  "chunk_id": r["chunk"], "session_id": r["session"],
                  "recover": f"ctx recover --chunk-id {r['chunk']} --session {r['session']}"}
-                for r in search_cold(home, ColdStorage(home.cold_storage_dir), query, k, None, name)
+                for r in search_cold(home, open_store(home).cold, query, k, None, name)
                 if r["score"] >= min_score and r["score"] > 0]
         total += len(cold)
         hits = sorted(hits + cold, key=lambda h: -h["score"])[:k]

@@ -12,7 +12,8 @@ from ..errors import CtxError, InputError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer, dumps
 from ..store.atomic import atomic_write, locked
-from ..store.cold import ColdStorage, check_id
+from ..store.backend import ColdStore, open_store
+from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
 from .common import note, get_home, home_option, session_prefix
 
@@ -41,7 +42,7 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
     if bool(chunk_id) == bool(query):
         raise UsageProblem("give exactly one of --chunk-id or --query")
     home = get_home()
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     if session:
         check_id(session, "session id")
     picked: list[tuple[dict, float | None]] = []

@@ -25,6 +25,9 @@ def reset(force):
       ctx reset --force
     """
     home = get_home()
+    from ..store.backend import not_supported
+
+    not_supported(home, "ctx reset")
     paths = home.owned_paths()
     if not paths:
         note(f"nothing to delete under {home.path}")

@@ -16,14 +16,14 @@ from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer
 from ..sources.workspace import ContextFile
 from ..store import sessions
-from ..store.cold import ColdStorage
+from ..store.backend import open_store
 from .common import note, emit_listing, emit_object, get_home, get_workspace, home_option, jq_option, output_options, workspace_option, session_prefix
 
 
 def all_sessions(home) -> dict:
     idx = sessions.load(home)
     try:
-        for st in ColdStorage(home.cold_storage_dir).stats():
+        for st in open_store(home).cold.stats():
             e = idx.setdefault(st["session"], {"session": st["session"]})
             e["cold_chunks"] = st["chunks"]
             e.setdefault("last_activity", st["last_drop"])

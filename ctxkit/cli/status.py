@@ -119,11 +119,14 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
     if log_it:
+        from ..store.backend import shared
+
+        store = shared(home)
         logs.append(home, "context-health", {
             "session": d["sessions"][-1] if d["sessions"] else None,
             "current_tokens": d["total"], "limit": d["budget"], "pct_used": d["pct_used"],
             "next_compaction_estimate": d["next_compaction_at"], "memcached_chunks": d["chunks"],
-            "cold_storage_chunks": home.cold_storage_chunks(), "compaction_due": d["compaction_due"],
+            "cold_storage_chunks": store.cold.count() if store is not None else home.cold_storage_chunks(), "compaction_due": d["compaction_due"],
             "tokenizer": tok.name,
         })
     if jq_expr:

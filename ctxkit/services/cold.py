@@ -6,14 +6,14 @@ from ..core.bm25 import normalized
 from ..core.splice import splice, stubs
 from ..errors import CtxError, UsageProblem
 from ..store import logs
-from ..store.cold import ColdStorage
+from ..store.backend import ColdStore, open_store
 from .embedding import make_embedder
 
 FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
 FTS_CANDIDATES = 200
 
 
-def search_cold(home, store: ColdStorage, query: str, limit: int, session: str | None, embedder: str,
+def search_cold(home, store: ColdStore, query: str, limit: int, session: str | None, embedder: str,
                 progress=None, loading=None) -> list[dict]:
     """Hybrid search: BM25 (FTS5) candidates, re-ranked with embedding similarity.
 
@@ -23,9 +23,22 @@ def search_cold(home, store: ColdStorage, query: str, limit: int, session: str |
     cands = store.candidates(query, session, FTS_CANDIDATES)
     kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
     pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
+    emb = None
+    known: dict = {}
     if embedder != "keyword" and store.count() <= FULL_SCAN_MAX:
         for s, c, g, t in store.all_texts(session):
             pool.setdefault((s, c), (g, t))
+    elif embedder != "keyword" and hasattr(store, "vector_candidates"):  # a store with its own vector index
+        emb = make_embedder(home, embedder, FTS_CANDIDATES, progress, loading)
+        near = store.vector_candidates(embedder, emb.embed([query])[0], session, FTS_CANDIDATES)
+        if near is None:
+            import sys
+
+            print("ctx: the store has no vector index (pgvector): semantic search ranks the keyword "
+                  "candidates exactly", file=sys.stderr, flush=True)
+        for s, c, g, t, sim in near or ():
+            pool.setdefault((s, c), (g, t))
+            known[(s, c)] = max(0.0, min(1.0, float(sim)))  # the index's cosine: no need to embed the text
     if not pool:
         return []
     keys = list(pool)
@@ -33,14 +46,16 @@ def search_cold(home, store: ColdStorage, query: str, limit: int, session: str |
     if embedder == "keyword":
         scores = kw_n
     else:
-        emb = make_embedder(home, embedder, len(keys), progress, loading)
-        sims = emb.similarities(query, [pool[k][1] for k in keys])
+        emb = emb or make_embedder(home, embedder, len(keys), progress, loading)
+        rest = [k for k in keys if k not in known]
+        known.update(zip(rest, emb.similarities(query, [pool[k][1] for k in rest])))
+        sims = [known[k] for k in keys]
         scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
     ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
     return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
 
 
-def resolve_chunk(store: ColdStorage, chunk_id: str, session: str | None) -> dict:
+def resolve_chunk(store: ColdStore, chunk_id: str, session: str | None) -> dict:
     found = store.find(chunk_id, session)
     if not found:
         where = f" in session {session}" if session else ""
@@ -68,7 +83,7 @@ def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_
     present = stubs(records)
     if not present:
         return records, []
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     entries = []
     for chunk_id, session in present:
         found = store.find(chunk_id, session) if chunk_id else []

@@ -191,9 +191,9 @@ def expand_stubs(span: list[dict], home=None) -> list[dict]:
     if home is None or not any(r.get("kind") == "stub" for r in span):
         return span
     from ..errors import CtxError
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
 
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     out = []
     for r in span:
         meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
@@ -341,14 +341,14 @@ def _big_output(group: list[dict], cap: int) -> bool:
 def _stub_to_cold(group: list[dict], home, tok, opts: Options, rep: Report) -> dict:
     from ..backends.tokenizers import count_records
     from ..core.drop import gist
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
     from .dropping import stub, to_cold
 
     tokens = sum(r.get("tokens") or 0 for r in group)
     path = None
     chunk_id = group[0].get("group") or group[0].get("id") or "chunk"
     if not opts.dry_run and home is not None:
-        store = ColdStorage(home.cold_storage_dir)
+        store = open_store(home).cold
         path, chunk_id, _ = to_cold(home, store, group, tokens, "compaction_tail_output", None, None, None,
                                     home.config.get("recoverable_for_days"), gist(group, 80))
     s = stub(group, tokens, chunk_id, path, None)

@@ -12,7 +12,7 @@ from ..core.groups import iter_groups
 from ..core.score import chunk_text, newest_time, score_groups
 from ..core.timeutil import now
 from ..store import logs
-from ..store.cold import ColdStorage
+from ..store.backend import open_store
 from .dropping import to_cold
 from .scoring import signals, weights
 
@@ -31,7 +31,7 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
     cutoff = cfg.get("relevance_cutoff")
     decisions = decide_facts([facts(g, t) for g, t in zip(groups, tokens)], cutoff, cfg.get("relevance_keep"),
                              cfg.get("min_chunks_to_keep"), False)
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     days = cfg.get("recoverable_for_days")
     triggered = saved = 0
     if cfg.get("cold_storage_enabled"):

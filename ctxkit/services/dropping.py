@@ -12,10 +12,11 @@ from ..core import shrink as S
 from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_budget, decide_facts, decide_shrink, facts, gist, stub_text
 from ..core.groups import iter_groups
 from ..store import logs
-from ..store.cold import ColdStorage, new_entry
+from ..store.backend import ColdStore, open_store
+from ..store.cold import new_entry
 
 
-def to_cold(home, store: ColdStorage, orig: list[dict], tokens: int, reason: str, score, query, cutoff,
+def to_cold(home, store: ColdStore, orig: list[dict], tokens: int, reason: str, score, query, cutoff,
             days: int, what: str, log_redrop: bool = True) -> tuple[str, str, bool]:
     """Store one chunk (its records as they came) and log it: (path, chunk id, was a re-drop)."""
     session = orig[0].get("session") or "default"
@@ -115,7 +116,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         return facts(group, saving, shrink_saving), counts, tokens
 
     enabled = cfg.get("cold_storage_enabled")
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     days = cfg.get("recoverable_for_days")
     with GroupSpool(sized) as spool:
         spool.extend(iter_groups(records))

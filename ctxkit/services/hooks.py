@@ -298,7 +298,7 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
     load: a hook must answer fast), strongest first. `sessions_of`: only cold chunks of these
     sessions (and their subagents): one project never recalls another's."""
     from ..core.requests import clean_request
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
 
     q = clean_request(prompt or "") or ""
     if len(q.split()) < 2:
@@ -307,8 +307,9 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
     try:
         from ..core.bm25 import normalized
 
-        store = ColdStorage(home.cold_storage_dir)
-        if os.path.exists(store.index_path):
+        store = open_store(home).cold
+        index = getattr(store, "index_path", None)  # an embedded index is not created just to find nothing
+        if index is None or os.path.exists(index):
             rows = store.candidates(q, None, 20)
             scores = normalized([r[4] for r in rows]) if rows else []
             for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
@@ -522,12 +523,12 @@ def to_cold_storage(home, recs: list[dict], session: str | None) -> dict:
     from ..backends.tokenizers import count_records
     from ..core.drop import gist
     from ..core.groups import iter_groups
-    from ..store.cold import ColdStorage
+    from ..store.backend import open_store
     from .dropping import to_cold
 
     if not home.config.get("cold_storage_enabled"):
         return {"chunks": 0}
-    store = ColdStorage(home.cold_storage_dir)
+    store = open_store(home).cold
     tok = tokenizer(home)
     stored = 0
     for g in iter_groups(recs):

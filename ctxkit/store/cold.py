@@ -58,6 +58,20 @@ def entry_text(entry: dict) -> str:
     return "\n".join(parts)
 
 
+def redact_entry(entry: dict) -> dict:
+    """A chunk entry as every backend stores it: secrets redacted in records, prompt and gist."""
+    from . import redaction
+
+    return dict(entry, records=[redaction.record(r) for r in entry["records"]],
+                prompt_at_drop=redaction.text(entry.get("prompt_at_drop") or "") or None,
+                gist=redaction.text(entry.get("gist") or "") or None)
+
+
+def records_hash(records: list) -> str:
+    """A chunk's content identity: two drops of one id with different records get different chunks."""
+    return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+
+
 class ColdStorage:
     def __init__(self, root: str):
         self.root = root
@@ -77,19 +91,14 @@ class ColdStorage:
         content-hash suffix (both survive, each stub names its own content). The same chunk
         written again is a re-drop: its `recoverable_until` is refreshed.
         """
-        from . import redaction
-
-        entry = dict(entry, records=[redaction.record(r) for r in entry["records"]],
-                     prompt_at_drop=redaction.text(entry.get("prompt_at_drop") or "") or None,
-                     gist=redaction.text(entry.get("gist") or "") or None)
+        entry = redact_entry(entry)
         session, chunk = entry["session_id"], entry["chunk_id"]
         path = self.chunk_path(session, chunk)
         makedirs(os.path.dirname(path))
         with locked(path):
             existing = self._read_file(path) if os.path.exists(path) else None
             if existing is not None and existing.get("records") != entry["records"]:
-                h = hashlib.sha256(json.dumps(entry["records"], sort_keys=True).encode()).hexdigest()[:8]
-                entry = dict(entry, chunk_id=f"{chunk}-{h}")
+                entry = dict(entry, chunk_id=f"{chunk}-{records_hash(entry['records'])[:8]}")
                 path = self.chunk_path(session, entry["chunk_id"])
                 existing = self._read_file(path) if os.path.exists(path) else None
             if existing is None:

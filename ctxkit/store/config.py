@@ -110,6 +110,11 @@ KNOBS: dict[str, Knob] = {
     "log_curation": Knob(bool, True, "append curation events to curation.jsonl"),
     "log_drops": Knob(bool, True, "append drop events to drops.jsonl"),
     "log_recovery": Knob(bool, True, "append recovery events to recovery.jsonl"),
+    # the shared store (ctx store --help)
+    "store": Knob(str, "", "where ctx keeps what it stores: empty for the embedded store under $CTX_HOME, or "
+                           "postgresql://USER@HOST/DB for a shared PostgreSQL store (password via PGPASSWORD or "
+                           "~/.pgpass; env CTX_STORE_URL)"),
+    "store_project": Knob(str, "default", "the project this machine's rows belong to in a shared store"),
 }
 
 ENV_PREFIX = "CTX_"
@@ -420,6 +425,10 @@ class Config:
         rows = []
         for key in KNOBS:
             value, src = self.resolve(key)
+            if key == "store" and value:  # a DSN's password is never printed
+                from .backend import redact_dsn
+
+                value = redact_dsn(value)
             knob = KNOBS[key]
             help_ = knob.help + (f" [read by {knob.reserved}]" if knob.reserved else "")
             rows.append({"key": key, "value": value, "source": src, "help": help_})

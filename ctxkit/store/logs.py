@@ -26,26 +26,43 @@ def append(home: Home, name: str, event: dict) -> dict | None:
     from . import redaction
 
     event = {"timestamp": now_iso(), **redaction.value(event)}
-    append_line(home.log_path(name), json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+    line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+    from .backend import shared
+
+    store = shared(home)
+    if store is not None:
+        store.logs.append_line(name, line)
+    else:
+        append_line(home.log_path(name), line)
     return event
 
 
 def read(home: Home, name: str, since: datetime | None = None) -> Iterator[dict]:
+    from .backend import shared
+
+    store = shared(home)
+    if store is not None:
+        yield from _events(store.logs.lines(name), f"{store.where} log {name}", since)
+        return
     from .atomic import no_links
 
     path = no_links(home.log_path(name))
     if not os.path.exists(path):
         return
     with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
+        yield from _events(f, path, since)
+
+
+def _events(lines, path: str, since: datetime | None) -> Iterator[dict]:
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            ev = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputError(path, lineno, f"invalid JSON: {e.msg}") from None
+        if since is not None:
+            ts = parse_ts(ev.get("timestamp"))
+            if ts is None or ts < since:
                 continue
-            try:
-                ev = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise InputError(path, lineno, f"invalid JSON: {e.msg}") from None
-            if since is not None:
-                ts = parse_ts(ev.get("timestamp"))
-                if ts is None or ts < since:
-                    continue
-            yield ev
+        yield ev

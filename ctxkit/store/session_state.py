@@ -30,6 +30,10 @@ def is_subagent(session: str | None) -> bool:
 
 
 def state_file(home, session: str) -> ContextFile:
+    from .backend import shared
+
+    if shared(home) is not None:  # the shared store keeps state with a version column
+        return shared(home).state_file(session)
     return ContextFile(os.path.join(home.path, "sessions", safe_id(session)))
 
 

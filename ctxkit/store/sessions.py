@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 from typing import Iterable
 
 from ..core.timeutil import now_iso
@@ -15,6 +16,10 @@ def index_path(home) -> str:
 
 def load(home) -> dict:
     from .atomic import no_links
+    from .backend import shared
+
+    if shared(home) is not None:
+        return shared(home).sessions.load()
 
     p = no_links(index_path(home))
     if not os.path.exists(p):
@@ -65,9 +70,7 @@ def commit(home, t, source: str | None = None) -> list[str]:
         return []
     from . import redaction
 
-    p = index_path(home)
-    with locked(p):
-        idx = load(home)
+    with _edit(home) as idx:
         for sid in t.sessions:
             s = t.summary(sid)
             e = idx.get(sid, {})
@@ -84,19 +87,32 @@ def commit(home, t, source: str | None = None) -> list[str]:
             if source and source != "-":
                 e["source"] = os.path.abspath(source)
             idx[sid] = e
-        atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
     return list(t.sessions)
 
 
 def mark(home, session: str, **fields) -> None:
     """Set fields (status, archive, …) on one session's entry (locked read-modify-write)."""
-    p = index_path(home)
-    with locked(p):
-        idx = load(home)
+    with _edit(home) as idx:
         e = idx.get(session, {"session": session})
         e.update({k: v for k, v in fields.items() if v is not None})
         e["seen_at"] = now_iso()
         idx[session] = e
+
+
+@contextmanager
+def _edit(home):
+    """The index as a dict under the store's lock, saved on exit (the file atomically, or the
+    shared store's changed rows in one transaction)."""
+    from .backend import shared
+
+    if shared(home) is not None:
+        with shared(home).sessions.edit() as idx:
+            yield idx
+        return
+    p = index_path(home)
+    with locked(p):
+        idx = load(home)
+        yield idx
         atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
 
 

@@ -1,0 +1,128 @@
+"""One store interface, two backends: the embedded store under $CTX_HOME (the default) and a
+shared PostgreSQL store (`store: postgresql://…` in config.yaml, or CTX_STORE_URL).
+
+The services ask `open_store(home)` for a Store and use its parts; they never know which
+backend they have. The embedded backend wraps the file store as it is (atomic writes, locks,
+redaction before write, containment checks); the PostgreSQL one lives in store/pg.py and is
+imported only when chosen.
+"""
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime
+from typing import Iterator, Protocol
+
+from ..errors import CtxError
+
+
+class ColdStore(Protocol):
+    """Cold-storage chunks and their index/search (store/cold.py's ColdStorage is one)."""
+
+    def write(self, entry: dict) -> tuple[str, str, bool]: ...           # (locator, chunk id, re-drop)
+    def find(self, chunk_id: str, session: str | None = None) -> list[dict]: ...
+    def load(self, path: str) -> dict: ...
+    def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]: ...
+    def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]: ...
+    def all_texts(self, session: str | None = None) -> list[tuple]: ...
+    def count(self) -> int: ...
+    def delete(self, session: str, chunk_id: str, path: str) -> None: ...
+    def stats(self) -> list[dict]: ...
+    def reindex(self, bad: list | None = None) -> int: ...
+
+
+class LogStore(Protocol):
+    """The activity logs (drops, compaction, recovery, curation, context-health)."""
+
+    def append_event(self, name: str, event: dict) -> None: ...
+    def read_events(self, name: str) -> Iterator[dict]: ...
+
+
+class SessionIndex(Protocol):
+    """The session index: one entry per session, edited as a whole under a lock."""
+
+    def load(self) -> dict: ...
+    def edit(self): ...   # a context manager yielding the index dict, saved on exit
+
+
+class StateStore(Protocol):
+    """Per-session working state (CONTEXT.md) with versions: a ContextFile-like object per session."""
+
+    def state_file(self, session: str): ...
+
+
+class Store(Protocol):
+    kind: str            # "embedded" | "postgresql"
+    where: str           # for messages: a path, or the DSN without its password
+    cold: ColdStore
+
+
+def store_url(home) -> str:
+    """The configured shared store's URL, or "" for the embedded store."""
+    return (os.environ.get("CTX_STORE_URL") or home.config.get("store") or "").strip()
+
+
+def store_project(home) -> str:
+    return (os.environ.get("CTX_STORE_PROJECT") or home.config.get("store_project") or "default").strip()
+
+
+_PASSWORD_URL = re.compile(r"(?P<pre>[a-z][a-z0-9+.-]*://[^/@:\s]*:)[^@\s]*(?=@)", re.I)
+_PASSWORD_KV = re.compile(r"(?P<pre>\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
+
+
+def redact_dsn(text: str) -> str:
+    """A DSN (or any message quoting one) with its password replaced by ***."""
+    text = _PASSWORD_URL.sub(lambda m: m.group("pre") + "***", text or "")
+    return _PASSWORD_KV.sub(lambda m: m.group("pre") + "***", text)
+
+
+def is_postgres_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://")) or (
+        "=" in url and not url.startswith(("/", ".", "~")))
+
+
+class EmbeddedStore:
+    """Everything under $CTX_HOME as files (the default)."""
+
+    kind = "embedded"
+
+    def __init__(self, home):
+        from .cold import ColdStorage
+
+        self.home = home
+        self.where = home.path
+        self.cold = ColdStorage(home.cold_storage_dir)
+
+
+def open_store(home):
+    """The home's store: the embedded one, or the shared PostgreSQL store it is configured for."""
+    cached = home.__dict__.get("_ctx_store")
+    if cached is not None:
+        return cached
+    url = store_url(home)
+    if not url:
+        store = EmbeddedStore(home)
+    elif is_postgres_url(url):
+        from .pg import PgStore
+
+        store = PgStore(url, store_project(home), home)
+    else:
+        raise CtxError(f"store: {redact_dsn(url)!s} is not a postgresql:// URL",
+                       hint="leave `store` empty for the embedded store under $CTX_HOME")
+    home.__dict__["_ctx_store"] = store
+    return store
+
+
+def shared(home):
+    """The shared store when one is configured, else None (the embedded path runs as before)."""
+    if not store_url(home):
+        return None
+    return open_store(home)
+
+
+def not_supported(home, what: str) -> None:
+    """Refuse a command that is not ported to the shared store yet, rather than use local files."""
+    s = shared(home)
+    if s is not None:
+        raise CtxError(f"{what} is not supported on the postgresql store yet ({s.where})",
+                       hint="unset CTX_STORE_URL / `store` in config.yaml to use the embedded store")

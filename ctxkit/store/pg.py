@@ -1,0 +1,554 @@
+"""The shared PostgreSQL store (psycopg 3): cold storage with its keyword (tsvector/GIN) and
+vector (pgvector/HNSW, when present) index, the activity logs, per-session state with a
+version column, and the session index. Rows carry their project; row-level security keeps a
+role to its projects (docs/store.md, `ctx store grant-sql`).
+
+Concurrency is decided by the database: INSERT … ON CONFLICT, a version checked on every
+state update, and transaction-scoped advisory locks where a read-then-write must be one.
+A connection lost mid-transaction leaves the old state (PostgreSQL rolls it back); the
+operation is retried a bounded number of times, each retry noted on stderr.
+Imported only when a postgresql:// store is configured.
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Callable, Iterator
+
+import psycopg
+
+from ..core.timeutil import now, parse_ts
+from ..errors import ConflictError, CtxError
+from .backend import redact_dsn
+from .cold import entry_text, records_hash, redact_entry
+from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
+
+RETRIES = 3
+TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees a chunk's first 200k chars
+
+
+def _lock_key(*parts: str) -> str:
+    return "\x1f".join(parts)
+
+
+class PgError(CtxError):
+    pass
+
+
+class PgStore:
+    kind = "postgresql"
+
+    def __init__(self, url: str, project: str, home=None):
+        self.url = url
+        self.project = project
+        self.home = home
+        self.where = redact_dsn(url)
+        self._conn: psycopg.Connection | None = None
+        self._checked = False
+        self.cold = PgColdStore(self)
+        self.logs = PgLogs(self)
+        self.sessions = PgSessionIndex(self)
+
+    # ---- connection, errors, retries ----
+    def _scrub(self, text: str) -> str:
+        text = redact_dsn(text)
+        try:
+            pw = psycopg.conninfo.conninfo_to_dict(self.url).get("password")
+        except psycopg.Error:
+            pw = None
+        if pw:
+            text = text.replace(str(pw), "***")
+        return " ".join(text.split())
+
+    def error(self, e: BaseException, doing: str) -> PgError:
+        return PgError(f"store {self.where}: {doing}: {self._scrub(str(e)) or type(e).__name__}")
+
+    def connect(self) -> psycopg.Connection:
+        if self._conn is None or self._conn.closed or self._conn.broken:
+            try:
+                self._conn = psycopg.connect(self.url, autocommit=True, application_name="ctx", connect_timeout=10)
+            except psycopg.Error as e:
+                raise self.error(e, "cannot connect") from None
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def run(self, fn: Callable, doing: str, check: bool = True):
+        """fn(cursor) in one transaction; retried (bounded, noted) when the connection drops."""
+        if check and not self._checked:
+            self.require_schema()
+        for attempt in range(1, RETRIES + 1):
+            conn = self.connect()
+            try:
+                with conn.transaction():
+                    with conn.cursor() as cur:
+                        return fn(cur)
+            except psycopg.OperationalError as e:
+                if not (conn.broken or conn.closed) or attempt == RETRIES:
+                    raise self.error(e, doing) from None
+                print(f"ctx: store connection lost while {doing} ({self._scrub(str(e))}); "
+                      f"retry {attempt}/{RETRIES - 1}", file=sys.stderr, flush=True)
+                self._conn = None
+                time.sleep(0.2 * attempt)
+            except psycopg.Error as e:
+                raise self.error(e, doing) from None
+        raise AssertionError("unreachable")
+
+    # ---- schema ----
+    def schema_version(self) -> int | None:
+        def q(cur):
+            cur.execute("SELECT to_regclass('ctx_schema_migrations') IS NOT NULL")
+            if not cur.fetchone()[0]:
+                return None
+            cur.execute("SELECT COALESCE(MAX(version), 0) FROM ctx_schema_migrations WHERE version < 100")
+            return cur.fetchone()[0]
+        return self.run(q, "reading the schema version", check=False)
+
+    def require_schema(self) -> None:
+        v = self.schema_version()
+        if v is None:
+            raise PgError(f"store {self.where} has no ctx schema", hint="run `ctx store init` once")
+        if v < SCHEMA_VERSION:
+            raise PgError(f"store {self.where} is at schema version {v}; this ctx needs {SCHEMA_VERSION}",
+                          hint="run `ctx store init` to migrate it")
+        if v > SCHEMA_VERSION:
+            raise PgError(f"store {self.where} is at schema version {v}, newer than this ctx ({SCHEMA_VERSION})",
+                          hint="upgrade ctx")
+        self._checked = True
+
+    def init(self, note=None) -> list[str]:
+        conn = self.connect()
+        try:
+            applied = apply_migrations(conn, note)
+        except psycopg.Error as e:
+            raise self.error(e, "initialising the schema") from None
+        self._checked = False
+        return applied
+
+    def has_vectors(self) -> bool:
+        if not hasattr(self, "_vectors"):
+            self._vectors = self.run(lambda cur: cur.execute(
+                "SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0], "checking for pgvector")
+        return self._vectors
+
+    def check(self) -> dict:
+        out: dict = {"store": self.where, "project": self.project}
+        conn = self.connect()
+        out["server"] = conn.info.parameter_status("server_version")
+        out["reachable"] = True
+        v = self.schema_version()
+        out["schema_version"] = v
+        out["schema_wanted"] = SCHEMA_VERSION
+
+        def ext(cur):
+            cur.execute("SELECT (SELECT extversion FROM pg_extension WHERE extname='vector'), "
+                        "EXISTS (SELECT 1 FROM pg_available_extensions WHERE name='vector')")
+            return cur.fetchone()
+        installed, available = self.run(ext, "checking extensions", check=False)
+        out["pgvector"] = installed or ("available, not installed (ctx store init installs it)" if available
+                                        else "not available (semantic search scans keyword candidates)")
+        if v:
+            def counts(cur):
+                res = {}
+                for t, name in (("ctx_chunks", "chunks"), ("ctx_logs", "log_events"), ("ctx_sessions", "sessions"),
+                                ("ctx_state", "session_states")):
+                    cur.execute(f"SELECT COUNT(*) FROM {t} WHERE project = %s", (self.project,))
+                    res[name] = cur.fetchone()[0]
+                return res
+            out.update(self.run(counts, "counting rows", check=False))
+        return out
+
+    # ---- per-session state ----
+    def state_file(self, session: str) -> "PgStateFile":
+        return PgStateFile(self, session)
+
+
+class PgColdStore:
+    """ColdStore on PostgreSQL. A chunk's locator (its `path`) is postgresql:PROJECT/SESSION/CHUNK."""
+
+    def __init__(self, store: PgStore):
+        self.s = store
+        self._paths: dict[str, tuple[str, str]] = {}
+
+    def locator(self, session: str, chunk_id: str) -> str:
+        p = f"postgresql:{self.s.project}/{session}/{chunk_id}"
+        self._paths[p] = (session, chunk_id)
+        return p
+
+    def _parse(self, path: str) -> tuple[str, str]:
+        if path in self._paths:
+            return self._paths[path]
+        prefix = f"postgresql:{self.s.project}/"
+        if not path.startswith(prefix) or "/" not in path[len(prefix):]:
+            raise PgError(f"{path}: not a chunk of this store's project ({self.s.project})")
+        return tuple(path[len(prefix):].split("/", 1))  # type: ignore[return-value]
+
+    def write(self, entry: dict) -> tuple[str, str, bool]:
+        entry = redact_entry(entry)
+        return self._put(entry)
+
+    def import_raw(self, raw: str) -> str:
+        """Store one chunk file's exact text (migration): 'added', 'present' or 'differs'."""
+        entry = json.loads(raw)
+        p = self.s.project
+
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(p, entry["session_id"], entry["chunk_id"]),))
+            cur.execute("SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
+                        (p, entry["session_id"], entry["chunk_id"]))
+            row = cur.fetchone()
+            if row is not None:
+                return "present" if row[0] == raw else "differs"
+            self._insert(cur, entry, raw)
+            return "added"
+        return self.s.run(tx, "importing a chunk")
+
+    def _insert(self, cur, entry: dict, raw: str) -> bool:
+        text = entry_text(entry)
+        cur.execute(
+            "INSERT INTO ctx_chunks (project, session, chunk_id, raw, records_hash, ts, dropped_at, tokens, score, "
+            "reason, prompt, recoverable_until, gist, body, bytes) VALUES "
+            "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (project, session, chunk_id) DO NOTHING",
+            (self.s.project, entry["session_id"], entry["chunk_id"], raw, records_hash(entry["records"]),
+             entry.get("timestamp"), entry.get("dropped_at"), entry.get("tokens"), entry.get("relevance_score"),
+             entry.get("drop_reason"), entry.get("prompt_at_drop"), entry.get("recoverable_until"),
+             entry.get("gist"), text[:TSV_MAX_CHARS] if len(text) > TSV_MAX_CHARS else text,
+             len(raw.encode("utf-8"))))
+        return cur.rowcount == 1
+
+    def _put(self, entry: dict) -> tuple[str, str, bool]:
+        p = self.s.project
+        session, chunk = entry["session_id"], entry["chunk_id"]
+        h = records_hash(entry["records"])
+
+        def tx(cur):
+            e = entry
+            # one drop of one id at a time, across machines: the check-then-write is one
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_key(p, session, chunk),))
+            cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
+                        (p, session, chunk))
+            row = cur.fetchone()
+            if row is not None and row[1] != h:  # another chunk has this id: this one gets a content suffix
+                e = dict(e, chunk_id=f"{chunk}-{h[:8]}")
+                cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s "
+                            "AND chunk_id=%s", (p, session, e["chunk_id"]))
+                row = cur.fetchone()
+            if row is None:
+                raw = json.dumps(e, ensure_ascii=False) + "\n"
+                if not self._insert(cur, e, raw):
+                    raise PgError(f"chunk {session}/{e['chunk_id']} appeared while it was being written")
+                return e["chunk_id"], False
+            existing = json.loads(row[0])
+            until = max(filter(None, [existing.get("recoverable_until"), e.get("recoverable_until")]), default=None)
+            if until != existing.get("recoverable_until"):
+                existing = dict(existing, recoverable_until=until)
+                raw = json.dumps(existing, ensure_ascii=False) + "\n"
+                cur.execute("UPDATE ctx_chunks SET raw=%s, recoverable_until=%s, bytes=%s "
+                            "WHERE project=%s AND session=%s AND chunk_id=%s",
+                            (raw, until, len(raw.encode()), p, session, existing["chunk_id"]))
+            return existing["chunk_id"], True
+        chunk_id, redrop = self.s.run(tx, f"storing chunk {session}/{chunk}")
+        return self.locator(session, chunk_id), chunk_id, redrop
+
+    def raw(self, session: str, chunk_id: str) -> str | None:
+        return self.s.run(lambda cur: (cur.execute(
+            "SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
+            (self.s.project, session, chunk_id)).fetchone() or (None,))[0], "reading a chunk")
+
+    def load(self, path: str) -> dict:
+        session, chunk = self._parse(path)
+        raw = self.raw(session, chunk)
+        if raw is None:
+            raise PgError(f"no chunk {chunk!r} in session {session!r} in the store (purged meanwhile?)")
+        return json.loads(raw)
+
+    def find(self, chunk_id: str, session: str | None = None) -> list[dict]:
+        q = "SELECT session, chunk_id FROM ctx_chunks WHERE project=%s AND chunk_id=%s"
+        args: list = [self.s.project, chunk_id]
+        if session:
+            q += " AND session=%s"
+            args.append(session)
+        rows = self.s.run(lambda cur: cur.execute(q + " ORDER BY session", args).fetchall(), "finding a chunk")
+        return [{"session": s, "chunk": c, "path": self.locator(s, c)} for s, c in rows]
+
+    def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
+        q = ("SELECT session, chunk_id, tokens, score, reason, dropped_at, recoverable_until, gist, bytes "
+             "FROM ctx_chunks WHERE project=%s")
+        args: list = [self.s.project]
+        if session:
+            q += " AND session=%s"
+            args.append(session)
+        q += " ORDER BY dropped_at, session, chunk_id"
+        cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "bytes"]
+        out = [dict(zip(cols, r)) for r in self.s.run(lambda cur: cur.execute(q, args).fetchall(), "listing chunks")]
+        for r in out:
+            r["path"] = self.locator(r["session"], r["chunk"])
+        if expired:
+            t = ref or now()
+            out = [r for r in out if (parse_ts(r["expires"]) or t) < t]
+        return out
+
+    def iter_raw(self, batch: int = 500) -> Iterator[tuple[str, str, str]]:
+        """(session, chunk id, exact stored text) for every chunk of the project, in key order."""
+        last = ("", "")
+        while True:
+            rows = self.s.run(lambda cur: cur.execute(
+                "SELECT session, chunk_id, raw FROM ctx_chunks WHERE project=%s AND (session, chunk_id) > (%s, %s) "
+                "ORDER BY session, chunk_id LIMIT %s", (self.s.project, *last, batch)).fetchall(), "reading chunks")
+            if not rows:
+                return
+            yield from rows
+            last = (rows[-1][0], rows[-1][1])
+
+    def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
+        """(session, chunk_id, gist, text, rank) for keyword matches, best first (rank: lower is better,
+        as the embedded index's bm25())."""
+        from ..core.bm25 import tokenize
+
+        terms = list(dict.fromkeys(tokenize(query)))
+        if not terms:
+            return []
+        q = ("WITH q AS (SELECT to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(t) "
+             "FROM unnest(%s::text[]) t), ' | ')) AS q) "
+             "SELECT c.session, c.chunk_id, c.gist, c.body, -ts_rank(c.tsv, q.q, 1) AS rank "
+             "FROM ctx_chunks c, q WHERE c.project=%s AND c.tsv @@ q.q")
+        args: list = [terms, self.s.project]
+        if session:
+            q += " AND c.session=%s"
+            args.append(session)
+        q += " ORDER BY rank LIMIT %s"
+        args.append(limit)
+        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
+
+    def all_texts(self, session: str | None = None) -> list[tuple]:
+        q = "SELECT session, chunk_id, gist, body FROM ctx_chunks WHERE project=%s"
+        args: list = [self.s.project]
+        if session:
+            q += " AND session=%s"
+            args.append(session)
+        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts")
+
+    def count(self) -> int:
+        return self.s.run(lambda cur: cur.execute("SELECT COUNT(*) FROM ctx_chunks WHERE project=%s",
+                                                  (self.s.project,)).fetchone()[0], "counting chunks")
+
+    def delete(self, session: str, chunk_id: str, path: str | None = None) -> None:
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(self.s.project, session, chunk_id),))
+            cur.execute("DELETE FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
+                        (self.s.project, session, chunk_id))
+        self.s.run(tx, f"deleting chunk {session}/{chunk_id}")
+
+    def stats(self) -> list[dict]:
+        q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM ctx_chunks "
+             "WHERE project=%s GROUP BY session ORDER BY session")
+        rows = self.s.run(lambda cur: cur.execute(q, (self.s.project,)).fetchall(), "counting chunks")
+        return [{"session": s, "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
+                 "last_drop": l} for s, n, t, b, f, l in rows]
+
+    def reindex(self, bad: list | None = None) -> int:
+        """The database keeps its index itself (GIN, HNSW): nothing to rebuild."""
+        return self.count()
+
+    # ---- vectors (pgvector) ----
+    def vector_candidates(self, model: str, vector, session: str | None, limit: int) -> list[tuple] | None:
+        """(session, chunk_id, gist, text, cosine similarity) nearest to `vector` by the HNSW index,
+        or None when the store has no pgvector."""
+        if not self.s.has_vectors():
+            return None
+        v = _vec(vector)
+        # the nearest first by the HNSW index (an ORDER BY … LIMIT on the vector table alone), then
+        # their chunks; ef_search at least `limit`, or the index returns fewer rows than asked
+        inner = ("SELECT project, session, chunk_id, embedding <=> %s::vector AS dist FROM ctx_vectors "
+                 "WHERE project=%s AND model=%s")
+        args: list = [v, self.s.project, model]
+        if session:
+            inner += " AND session=%s"
+            args.append(session)
+        inner += " ORDER BY embedding <=> %s::vector LIMIT %s"
+        args += [v, limit]
+        q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
+             "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist")
+
+        def tx(cur):
+            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
+            return cur.execute(q, args).fetchall()
+        return self.s.run(tx, "searching vectors")
+
+    def missing_vectors(self, model: str, limit: int) -> list[tuple]:
+        if not self.s.has_vectors():
+            return []
+        return self.s.run(lambda cur: cur.execute(
+            "SELECT c.session, c.chunk_id, c.body FROM ctx_chunks c WHERE c.project=%s AND NOT EXISTS "
+            "(SELECT 1 FROM ctx_vectors v WHERE v.project=c.project AND v.session=c.session "
+            "AND v.chunk_id=c.chunk_id AND v.model=%s) LIMIT %s", (self.s.project, model, limit)).fetchall(),
+            "finding chunks without vectors")
+
+    def put_vectors(self, model: str, items: list[tuple[str, str, object]]) -> int:
+        if not self.s.has_vectors() or not items:
+            return 0
+
+        def tx(cur):
+            cur.executemany(
+                "INSERT INTO ctx_vectors (project, session, chunk_id, model, embedding) VALUES (%s,%s,%s,%s,%s::vector) "
+                "ON CONFLICT (project, session, chunk_id, model) DO NOTHING",
+                [(self.s.project, s, c, model, _vec(v)) for s, c, v in items])
+        self.s.run(tx, "storing vectors")
+        return len(items)
+
+
+def _vec(v) -> str:
+    vals = [float(x) for x in v]
+    if len(vals) != VECTOR_DIM:
+        raise PgError(f"a {len(vals)}-dimensional vector; the store's vectors have {VECTOR_DIM}")
+    return "[" + ",".join(f"{x:.7g}" for x in vals) + "]"
+
+
+class PgLogs:
+    def __init__(self, store: PgStore):
+        self.s = store
+
+    def append_line(self, name: str, line: str) -> None:
+        self.s.run(lambda cur: cur.execute("INSERT INTO ctx_logs (project, name, line) VALUES (%s,%s,%s)",
+                                           (self.s.project, name, line)), f"appending to the {name} log")
+
+    def lines(self, name: str, batch: int = 2000) -> Iterator[str]:
+        last = 0
+        while True:
+            rows = self.s.run(lambda cur: cur.execute(
+                "SELECT id, line FROM ctx_logs WHERE project=%s AND name=%s AND id > %s ORDER BY id LIMIT %s",
+                (self.s.project, name, last, batch)).fetchall(), f"reading the {name} log")
+            if not rows:
+                return
+            for _, line in rows:
+                yield line
+            last = rows[-1][0]
+
+
+class PgSessionIndex:
+    def __init__(self, store: PgStore):
+        self.s = store
+
+    def load(self) -> dict:
+        rows = self.s.run(lambda cur: cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s",
+                                                  (self.s.project,)).fetchall(), "reading the session index")
+        return {s: e for s, e in rows}
+
+    @contextmanager
+    def edit(self):
+        """The index as a dict, under one advisory lock per project; changed entries saved on exit."""
+        from psycopg.types.json import Jsonb
+
+        conn = self.s.connect()
+        if not self.s._checked:
+            self.s.require_schema()
+        try:
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                                (_lock_key(self.s.project, "session-index"),))
+                    cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
+                    idx = {s: e for s, e in cur.fetchall()}
+                    before = json.dumps(idx, sort_keys=True)
+                    yield idx
+                    if json.dumps(idx, sort_keys=True) != before:
+                        old = json.loads(before)
+                        cur.executemany(
+                            "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
+                            "ON CONFLICT (project, session) DO UPDATE SET entry = EXCLUDED.entry",
+                            [(self.s.project, k, Jsonb(v)) for k, v in idx.items() if old.get(k) != v])
+        except psycopg.Error as e:
+            raise self.s.error(e, "updating the session index") from None
+
+
+class PgStateFile:
+    """A session's CONTEXT.md in the store, with ContextFile's interface: read, exists, and
+    update with a version (checked on write: a concurrent update is retried, never lost)."""
+
+    def __init__(self, store: PgStore, session: str):
+        self.s = store
+        self.session = session
+        self.path = f"postgresql:{store.project}/sessions/{session}/CONTEXT.md"
+
+    def _row(self):
+        return self.s.run(lambda cur: cur.execute(
+            "SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
+            (self.s.project, self.session)).fetchone(), "reading session state")
+
+    def exists(self) -> bool:
+        return self._row() is not None
+
+    def read(self):
+        from ..core.context_md import Context, ContextFormatError, parse
+        from ..errors import InputError
+
+        row = self._row()
+        if row is None:
+            return Context()
+        try:
+            return parse(row[1])
+        except ContextFormatError as e:
+            raise InputError(self.path, e.line, e.reason) from None
+
+    def update(self, change, if_version: int | None = None):
+        """Read, change, bump and write in one transaction holding the session's state lock: every
+        writer sees the one before it (nothing lost, nobody starved); the version column is checked
+        on the write, and a caller's `if_version` that is not the stored one is a conflict."""
+        from ..core.context_md import Context, parse, render
+        from ..core.timeutil import now_iso
+        from . import redaction
+
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(self.s.project, self.session, "state"),))
+            cur.execute("SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
+                        (self.s.project, self.session))
+            row = cur.fetchone()
+            ctx = parse(row[1]) if row else Context()
+            stored = row[0] if row else 0
+            if if_version is not None and ctx.version != if_version:
+                raise ConflictError(f"{self.path}: version is {ctx.version}, not {if_version}; nothing changed",
+                                    hint="re-read it (ctx context show --json) and retry")
+            new = change(ctx) or ctx
+            new.version = ctx.version + 1
+            new.updated = now_iso()
+            text = redaction.text(render(new))
+            if row is None:
+                cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
+                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
+            else:
+                cur.execute("UPDATE ctx_state SET version=%s, body=%s, updated_at=now() "
+                            "WHERE project=%s AND session=%s AND version=%s",
+                            (stored + 1, text, self.s.project, self.session, stored))
+            if cur.rowcount != 1:  # only a writer that ignores the lock gets here
+                raise ConflictError(f"{self.path}: changed by another writer; nothing changed")
+            cur.execute("INSERT INTO ctx_state_history (project, session, version, body) VALUES (%s,%s,%s,%s) "
+                        "ON CONFLICT DO NOTHING", (self.s.project, self.session, stored + 1, text))
+            return parse(text) if text != render(new) else new
+        return self.s.run(tx, "saving session state")
+
+    def write_raw(self, text: str, version: int) -> str:
+        """Migration: store a state document as it is ('added', 'present' or 'differs')."""
+        def tx(cur):
+            cur.execute("SELECT body FROM ctx_state WHERE project=%s AND session=%s", (self.s.project, self.session))
+            row = cur.fetchone()
+            if row is not None:
+                return "present" if row[0] == text else "differs"
+            cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s)",
+                        (self.s.project, self.session, version, text))
+            return "added"
+        return self.s.run(tx, "importing session state")
+
+
+def state_versions(store: PgStore, session: str) -> list[int]:
+    return [v for (v,) in store.run(lambda cur: cur.execute(
+        "SELECT version FROM ctx_state_history WHERE project=%s AND session=%s ORDER BY version",
+        (store.project, session)).fetchall(), "reading state versions")]

@@ -1,0 +1,174 @@
+"""Moving a home's store between the embedded files and PostgreSQL, exactly and resumably.
+
+Chunks move as the exact text of their file (byte for byte, both ways); logs line by line;
+the session index entry by entry; per-session state as its document. What the destination
+already holds is skipped (so an interrupted move is finished by running it again), and
+nothing there is ever overwritten: a chunk that differs is reported, not replaced.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .cold import ColdStorage
+from .home import LOG_NAMES
+
+
+@dataclass
+class MoveReport:
+    counts: dict = field(default_factory=lambda: Counter())
+    differs: list = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        return {**dict(self.counts), "differs": self.differs}
+
+
+def _progress(note: Callable | None, what: str, n: int, total: int | None = None) -> None:
+    if note and (n % 500 == 0 or (total is not None and n == total)):
+        note(f"ctx store migrate: {what} {n}" + (f"/{total}" if total is not None else ""))
+
+
+def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
+    """The home's embedded store (files) into `pg` (a PgStore)."""
+    rep = MoveReport()
+    cold = ColdStorage(home.cold_storage_dir)
+    files = [p for p, _ in cold.iter_files()]
+    for i, path in enumerate(files, 1):
+        with open(path, "rb") as f:
+            raw = f.read().decode("utf-8")
+        res = pg.cold.import_raw(raw)
+        rep.counts[f"chunks_{res}"] += 1
+        if res == "differs":
+            rep.differs.append(path)
+        _progress(note, "chunks", i, len(files))
+    for name in LOG_NAMES:
+        path = home.log_path(name)
+        if not os.path.exists(path):
+            continue
+        have = Counter(pg.logs.lines(name))
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                line = line.rstrip("\n")
+                if not line.strip():
+                    continue
+                if have[line] > 0:
+                    have[line] -= 1
+                    rep.counts["log_lines_present"] += 1
+                    continue
+                pg.logs.append_line(name, line)
+                rep.counts["log_lines_added"] += 1
+        if note:
+            note(f"ctx store migrate: log {name} done")
+    from . import sessions
+
+    sidx = sessions.index_path(home)
+    if os.path.exists(sidx):
+        with open(sidx, encoding="utf-8") as f:
+            local = json.load(f)
+        with pg.sessions.edit() as idx:
+            _merge_sessions(idx, local, rep)
+    for sid, text, version in _local_states(home):
+        res = pg.state_file(sid).write_raw(text, version)
+        rep.counts[f"states_{res}"] += 1
+    if note:
+        note(f"ctx store migrate: done: {_summary(rep)}")
+    return rep
+
+
+def _local_states(home):
+    from ..core.context_md import parse
+
+    root = os.path.join(home.path, "sessions")
+    if not os.path.isdir(root):
+        return
+    for d in sorted(os.scandir(root), key=lambda e: e.name):
+        p = os.path.join(d.path, "CONTEXT.md")
+        if d.is_dir(follow_symlinks=False) and os.path.isfile(p) and not os.path.islink(p):
+            with open(p, encoding="utf-8") as f:
+                text = f.read()
+            ctx = parse(text)
+            yield ctx.state.get("session") or d.name, text, ctx.version
+
+
+def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
+    """`pg`'s rows for its project into the home's embedded store (files + index)."""
+    from .atomic import append_line, atomic_write, locked, makedirs
+
+    rep = MoveReport()
+    cold = ColdStorage(home.cold_storage_dir)
+    total = pg.cold.count()
+    for i, (session, chunk, raw) in enumerate(pg.cold.iter_raw(), 1):
+        path = cold.chunk_path(session, chunk)
+        makedirs(os.path.dirname(path))
+        with locked(path):
+            if os.path.exists(path):
+                with open(path, "rb") as f:
+                    same = f.read() == raw.encode("utf-8")
+                rep.counts["chunks_present" if same else "chunks_differs"] += 1
+                if not same:
+                    rep.differs.append(path)
+            else:
+                atomic_write(path, raw)
+                rep.counts["chunks_added"] += 1
+        _progress(note, "chunks", i, total)
+    if total or rep.counts:
+        cold.reindex()
+    for name in LOG_NAMES:
+        path = home.log_path(name)
+        have: Counter = Counter()
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                have = Counter(line.rstrip("\n") for line in f if line.strip())
+        for line in pg.logs.lines(name):
+            if have[line] > 0:
+                have[line] -= 1
+                rep.counts["log_lines_present"] += 1
+                continue
+            append_line(path, line)
+            rep.counts["log_lines_added"] += 1
+    from . import sessions
+
+    remote = pg.sessions.load()
+    if remote:
+        p = sessions.index_path(home)
+        with locked(p):
+            local = {}
+            if os.path.exists(p):
+                with open(p, encoding="utf-8") as f:
+                    local = json.load(f)
+            _merge_sessions(local, remote, rep)
+            atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
+    from .session_state import safe_id
+
+    for sid, body in pg.run(lambda cur: cur.execute(
+            "SELECT session, body FROM ctx_state WHERE project=%s ORDER BY session", (pg.project,)).fetchall(),
+            "reading session state"):
+        d = os.path.join(home.path, "sessions", safe_id(sid))
+        p = os.path.join(d, "CONTEXT.md")
+        makedirs(d)
+        with locked(p):
+            if os.path.exists(p):
+                rep.counts["states_present"] += 1
+            else:
+                atomic_write(p, body)
+                rep.counts["states_added"] += 1
+    if note:
+        note(f"ctx store migrate: done: {_summary(rep)}")
+    return rep
+
+
+def _merge_sessions(into: dict, incoming: dict, rep: MoveReport) -> None:
+    """Session entries the destination lacks are added; the ones it has are left as they are."""
+    for sid, e in incoming.items():
+        if sid in into:
+            rep.counts["sessions_present"] += 1
+        else:
+            into[sid] = e
+            rep.counts["sessions_added"] += 1
+
+
+def _summary(rep: MoveReport) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(rep.counts.items())) or "nothing to move"

@@ -1,0 +1,134 @@
+"""The shared store's schema as numbered migrations, each recorded in ctx_schema_migrations.
+
+`ctx store init` applies the missing ones under an advisory lock (several machines may run it
+at once). Migration 1 is the schema every store has; the vector table (pgvector, HNSW) is an
+optional step recorded as version 101, applied when the extension can be installed.
+"""
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+VECTOR_DIM = 384          # all-MiniLM-L6-v2, the embedder ctx ships
+TENANT_TABLES = ("ctx_chunks", "ctx_logs", "ctx_sessions", "ctx_state", "ctx_state_history")
+
+V1 = """
+CREATE TABLE IF NOT EXISTS ctx_project_roles (
+    role_name name NOT NULL, project text NOT NULL, PRIMARY KEY (role_name, project));
+REVOKE ALL ON ctx_project_roles FROM PUBLIC;
+
+CREATE OR REPLACE FUNCTION ctx_may_access(p text, r name) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_catalog AS
+    $$ SELECT EXISTS (SELECT 1 FROM {schema}.ctx_project_roles x WHERE x.role_name = r AND x.project = p) $$;
+
+CREATE TABLE IF NOT EXISTS ctx_chunks (
+    project text NOT NULL, session text NOT NULL, chunk_id text NOT NULL,
+    raw text NOT NULL,                 -- the chunk entry exactly as the embedded store's file holds it
+    records_hash text NOT NULL,
+    ts text, dropped_at text, tokens integer, score double precision, reason text, prompt text,
+    recoverable_until text, gist text, body text NOT NULL, bytes integer NOT NULL,
+    tsv tsvector GENERATED ALWAYS AS (to_tsvector('simple', body)) STORED,
+    PRIMARY KEY (project, session, chunk_id));
+CREATE INDEX IF NOT EXISTS ctx_chunks_tsv ON ctx_chunks USING gin (tsv);
+CREATE INDEX IF NOT EXISTS ctx_chunks_id ON ctx_chunks (project, chunk_id);
+CREATE INDEX IF NOT EXISTS ctx_chunks_dropped ON ctx_chunks (project, dropped_at);
+
+CREATE TABLE IF NOT EXISTS ctx_logs (
+    id bigserial PRIMARY KEY, project text NOT NULL, name text NOT NULL, line text NOT NULL,
+    at timestamptz NOT NULL DEFAULT now());
+CREATE INDEX IF NOT EXISTS ctx_logs_name ON ctx_logs (project, name, id);
+
+CREATE TABLE IF NOT EXISTS ctx_sessions (
+    project text NOT NULL, session text NOT NULL, entry jsonb NOT NULL, PRIMARY KEY (project, session));
+
+CREATE TABLE IF NOT EXISTS ctx_state (
+    project text NOT NULL, session text NOT NULL, version integer NOT NULL, body text NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, session));
+CREATE TABLE IF NOT EXISTS ctx_state_history (
+    project text NOT NULL, session text NOT NULL, version integer NOT NULL, body text NOT NULL,
+    saved_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, session, version));
+"""
+
+RLS = """
+ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS ctx_tenant ON {t};
+CREATE POLICY ctx_tenant ON {t} USING (ctx_may_access(project, current_user))
+    WITH CHECK (ctx_may_access(project, current_user));
+"""
+
+VECTORS = """
+CREATE TABLE IF NOT EXISTS ctx_vectors (
+    project text NOT NULL, session text NOT NULL, chunk_id text NOT NULL, model text NOT NULL,
+    embedding vector({dim}) NOT NULL,
+    PRIMARY KEY (project, session, chunk_id, model),
+    FOREIGN KEY (project, session, chunk_id) REFERENCES ctx_chunks ON DELETE CASCADE);
+CREATE INDEX IF NOT EXISTS ctx_vectors_hnsw ON ctx_vectors USING hnsw (embedding vector_cosine_ops);
+"""
+
+
+def _lock(cur) -> None:
+    cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('ctx store schema', 0))")
+
+
+def migrate(conn, note=None) -> list[str]:
+    """Apply what is missing; return what was applied (names)."""
+    done: list[str] = []
+    with conn.transaction():
+        cur = conn.cursor()
+        _lock(cur)
+        cur.execute("CREATE TABLE IF NOT EXISTS ctx_schema_migrations (version integer PRIMARY KEY, "
+                    "name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())")
+        cur.execute("SELECT version FROM ctx_schema_migrations")
+        have = {v for (v,) in cur.fetchall()}
+        schema = cur.execute("SELECT quote_ident(current_schema())").fetchone()[0]
+        if 1 not in have:
+            cur.execute(V1.format(schema=schema))
+            for t in TENANT_TABLES:
+                cur.execute(RLS.format(t=t))
+            cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (1, 'chunks, logs, sessions, "
+                        "state, row-level security')")
+            done.append("1: chunks, logs, sessions, state, row-level security")
+    if 101 not in have:
+        try:
+            with conn.transaction():
+                cur = conn.cursor()
+                _lock(cur)
+                cur.execute("SELECT 1 FROM ctx_schema_migrations WHERE version = 101")
+                if cur.fetchone() is None:
+                    cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                    cur.execute(VECTORS.format(dim=VECTOR_DIM))
+                    cur.execute(RLS.format(t="ctx_vectors"))
+                    cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (101, 'pgvector: "
+                                "chunk vectors with an HNSW index')")
+                    done.append("101: pgvector chunk vectors (HNSW)")
+        except Exception as e:  # no pgvector on this server, or no right to install it: optional
+            import psycopg
+
+            if not isinstance(e, psycopg.Error):
+                raise
+            if note:
+                note("ctx: pgvector is not available on this server: semantic search will rank the keyword "
+                     "candidates exactly (no vector index)")
+    return done
+
+
+def grant_sql(role: str, project: str, schema: str = "public") -> str:
+    """The SQL that gives a login role its project's rows and nothing else."""
+    import re
+
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", role):
+        from ..errors import UsageProblem
+
+        raise UsageProblem(f"role {role!r}: use a plain lower-case SQL name (letters, digits, _)")
+    proj = project.replace("'", "''")
+    tables = ", ".join(TENANT_TABLES)
+    return f"""-- run as the store's owner (the role that ran `ctx store init`)
+CREATE ROLE {role} LOGIN;            -- then: \\password {role}  (or use certificates / pg_hba.conf)
+GRANT USAGE ON SCHEMA {schema} TO {role};
+GRANT SELECT ON ctx_schema_migrations TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role};
+GRANT SELECT, INSERT, UPDATE, DELETE ON ctx_vectors TO {role};   -- only where pgvector is installed
+GRANT USAGE ON SEQUENCE ctx_logs_id_seq TO {role};
+GRANT EXECUTE ON FUNCTION ctx_may_access(text, name) TO {role};
+INSERT INTO ctx_project_roles (role_name, project) VALUES ('{role}', '{proj}') ON CONFLICT DO NOTHING;
+-- the agent's machines then set: CTX_STORE_URL=postgresql://{role}@HOST/DB?sslmode=verify-full
+--                                CTX_STORE_PROJECT={project}
+"""
