@@ -113,7 +113,9 @@ def public(row: dict) -> dict:
 def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
                  jq_expr: str | None = None, columns: list[str] | None = None) -> None:
     """Print a listing: jq output, a table for people, or JSONL for machines."""
-    rows = (public(r) if isinstance(r, dict) else r for r in rows)
+    from ..store import redaction
+
+    rows = (redaction.output(public(r)) if isinstance(r, dict) else r for r in rows)
     columns = [PUBLIC_KEYS.get(c, c) for c in columns] if columns else columns
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
@@ -133,7 +135,9 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
 
 def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=None) -> None:
     """One result: through --jq (jq's exit codes), as JSON, or `human()` for people."""
-    obj = public(obj)
+    from ..store import redaction
+
+    obj = redaction.output(public(obj))
     if jq_expr:
         emit_listing([obj], table=False, as_json=False, jq_expr=jq_expr)
         return

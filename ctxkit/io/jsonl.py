@@ -185,6 +185,9 @@ class Writer:
         self.count = 0
 
     def write(self, rec: object) -> None:
+        from ..store import redaction  # everything ctx prints is redacted (config: redact)
+
+        rec = redaction.output(rec)
         try:
             self.stream.write(dumps(rec) + "\n")
             self.stream.flush()

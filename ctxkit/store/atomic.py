@@ -58,9 +58,14 @@ def makedirs(d: str) -> None:
     os.makedirs(no_links(d), mode=PRIVATE_DIR, exist_ok=True)
 
 
-def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
+def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redacted: bool = False) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never half. A new
-    file is private (0600); a replaced file keeps its mode."""
+    file is private (0600); a replaced file keeps its mode. Text is redacted on the way (one
+    pass guards every write ctx makes) unless the caller did it already (`redacted=True`)."""
+    if not redacted and isinstance(data, str):
+        from . import redaction
+
+        data = redaction.persisted(path, data)
     d = os.path.dirname(os.path.abspath(path))
     makedirs(d)
     no_links(path)

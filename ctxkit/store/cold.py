@@ -93,7 +93,7 @@ class ColdStorage:
                 path = self.chunk_path(session, entry["chunk_id"])
                 existing = self._read_file(path) if os.path.exists(path) else None
             if existing is None:
-                atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n")
+                atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n", redacted=True)
                 redrop = False
             else:
                 redrop = True
@@ -101,7 +101,7 @@ class ColdStorage:
                             default=None)
                 if until != existing.get("recoverable_until"):
                     existing = dict(existing, recoverable_until=until)
-                    atomic_write(path, json.dumps(existing, ensure_ascii=False) + "\n")
+                    atomic_write(path, json.dumps(existing, ensure_ascii=False) + "\n", redacted=True)
                 entry = existing
         self._index_add(entry, path)
         return path, entry["chunk_id"], redrop
