@@ -237,9 +237,10 @@ class Redactor:
             elif sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
                 upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
                 ok = plausible(val, key, quoted=upper, strict=not upper)
-            else:  # `key: value` / `key = value`: YAML, INI, headers; the value ends the line
+            else:  # `key: value` / `key = value`: YAML, INI, headers; the value ends the line, or looks random
                 ok = _at_line_end(text, m.end(g)) and \
-                    plausible(val, key, quoted=False, strict="=" in sep and m.group("kq") is None)
+                    plausible(val, key, quoted=False, strict="=" in sep and m.group("kq") is None) or \
+                    len(val) >= 8 and entropy(val) >= 3.0 and plausible(val, key, quoted=False, strict=True)
             if ok:
                 found.append((m.start(g), m.end(g), "secret-assignment"))
         for m in (CLI_FLAG.finditer(text) if "--" in text else ()):

@@ -144,7 +144,11 @@ def detect(source: Source) -> str:
 def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None) -> Iterator[dict]:
     """Every record an adapter produces passes the one validator; a source line of a shape the
     adapter cannot read (a number where text belongs, a string where an object does) is a clear
-    FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later."""
+    FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later.
+    Records leave here redacted (config: redact): nothing ctx derives from them (entities, facts,
+    titles, CONTEXT.md bullets) can carry a secret away from the words that gave it away."""
+    from ...store import redaction
+
     it = iter(records)
     while True:
         try:
@@ -171,7 +175,7 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                     skipped.append(line)
                 continue
             raise InputError(source.name, line, reason)
-        yield rec
+        yield redaction.record(rec)
 
 
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
