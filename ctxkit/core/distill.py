@@ -73,14 +73,14 @@ REPORT_CUE = re.compile(r"\b(added|created|implemented|fixed|updated|removed|ren
 TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|pnpm test|go test|cargo test|jest|"
                       r"vitest|rspec|phpunit|tox|make test|unittest|bun test|dotnet test|gradle test|mvn test)\b")
 COUNTS = [
-    re.compile(r"(\d+)\s+(passed|failed|errors?|skipped|xfailed|deselected)\b"),
-    re.compile(r"(\d+)\s+(tests?|doctests?|properties|failures?|invalid|excluded)\b"),
+    re.compile(r"(?<!\d)(\d+)\s+(passed|failed|errors?|skipped|xfailed|deselected)\b"),
+    re.compile(r"(?<!\d)(\d+)\s+(tests?|doctests?|properties|failures?|invalid|excluded)\b"),
 ]
 COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
                         re.S)
 COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
-AIDER_COMMIT = re.compile(r"^>?\s*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
-CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.M)
+AIDER_COMMIT = re.compile(r"^>?[ \t]*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
+CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[( |x|X)\][ \t]+(.+)$", re.M)
 
 EXC_LINE = re.compile(r"^(?:E\s+|\W{0,4})\(?((?:\w+\.)*[A-Z]\w*(?:Error|Exception|Exit|Failure))\)?(?::|\)|\s+[A-Za-z'\"(])")
 DIAG_LINE = re.compile(r"^[\w./-]+\.\w+:\d+(?::\d+)?:?\s*(.*)$")

@@ -75,8 +75,8 @@ test dummy fake foo bar baz xxx xxxx empty unset default mask masked set present
 na n/a tbd todo fixme here see below above same new old string| secretstr sensitive omitted private public""".split())
 REFERENCE = re.compile(r"[$%]|^[\[<]|\{\{|\{%|^\*+$|^x{3,}$|^\.{3}|^/|^~/|^\.\.?/|^REDACTED|^\[REDACTED")
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)*")
-ENV_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-SNAKE_WORDS = re.compile(r"[a-z]+(?:[_.-][a-z]+)+")
+ENV_NAME = re.compile(r"(?<![A-Z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+SNAKE_WORDS = re.compile(r"(?<![a-z_.-])[a-z]+(?:[_.-][a-z]+)+")
 CAMEL_TYPE = re.compile(r"(?:[A-Z][a-z]+)+")
 
 
