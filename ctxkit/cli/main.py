@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import io
 import sys
 
 import click
@@ -134,6 +135,11 @@ def _err(msg: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and map every outcome to one line on stderr and an exit code."""
     code: int = ExitStatus.OK
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate (half an emoji) prints as its JSON escape
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            pass
     try:
         rv = cli.main(args=argv, prog_name="ctx", standalone_mode=False)
         # In non-standalone mode click *returns* the code of an explicit Exit.

@@ -72,7 +72,8 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redac
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
+            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
         if mode is not None:
