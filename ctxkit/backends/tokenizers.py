@@ -111,7 +111,7 @@ class TiktokenTokenizer(Tokenizer):
         self.exact = exact
 
     def count(self, text: str) -> int:
-        if len(text) > 1 << 20:  # in pieces: bounded memory, and both cores for a long text
+        if len(text) > 1 << 16:  # in pieces: bounded memory, both cores, and a blob in small pieces
             return sum(self._count_pieces(iter_exact(text)))
         return len(self.enc.encode_ordinary(text)) if text else 0
 
@@ -146,6 +146,9 @@ class TiktokenTokenizer(Tokenizer):
 SAFE_CUT = re.compile(r"(?<=[^\s]) (?=[A-Za-z])|(?<=[A-Za-z])(?=[0-9])")
 
 
+HARD_CUT = 8192
+
+
 def split_exact(text: str, size: int = 1 << 18) -> list[str]:
     """The pieces of `iter_exact`, as a list."""
     return list(iter_exact(text, size))
@@ -155,12 +158,17 @@ def iter_exact(text: str, size: int = 1 << 18):
     """Pieces of about `size` characters, cut where no tiktoken pre-token can span the cut:
     right after a newline followed by a non-space character, else (a long line) before a
     space that follows a non-space and precedes a letter, else before a digit that follows a
-    letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard;
-    the count may then differ by a token or two at each such cut. Never recursive."""
+    letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard
+    every HARD_CUT characters (tiktoken's merge is superlinear on one huge pre-token); the count
+    may then differ by a token or two at each such cut. Never recursive."""
     start, n = 0, len(text)
     while start < n:
         if n - start <= size:
-            yield text[start:]
+            if n - start > HARD_CUT and "\n" not in text[start:] and not SAFE_CUT.search(text, start):
+                for k in range(start, n, HARD_CUT):  # the tail of a blob, as above
+                    yield text[k:k + HARD_CUT]
+            else:
+                yield text[start:]
             break
         cut = text.find("\n", start + size, start + 2 * size)
         while cut != -1 and cut + 1 < n and text[cut + 1].isspace():
@@ -169,7 +177,13 @@ def iter_exact(text: str, size: int = 1 << 18):
             cut += 1
         else:
             m = SAFE_CUT.search(text, start + size, start + 2 * size)
-            cut = m.start() if m else start + 2 * size
+            if m is None:  # a blob with no word break: BPE on one huge pre-token is superlinear,
+                end = start + 2 * size  # so it is counted in pieces of HARD_CUT characters
+                for k in range(start, end, HARD_CUT):
+                    yield text[k:min(k + HARD_CUT, end)]
+                start = end
+                continue
+            cut = m.start()
         yield text[start:cut]
         start = cut
 
