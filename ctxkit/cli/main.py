@@ -69,6 +69,8 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx, name):
+        if name in ALIASES:
+            ctx.meta["ctx.invoked_as"] = name  # `ctx health` also checks the store
         name = ALIASES.get(name, name)
         if name in self.lazy:
             mod, attr, _ = self.lazy[name]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -43,12 +44,14 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--notify-if-pct", type=click.FloatRange(min=0), metavar="P",
               help="Exit 3 when usage is at or above P (0.5 = 50%) of the budget.")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
+@click.option("--check-store", is_flag=True, help="Also check cold storage: chunk files missing from its index are "
+                                                   "indexed again and reported under `store` (`ctx health` does this).")
 @click.option("--json", "as_json", is_flag=True, help="JSON output (the default when not on a terminal).")
 @click.option("-t", "--table", is_flag=True, help="Table output (the default on a terminal).")
 @jq_option
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr):
+           notify_if_pct, log_it, check_store, as_json, table, jq_expr):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
@@ -94,6 +97,15 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     d = usage.as_dict()
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
+    if check_store or click.get_current_context().find_root().meta.get("ctx.invoked_as") == "health":
+        from ..store.cold import ColdStorage
+
+        cold = ColdStorage(home.cold_storage_dir)
+        d["store"] = cold.check(repair=True) if os.path.isdir(cold.root) else {"chunk_files": 0, "indexed": 0}
+        for what in ("missing_from_index", "index_without_file"):
+            if d["store"].get(what):
+                note(f"ctx: cold storage: {len(d['store'][what])} chunk(s) {what.replace('_', ' ')} "
+                     f"(repaired): {', '.join(d['store'][what][:5])}")
     if log_it:
         logs.append(home, "context-health", {
             "session": d["sessions"][-1] if d["sessions"] else None,
