@@ -168,7 +168,7 @@ def test_a_stub_recover_command_runs_as_printed_with_odd_ids(ctx_home):
     stubs = [r for r in kept if r["kind"] == "stub"]
     assert stubs
     for s in stubs:
-        cmd = s["meta"].get("recover") or next(line for line in s["content"].splitlines() if "ctx recover" in line)
+        cmd = s["content"]
         args = shlex.split(cmd[cmd.index("ctx recover"):].rstrip("]"))
         res = run(*args[1:])
         assert res.code == 0, (cmd, res.stderr)
