@@ -179,7 +179,14 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         from ..core.context_view import condensed
         from ..core.timeutil import now
 
-        ctx = aged_out(parse(raw), now(), age_out_hours)
+        from ..core.context_md import ContextFormatError
+        from ..errors import InputError
+
+        try:
+            parsed = parse(raw)
+        except ContextFormatError as e:
+            raise InputError(cpath, e.line, e.reason, hint="fix the line by hand; the file was left as it was") from None
+        ctx = aged_out(parsed, now(), age_out_hours)
 
         def view(n: int, ctx=ctx) -> str:
             return clean(condensed(ctx, max(20, n), count))

@@ -207,8 +207,13 @@ def load_file(path: str) -> dict[str, Any]:
         return {}
     import yaml
 
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (re-save config.yaml as UTF-8)") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as e:
