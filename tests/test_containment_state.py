@@ -51,13 +51,17 @@ def test_non_utf8_context_md_is_a_named_error(tmp_path):
 
 def test_every_folder_is_private_and_the_tiktoken_cache_too(ctx_home, tmp_path, monkeypatch):
     cache = tmp_path / "tk" / "deep"
-    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
     _drop()
+    from ctxkit.backends.tokenizers import seed_tiktoken_cache
+
+    seed_tiktoken_cache("cl100k_base", str(cache))
     for d, dirs, files in os.walk(ctx_home):
         assert stat.S_IMODE(os.stat(d).st_mode) == 0o700, d
     assert stat.S_IMODE(os.stat(cache).st_mode) == 0o700
+    assert list(cache.iterdir())
     for f in cache.iterdir():
         assert stat.S_IMODE(os.stat(f).st_mode) == 0o600, f
+    assert stat.S_IMODE(os.stat(cache.parent).st_mode) == 0o700  # every folder made, not only the last
 
 
 def test_a_damaged_tiktoken_cache_is_reseeded_offline(tmp_path, monkeypatch):
