@@ -167,6 +167,25 @@ def sanitize(rec: Any) -> Any:
     return rec
 
 
+HOOK_STR_FIELDS = ("hook_event_name", "transcript_path", "session_id", "cwd", "prompt", "source", "message",
+                   "custom_instructions", "trigger", "agent_transcript_path", "agent_id", "reason", "title",
+                   "permission_mode", "tool_name", "notification_type")
+HOOK_BOOL_FIELDS = ("stop_hook_active",)
+
+
+def hook_payload(data: dict) -> dict:
+    """A hook payload with every field ctx reads of the type it reads: a string field holding
+    something else (a list, a number, a NUL) is left out, as if the agent had not sent it."""
+    out = {}
+    for k, v in data.items():
+        if k in HOOK_STR_FIELDS and not (isinstance(v, str) and "\x00" not in v):
+            continue
+        if k in HOOK_BOOL_FIELDS and not isinstance(v, bool):
+            continue
+        out[k] = _clean(v)
+    return out
+
+
 def is_ctx_record(obj: Any) -> bool:
     return isinstance(obj, dict) and obj.get("v") == SCHEMA_VERSION and obj.get("kind") in KINDS
 
