@@ -89,3 +89,12 @@ def test_fuzz_any_json_value_in_any_field(field, value, cmd, skip, tmp_path):
     extra = ["--workspace", str(tmp_path / "ws")] if cmd[0] == "compact" else []
     args = list(cmd) + extra + (["--skip-invalid"] if skip and cmd[0] not in ("export", "count", "status") else [])
     _check(run(*args, input=data), cmd, data)
+
+
+def test_wrong_typed_group_and_nan_score_are_named_not_silent():
+    bad_group = json.dumps(dict(GOOD, group={}))
+    res = run("import", "-", input=bad_group + "\n")
+    assert res.code == 1 and "stdin:1" in res.stderr and "group must be a string" in res.stderr
+    nan = json.dumps(GOOD).replace('"hello there"', '"x", "score": NaN')
+    res = run("drop", "-", input=nan + "\n")
+    assert res.code == 1 and "NaN is not JSON" in res.stderr

@@ -34,7 +34,15 @@ def _json_loads(text: str):
 
 def _ctx(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
     """ctx records as they are (open_records' one validator checks them, at their line)."""
-    for _, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+        if isinstance(obj, dict) and obj.get("group") is not None and not isinstance(obj["group"], str):
+            # checked here: grouping (before the validator) would replace a falsy `{}` silently
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, f"group must be a string, got {type(obj['group']).__name__}",
+                             hint="fix the line or pass --skip-invalid")
         yield obj
 
 
