@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
 from typing import Any
 
 SCHEMA_VERSION = 1
@@ -115,7 +117,73 @@ def validate(rec: Any) -> str | None:
     score = rec.get("score")
     if score is not None and (not isinstance(score, (int, float)) or isinstance(score, bool)):
         return "score must be a number"
+    if isinstance(score, float) and score != score or score in (float("inf"), float("-inf")):
+        return "score must be a finite number"
+    if tokens is not None and tokens > 1 << 53:
+        return "tokens is out of range"
+    usage = rec.get("usage")
+    if isinstance(usage, dict):
+        for k, x in usage.items():
+            if x is not None and not isinstance(x, (int, float, dict, str)) or isinstance(x, bool) or \
+                    isinstance(x, float) and not math.isfinite(x) or isinstance(x, int) and abs(x) > 1 << 53:
+                return f"usage.{k} must be a finite number"
+    meta = rec.get("meta")
+    if isinstance(meta, dict):
+        for k in ("cwd", "title", "type", "chunk_id", "gist", "model", "session_id", "summary"):
+            if meta.get(k) is not None and not isinstance(meta[k], str):
+                return f"meta.{k} must be a string, got {type(meta[k]).__name__}"
     return None
+
+
+_LONE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(v: Any) -> Any:
+    if isinstance(v, str):
+        return _LONE.sub("\ufffd", v) if _LONE.search(v) else v
+    if isinstance(v, list):
+        out = [_clean(x) for x in v]
+        return v if all(a is b for a, b in zip(out, v)) else out
+    if isinstance(v, dict):
+        out = {_clean(k): _clean(x) for k, x in v.items()}
+        return v if all(a is b for a, b in zip(out.values(), v.values())) and list(out) == list(v) else out
+    return v
+
+
+def sanitize(rec: Any) -> Any:
+    """A record every later stage can handle: a lone surrogate (half an emoji, as JavaScript's
+    JSON.stringify writes it) becomes U+FFFD as any UTF-8 decoder would make it, and tool-call
+    `arguments` given as an object become the JSON string the schema says."""
+    rec = _clean(rec)
+    calls = rec.get("tool_calls") if isinstance(rec, dict) else None
+    if isinstance(calls, list) and any(isinstance(c, dict) and isinstance(c.get("function"), dict)
+                                       and isinstance(c["function"].get("arguments"), (dict, list)) for c in calls):
+        import json
+
+        rec = dict(rec, tool_calls=[
+            dict(c, function=dict(c["function"], arguments=json.dumps(c["function"]["arguments"], ensure_ascii=False)))
+            if isinstance(c, dict) and isinstance(c.get("function"), dict)
+            and isinstance(c["function"].get("arguments"), (dict, list)) else c for c in calls])
+    return rec
+
+
+HOOK_STR_FIELDS = ("hook_event_name", "transcript_path", "session_id", "cwd", "prompt", "source", "message",
+                   "custom_instructions", "trigger", "agent_transcript_path", "agent_id", "reason", "title",
+                   "permission_mode", "tool_name", "notification_type")
+HOOK_BOOL_FIELDS = ("stop_hook_active",)
+
+
+def hook_payload(data: dict) -> dict:
+    """A hook payload with every field ctx reads of the type it reads: a string field holding
+    something else (a list, a number, a NUL) is left out, as if the agent had not sent it."""
+    out = {}
+    for k, v in data.items():
+        if k in HOOK_STR_FIELDS and not (isinstance(v, str) and "\x00" not in v):
+            continue
+        if k in HOOK_BOOL_FIELDS and not isinstance(v, bool):
+            continue
+        out[k] = _clean(v)
+    return out
 
 
 def is_ctx_record(obj: Any) -> bool:

@@ -158,7 +158,7 @@ def test_redact_false_keeps_bytes_exact(tmp_path, ctx_home):
     assert "AKIAIOSFODNN7EXAMPLE" in scored
     kept = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored, env={"CTX_REDACT": "false"}).records()
     stub = next(r for r in kept if r["kind"] == "stub")
-    back = run("recover", "--chunk-id", stub["meta"]["chunk_id"], "--session", "sec").stdout
+    back = run("recover", "--chunk-id", stub["meta"]["chunk_id"], "--session", "sec", env={"CTX_REDACT": "false"}).stdout
     assert any(s in back for s in SECRETS)
 
 

@@ -113,7 +113,13 @@ def test_eight_processes_fifty_mixed_updates_lose_nothing(tmp_path):
     assert d.version == 400
     # every update applied (version 400); uncapped sections keep every item, capped ones their newest
     assert {i.text for i in d.sections["Pinned"]} == {f"r{k}-{i}" for k in range(8) for i in range(2, 50, 4)}
-    assert len(d.sections["Decisions"]) == 10 and len(d.sections["Constraints"]) == 30
+    # constraints are never evicted; decisions over their cap of 20 move to archive/decisions.md, none lost
+    assert {i.text for i in d.sections["Constraints"]} == {f"c{k}-{i}" for k in range(8) for i in range(1, 50, 4)}
+    archived = (home / "workspace" / "archive" / "decisions.md").read_text().splitlines()
+    kept = {i.text for i in d.sections["Decisions"]}
+    assert len(kept) == 20
+    assert kept | {re.sub(r" \(at [^)]*\)$", "", line[2:]) for line in archived} == \
+        {f"d{k}-{i}" for k in range(8) for i in range(0, 50, 4)}
     goals = [i for i in d.sections["Goals"]]
     assert len(goals) == 8 * 12 and len({g.text.split(" ")[0] for g in goals}) == 96  # unique ids under the lock
 

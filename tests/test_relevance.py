@@ -217,9 +217,10 @@ def test_recover_errors():
     for bad in ("../etc", "/abs", "a/b", ".."):  # looked up in the index, never opened as a path
         res = run("recover", "--chunk-id", bad)
         assert res.code == 1 and "no chunk" in res.stderr
-    for bad in ("x\x00y", "a\nb"):
-        res = run("recover", "--chunk-id", bad)
-        assert res.code == 2 and "invalid chunk id" in res.stderr
+    res = run("recover", "--chunk-id", "x\x00y")
+    assert res.code == 2 and "invalid chunk id" in res.stderr
+    res = run("recover", "--chunk-id", "a\nb")  # a newline is a valid id (a stub's command quotes it): not here
+    assert res.code == 1 and "no chunk" in res.stderr
     assert run("cold-storage", "list", "--session", "../x").records() == []
 
 

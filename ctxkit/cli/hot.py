@@ -10,7 +10,7 @@ import re
 
 import click
 
-from ..core.context_md import Item, merge_items
+from ..core.context_md import MAX_ITEMS_BY_SECTION, Item, merge_items
 from ..core.entities import CATEGORIES, extract
 from ..core.timeutil import now_iso
 from ..errors import CtxError
@@ -199,7 +199,8 @@ def decision_log(text, why, agent, if_version):
     """
     def change(ctx):
         ctx.sections["Decisions"] = merge_items(ctx.items("Decisions"), [Item(text=text, why=why, by=agent,
-                                                                             at=minute())])
+                                                                             at=minute())],
+                                                cap=MAX_ITEMS_BY_SECTION["Decisions"])  # the rest: archive/
         return ctx
 
     _update(change, if_version)
@@ -227,7 +228,7 @@ def constraint_add(text, agent, if_version):
       ctx constraint add "Must support refresh tokens"
     """
     def change(ctx):
-        ctx.sections["Constraints"] = merge_items(ctx.items("Constraints"), [Item(text=text, by=agent)], cap=30)
+        ctx.sections["Constraints"] = merge_items(ctx.items("Constraints"), [Item(text=text, by=agent)], cap=0)
         return ctx
 
     _update(change, if_version)
@@ -255,20 +256,27 @@ def constraint_remove(text, agent, if_version):
 
 
 @constraint.command("list")
+@click.option("--all", "show_all", is_flag=True, help="Also the constraints that left CONTEXT.md (removed or over a "
+                                                         "cap), from archive/constraints.md, marked archived.")
 @jq_option
 @output_options
 @workspace_option
 @home_option
-def constraint_list(jq_expr, table, as_json, table_fmt):
+def constraint_list(show_all, jq_expr, table, as_json, table_fmt):
     """The constraints: each one's text and who added it.
 
     \b
-    Example:
+    Examples:
       ctx constraint list --jq .constraint -r
+      ctx constraint list --all
     """
     # output contract: JSONL piped, a table on a terminal
-    rows = [{"constraint": i.text, "by": i.by} for i in ContextFile(get_workspace()).read().sections.get("Constraints", [])]
-    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, columns=["constraint", "by"])
+    cf = ContextFile(get_workspace())
+    rows = [{"constraint": i.text, "by": i.by, "archived": False} for i in cf.read().sections.get("Constraints", [])]
+    if show_all:
+        rows += [{"constraint": line, "by": None, "archived": True} for line in cf.archived("Constraints")]
+    emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr,
+                 columns=["constraint", "by"] + (["archived"] if show_all else []))
 
 
 @click.command("remember")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import os
 import signal
+import io
 import sys
 
 import click
@@ -92,6 +93,8 @@ class LazyGroup(click.Group):
         return sorted(set(super().list_commands(ctx)) | set(self.lazy))
 
     def get_command(self, ctx, name):
+        if name in ALIASES:
+            ctx.meta["ctx.invoked_as"] = name  # `ctx health` also checks the store
         name = ALIASES.get(name, name)
         if name in self.lazy:
             mod, attr, _ = self.lazy[name]
@@ -158,6 +161,11 @@ def _err(msg: str) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI and map every outcome to one line on stderr and an exit code."""
     code: int = ExitStatus.OK
+    for stream in (sys.stdout, sys.stderr):  # a lone surrogate (half an emoji) prints as its JSON escape
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, io.UnsupportedOperation):
+            pass
     try:
         rv = cli.main(args=argv, prog_name="ctx", standalone_mode=False)
         # In non-standalone mode click *returns* the code of an explicit Exit.

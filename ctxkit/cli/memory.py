@@ -1,6 +1,8 @@
 """ctx memory search: semantic search over MEMORY.md and observations."""
 from __future__ import annotations
 
+import shlex
+
 import click
 
 from ..sources.memory import search
@@ -27,7 +29,7 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
 
         cold = [{"snippet": r["gist"], "source": f"cold:{r['session']}/{r['chunk']}", "score": r["score"],
                  "chunk_id": r["chunk"], "session_id": r["session"],
-                 "recover": f"ctx recover --chunk-id {r['chunk']} --session {r['session']}"}
+                 "recover": f"ctx recover --chunk-id {shlex.quote(r['chunk'])} --session {shlex.quote(r['session'])}"}
                 for r in search_cold(home, open_store(home).cold, query, k, None, name)
                 if r["score"] >= min_score and r["score"] > 0]
         total += len(cold)

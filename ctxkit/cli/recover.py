@@ -71,12 +71,24 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
 
 
 def _splice_into(home, path: str, picked, method: str, query) -> None:
-    with locked(path):
+    import hashlib
+    import os
+
+    # the lock lives in the home, not beside the user's file (no F.lock left in their folder)
+    lock = os.path.join(home.path, "locks", hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogatepass"))
+                        .hexdigest()[:32])
+    with locked(lock):
         try:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+            with open(path, "rb") as f:
+                raw = f.read()
         except FileNotFoundError:
             raise InputError(path, None, "no such file") from None
+        except IsADirectoryError:
+            raise InputError(path, None, "is a directory, not a file") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "invalid UTF-8 (is this a text file?)") from None
         records = list(open_records(Source(path, stream=io.StringIO(text)), "ctx"))
         present = set(stubs(records))
         for entry, score in picked:

@@ -49,11 +49,13 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--session", "session_prefix", metavar="ID",
               help="A session ctx knows (a unique prefix): its transcript is read. Without FILE on a terminal: "
                    "the current project's latest session.")
+@click.option("--check-store", is_flag=True, help="Also check cold storage: chunk files missing from its index are "
+                                                   "indexed again and reported under `store` (`ctx health` does this).")
 @jq_option
 @output_options
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt, session_prefix):
+           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt, session_prefix, check_store):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
@@ -118,6 +120,15 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     _window(d, cfg, models[0] if models else None, own_budget=bool(budget or max_tokens))
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
+    if check_store or click.get_current_context().find_root().meta.get("ctx.invoked_as") == "health":
+        from ..store.cold import ColdStorage
+
+        cold = ColdStorage(home.cold_storage_dir)
+        d["store"] = cold.check(repair=True) if os.path.isdir(cold.root) else {"chunk_files": 0, "indexed": 0}
+        for what in ("missing_from_index", "index_without_file"):
+            if d["store"].get(what):
+                note(f"ctx: cold storage: {len(d['store'][what])} chunk(s) {what.replace('_', ' ')} "
+                     f"(repaired): {', '.join(d['store'][what][:5])}")
     if log_it:
         from ..store.backend import shared
 

@@ -29,11 +29,11 @@ from urllib.parse import quote, unquote
 SAFE_VALUE = "/:@.+~_,;!*'()[]#$&?^|{}"  # kept in a marker value; whitespace, '<', '>', '=', '%' are escaped
 
 MARKER = re.compile(r"^<!--\s*ctx:context\s+v(\d+)(.*?)-->\s*$")
-KV = re.compile(r"(\w+)=(\S+)")
+KV = re.compile(r"(?<!\w)(\w+)=(\S+)")  # starts at a word's start: linear on a long word
 HEADING = re.compile(r"^##\s+(.+?)\s*$")
 ITEM = re.compile(r"^[-*]\s+(?:\[( |x|X)\]\s+)?(.*)$")
-WHY = re.compile(r"\s+—\s+why:\s+(.*)$")
-BY = re.compile(r"\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z))?\)$")
+WHY = re.compile(r"(?<!\s)\s+—\s+why:\s+(.*)$")
+BY = re.compile(r"(?<!\s)\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}Z))?\)$")
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.

@@ -75,8 +75,8 @@ TEST_CMD = re.compile(r"\b(pytest|py\.test|mix test|npm (?:run )?test|yarn test|
 COMMIT_MSG = re.compile(r"""git\s+commit\b[^\n]*?-\w*m\s*(?:"((?:[^"\\]|\\.)+)"|'([^']+)'|\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\3)""",
                         re.S)
 COMMIT_OUT = re.compile(r"^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
-AIDER_COMMIT = re.compile(r"^>?\s*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
-CHECKBOX = re.compile(r"^\s*[-*]\s+\[( |x|X)\]\s+(.+)$", re.M)
+AIDER_COMMIT = re.compile(r"^>?[ \t]*Commit ([0-9a-f]{7,40}) (.+)$", re.M)
+CHECKBOX = re.compile(r"^[ \t]*[-*][ \t]+\[( |x|X)\][ \t]+(.+)$", re.M)
 
 EXC_LINE = re.compile(r"^(?:E\s+|\W{0,4})\(?((?:\w+\.)*[A-Z]\w*(?:Error|Exception|Exit|Failure))\)?(?::|\)|\s+[A-Za-z'\"(])")
 DIAG_LINE = re.compile(r"^[\w./-]+\.\w+:\d+(?::\d+)?:?\s*(.*)$")

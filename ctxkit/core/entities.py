@@ -26,13 +26,13 @@ uuid contextlib threading asyncio queue struct decimal fractions statistics insp
 signal socket http urllib email csv sqlite3 pickle operator heapq bisect array weakref gc platform getpass
 __future__""".split())
 # manifests: a file's name says how to read its dependencies
-LINE_NO = re.compile(r"^\s*\d+(?:→|\t)", re.M)  # `cat -n` / Claude Code Read prefixes
-REQ_LINE = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:[=<>!~;]|$)", re.M)
+LINE_NO = re.compile(r"^[ \t]*\d+(?:→|\t)", re.M)  # `cat -n` / Claude Code Read prefixes
+REQ_LINE = re.compile(r"^[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)[ \t]*(?:\[[^\]\n]*\])?[ \t]*(?:[=<>!~;]|$)", re.M)
 MIX_DEP = re.compile(r"\{:([a-z_][a-z0-9_]*),\s*[\"~>=<]")
-TOML_DEP = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9_-]*)\s*=\s*[\"{]", re.M)
-GO_REQ = re.compile(r"^\s*(?:require\s+)?([a-z0-9.-]+\.[a-z]{2,}/[\w./-]+)\s+v\d", re.M)
+TOML_DEP = re.compile(r"^[ \t]*([A-Za-z0-9][A-Za-z0-9_-]*)[ \t]*=[ \t]*[\"{]", re.M)
+GO_REQ = re.compile(r"^[ \t]*(?:require[ \t]+)?([a-z0-9.-]{1,200}\.[a-z]{2,20}/[\w./-]{1,300})[ \t]+v\d", re.M)
 JS_IMPORT = re.compile(r"(?:\bfrom\s+|\brequire\(\s*|\bimport\s+)['\"]((?:@[\w.-]+/)?[\w.-]+)[^'\"]*['\"]")
-RS_USE = re.compile(r"^\s*(?:pub\s+)?use\s+([a-z_][a-z0-9_]*)::", re.M)
+RS_USE = re.compile(r"^[ \t]*(?:pub[ \t]+)?use[ \t]+([a-z_][a-z0-9_]*)::", re.M)
 RS_LOCAL = {"crate", "self", "super", "std", "core", "alloc"}
 CODE_ATTRS = {"moduledoc", "doc", "impl", "spec", "type", "callback", "behaviour", "property", "staticmethod",
               "classmethod", "dataclass", "override", "param", "return", "returns", "throws", "deprecated"}

@@ -12,7 +12,8 @@ META = re.compile(r"^\s*(i should|i will|i'll|i need to|i think|i'm going to|let
                   r"the user is asking|the user asked|okay[,.]|ok[,.]|sure[,.]|as an ai|here is|here's|"
                   r"in this conversation|this summary|i can|i would|we should prompt|note:)", re.I)
 
-PATH = re.compile(r"(?:[\w.~-]+/)+[\w.-]+|\b[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|ex|exs|heex|c|h|cpp|md|json|"
+# each alternative starts only where its run starts (linear on a long run with no match)
+PATH = re.compile(r"(?<![\w.~-])(?:[\w.~-]+/)+[\w.-]+|(?<![\w-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|ex|exs|heex|c|h|cpp|md|json|"
                   r"ya?ml|toml|sh|txt|cfg|ini|lock|sql|html|css)\b")
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 BACKTICK = re.compile(r"`([^`\n]+)`")

@@ -2,58 +2,144 @@
 sends anything (`[REDACTED:aws-access-key#3f2a]`). The same secret always gets the same
 placeholder, so a redacted transcript still says "the same key again".
 
-Detection is Yelp's detect-secrets (its keyword-specific plugins; the entropy plugins are left
-out: they take commit ids and content hashes for secrets) plus patterns it lacks (Anthropic
-and OpenAI project keys, URL passwords, private-key blocks) and the user's `redact_patterns`.
-A cheap prefilter keeps the cost near zero on lines that cannot hold a secret.
+Detection is ctx's own patterns for the forms people actually paste (assignments in .env,
+shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too; command-line
+`--password=` / `mysql -p…`; URL passwords, empty user included; bearer and basic
+authorization; whole JWTs; provider tokens: AWS, GitHub, GitLab, Hugging Face, OpenAI,
+Anthropic, Slack, Google, Stripe; private-key blocks; a bare AWS secret key, confirmed by
+detect-secrets' Shannon-entropy check) plus Yelp's detect-secrets keyword-free plugins for the
+rest, and the user's `redact_patterns`.
+
+Every pattern is linear on any input: quantifiers are bounded or anchored on a literal, and
+detect-secrets (whose patterns are not) only ever sees bounded windows around a marker.
+Candidate values are confirmed in Python (placeholders, variable references, type names and
+identifiers are not secrets), which keeps false positives on real transcripts at zero.
 """
 from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from typing import Iterable
 
-PLUGINS = ("AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
-           "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector", "JwtTokenDetector",
-           "MailchimpDetector", "NpmDetector", "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector",
-           "SendGridDetector", "SlackDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
-           "TwilioKeyDetector", "IbmCloudIamDetector", "CloudantDetector", "SoftlayerDetector")
+PLUGINS = ("ArtifactoryDetector", "AzureStorageKeyDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
+           "SendGridDetector", "SquareOAuthDetector", "TelegramBotTokenDetector", "TwilioKeyDetector",
+           "IbmCloudIamDetector", "CloudantDetector", "SoftlayerDetector")
+# detect-secrets runs only on windows around these (its regexes are not bounded)
+DS_MARKERS = re.compile(r"AccountKey=|npm_|_authToken|pypi-|SG\.|sq0[a-z]{3}-|\d:AA|-us\d|[Aa]rtifactory|AKC|"
+                        r"[Cc]loudant|[Ss]oftlayer|AC[a-z0-9]{32}|SK[a-z0-9]{32}")
+DS_WINDOW = (256, 1024)  # characters before / after a marker that detect-secrets sees
+
+_V = r"[^\s\"'`\\,;(){}\[\]<>|&]"  # one character of an unquoted value
+KEYWORD = (r"(?:passw(?:or)?d|passphrase|(?<=[_-])pwd|(?<=[_-])pass|secret|token|api[_-]?key|"
+           r"access[_-]?key|private[_-]?key|auth[_-]?key|credentials?|client[_-]?secret)")
+ASSIGN = re.compile(
+    r"(?i)(?P<key>" + KEYWORD + r"(?:[_-]?(?:key|base|value|id))?)(?P<kq>\\?[\"'])?"
+    r"(?P<sep>[ \t]{0,4}(?:[:=]|:=|=>)[ \t]{0,4})"
+    r"(?:(?P<q>\\?[\"'])(?P<qv>[^\s\"'\\]{1,512})\\?[\"']|(?P<uv>" + _V + r"{1,512}))")
+CLI_FLAG = re.compile(r"(?i)(?<![\w-])--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|"
+                      r"client-secret)(?:=|[ \t]{1,4})\\?[\"']?(" + _V + r"{1,512})")
+MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mariadb|mariadb-dump)\b")
+MYSQL_P = re.compile(r"[ \t]-p([^\s\"'`\\]{1,256})")  # searched in the 300 characters after the command
+AUTH = re.compile(r"(?i)\b(?:bearer|authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:basic|token|digest)?)"
+                  r"[ \t]{1,4}([A-Za-z0-9._~+/-]{12,4096}=*)")
+AWS_BARE = re.compile(r"(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")  # not inside base64url
+# each own pattern runs only when its literal is in the text (a C-speed `in` each)
+GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
+         "github-token": ("gh", "github_pat"), "gitlab-token": ("gl",), "hf-token": ("hf_", "api_org_"),
+         "aws-access-key": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"), "url-password": ("://",),
+         "slack-token": ("xox",), "google-api-key": ("AIza",), "stripe-key": ("k_live_", "k_test_")}
+KEY_HINT = re.compile(r"pass|pwd|secret|token|key|credential")  # run on the lower-cased text
+DS_LITERALS = ("AccountKey=", "npm_", "_authToken", "pypi-", "SG.", "sq0", ":AA", "-us", "rtifactory", "AKC",
+               "loudant", "oftlayer", "AC", "SK")
 OWN = [
-    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\Z)",
-                               re.S)),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("github-token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    ("aws-secret-key", re.compile(r"(?i)(?<=aws_secret_access_key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+=]{40,})")),
-    ("url-password", re.compile(r"(?<=://)[^\s/:@'\"]+:([^\s/@'\"]{3,})(?=@)")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("secret-assignment", re.compile(r"(?i)\b(?:api[_-]?key|secret(?:[_-]?key)?|password|passwd|access[_-]?token|"
-                                     r"auth[_-]?token)\b[\"']?\s*[:=]\s*[\"']([^\"'\s]{8,})[\"']")),
+    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----.*?"
+                               r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)", re.S), 0),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]+)?"), 0),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), 0),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
+    ("github-token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"), 0),
+    ("gitlab-token", re.compile(r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat|agent)-[A-Za-z0-9_-]{20,}"), 0),
+    ("hf-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}"), 0),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b"), 0),
+    ("url-password", re.compile(r"(?<=://)[^\s/:@'\"]{0,256}:([^\s/@'\"]{1,512})(?=@)"), 1),
+    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
+    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
+    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
 ]
-# Plain substrings that every secret format ctx looks for contains (a C-speed `in` test each):
-# text without any of them is returned as is. Coding transcripts are full of words such as
-# "token" or "task-", so the markers are the formats' own prefixes, and a hit is confirmed below.
-MARKERS = ("AKIA", "ASIA", "PRIVATE KEY", "sk-", "sk_live", "rk_live", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-           "github_pat", "glpat-", "xox", "hooks.slack.com", "AIza", "eyJ", "npm_", "_authToken", "pypi-", "SG.",
-           "AccountKey=", "sq0", "@", "=", ":")
-PREFILTER = re.compile(r"\bAKIA|\bASIA|PRIVATE KEY|\bsk-[A-Za-z0-9]|sk_live|rk_live|\bgh[pousr]_|github_pat|glpat-|"
-                       r"://[^\s/@]+:[^\s/@]+@|\bxox[abposr]-|hooks\.slack\.com|\bAIza|\beyJ[A-Za-z0-9_-]{8,}\.|"
-                       r"\bnpm_|_authToken|\bpypi-|\bSG\.|AccountKey=|\bsq0[a-z]{3}-|\bAC[a-z0-9]{32}\b|"
-                       r"\bSK[a-z0-9]{32}\b|\d{8,10}:AA")
-ASSIGNMENT = re.compile(r"(?i)(?:api[_-]?key|secret|passw|token)\w*[\"']?\s*[:=]")
-ASSIGNMENT_WORDS = ("key", "secret", "passw", "token", "KEY", "SECRET", "PASSW", "TOKEN", "Key", "Secret", "Passw",
-                    "Token")
+NOT_SECRET = frozenset("""str string bytes bool boolean int integer number float double object any none null nil
+true false undefined optional required list dict array text char varchar uuid hidden redacted env string[] secret
+password passwd token tokens key value values example sample placeholder changeme your_password yourpassword
+test dummy fake foo bar baz xxx xxxx empty unset default mask masked set present missing ok yes no on off
+na n/a tbd todo fixme here see below above same new old string| secretstr sensitive omitted private public""".split())
+REFERENCE = re.compile(r"[$%]|^[\[<]|\{\{|\{%|^\*+$|^x{3,}$|^\.{3}|^/|^~/|^\.\.?/|^REDACTED|^\[REDACTED")
+IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)*")
+ENV_NAME = re.compile(r"(?<![A-Z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+SNAKE_WORDS = re.compile(r"(?<![a-z_.-])[a-z]+(?:[_.-][a-z]+)+")
+CAMEL_TYPE = re.compile(r"(?:[A-Z][a-z]+)+")
 
 
-def may_hold_secret(text: str) -> bool:
-    """Cheap: could `text` hold a secret ctx would redact? (False is certain.)"""
-    if not any(m in text for m in MARKERS[:-3]) and not (("@" in text and "://" in text)):
-        if not (("=" in text or ":" in text) and any(w in text for w in ASSIGNMENT_WORDS)):
-            return False
-    return bool(PREFILTER.search(text) or ASSIGNMENT.search(text))
+_ENTROPY: list = []
+
+
+def entropy(s: str) -> float:
+    """Shannon entropy per character (detect-secrets' measure)."""
+    if not _ENTROPY:
+        try:
+            from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+            _ENTROPY.append(Base64HighEntropyString().calculate_shannon_entropy)
+        except ImportError:  # the same formula
+            _ENTROPY.append(lambda t: -sum(c / len(t) * math.log2(c / len(t)) for c in map(t.count, set(t)))
+                            if t else 0.0)
+    return _ENTROPY[0](s)
+
+
+def _classes(v: str) -> int:
+    return sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v),
+                any(not c.isalnum() for c in v)))
+
+
+def random_looking(v: str) -> bool:
+    """Mixes letters with digits or symbols (or cases): a password or a token, not a word."""
+    return _classes(v) >= 2 and not IDENT.fullmatch(v) or _classes(v) >= 3
+
+
+def plausible(value: str, key: str, *, quoted: bool, strict: bool) -> bool:
+    """Is `value`, assigned to `key`, a secret (not a reference, a type, a name)?"""
+    v = value.strip()
+    low = v.lower()
+    if len(v) < 3 or low in NOT_SECRET or REFERENCE.search(v) or low == key.lower():
+        return False
+    if v.isdigit() and len(v) < 6:
+        return False
+    if ENV_NAME.fullmatch(v) or SNAKE_WORDS.fullmatch(v):
+        return False  # the name of an env var or a field, not its value
+    if strict:  # unquoted in code: only what looks random
+        return random_looking(v) and not (IDENT.fullmatch(v) and "." in v)
+    if not quoted and (CAMEL_TYPE.fullmatch(v) and len(v) < 16 or (IDENT.fullmatch(v) and "." in v)):
+        return False  # `token: Token`, `password: self.password`
+    return len(v) >= 4
+
+
+def _at_line_end(text: str, end: int) -> bool:
+    rest = text[end:end + 64]
+    stripped = rest.lstrip(" \t")
+    return not stripped or stripped[0] in "\r\n" or (len(rest) == 64 and not stripped.strip())
+
+
+def _aws_bare(v: str) -> bool:
+    if not (any(c.islower() for c in v) and any(c.isupper() for c in v) and any(c.isdigit() for c in v)):
+        return False
+    if v.startswith("/") or v.endswith("/") or "//" in v:
+        return False
+    parts = v.split("/")
+    if any(p.isalpha() and (p.islower() or p.isupper() or p.istitle() or len(p) <= 3) for p in parts if p):
+        return False  # a path
+    return entropy(v) >= 4.0
+
+
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+#[0-9a-f]{4}\]")
 
 
@@ -65,14 +151,33 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "secret"
 
 
+def may_hold_secret(text: str) -> bool:
+    """Could `text` hold a secret ctx would redact? (False is certain.)"""
+    return bool(Redactor(use_detect_secrets=True).spans(text))
+
+
 class Redactor:
     def __init__(self, extra_patterns: Iterable[str] = (), use_detect_secrets: bool = True):
         self.extra = [re.compile(p) for p in extra_patterns]
         self.use_ds = use_detect_secrets
         self._scan = None
 
-    def _ds_spans(self, line: str) -> list[tuple[int, int, str]]:
+    def _ds_spans(self, text: str) -> list[tuple[int, int, str]]:
         if not self.use_ds:
+            return []
+        if not any(lit in text for lit in DS_LITERALS):
+            return []
+        windows: list[list[int]] = []
+        before, after = DS_WINDOW
+        for m in DS_MARKERS.finditer(text):
+            a = max(0, m.start() - before, text.rfind("\n", 0, m.start()) + 1)
+            nl = text.find("\n", m.end(), m.end() + after)
+            b = min(len(text), m.end() + after) if nl < 0 else nl
+            if windows and a <= windows[-1][1]:
+                windows[-1][1] = max(windows[-1][1], b)
+            else:
+                windows.append([a, b])
+        if not windows:
             return []
         if self._scan is None:
             try:
@@ -85,42 +190,100 @@ class Redactor:
         scan_line, transient_settings = self._scan
         out = []
         with transient_settings({"plugins_used": [{"name": n} for n in PLUGINS]}):
-            for s in scan_line(line):
-                val = s.secret_value or ""
-                if len(val) < 6 or s.type == "Private Key":
-                    continue  # a bare prefix ('ghp') or a key header: the own patterns take these whole
-                k = line.find(val)
-                if k >= 0:
-                    out.append((k, k + len(val), _slug(s.type)))
+            for a, b in windows:
+                line = text[a:b]
+                for s in scan_line(line):
+                    val = s.secret_value or ""
+                    if len(val) < 6 or s.type == "Private Key":
+                        continue  # a bare prefix ('ghp') or a key header: the own patterns take these whole
+                    k = line.find(val)
+                    if k >= 0:
+                        out.append((a + k, a + k + len(val), _slug(s.type)))
         return out
+
+    def _assignments(self, text: str, low: str):
+        """ASSIGN's matches, run only on windows around a keyword (found in the lower-cased text)."""
+        windows: list[list[int]] = []
+        for m in KEY_HINT.finditer(low):
+            a, b = max(0, m.start() - 16), m.end() + 1100
+            if windows and a <= windows[-1][1]:
+                windows[-1][1] = b
+            else:
+                windows.append([a, b])
+        last = 0
+        for a, b in windows:
+            for m in ASSIGN.finditer(text, max(a, last), min(b, len(text))):
+                last = m.end()
+                yield m
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
-        for kind, rx in OWN:
+        for kind, rx, g in OWN:
+            if not any(lit in text for lit in GATES[kind]):
+                continue
             for m in rx.finditer(text):
-                g = 1 if rx.groups and m.group(1) and kind in ("url-password", "aws-secret-key", "secret-assignment") \
-                    else 0
-                found.append((m.start(g), m.end(g), kind))
+                if m.group(g):
+                    found.append((m.start(g), m.end(g), kind))
+        low = text.lower()
+        if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
+            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
+        for m in self._assignments(text, low):
+            key, quoted = m.group("key"), m.group("q") is not None
+            g = "qv" if quoted else "uv"
+            val = m.group(g)
+            sep = m.group("sep")
+            if quoted:
+                ok = plausible(val, key, quoted=True, strict=False)
+            elif sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
+                upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
+                ok = plausible(val, key, quoted=upper, strict=not upper)
+            else:  # `key: value` / `key = value`: YAML, INI, headers; the value ends the line, or looks random
+                ok = _at_line_end(text, m.end(g)) and \
+                    plausible(val, key, quoted=False, strict="=" in sep and m.group("kq") is None) or \
+                    len(val) >= 8 and entropy(val) >= 3.0 and plausible(val, key, quoted=False, strict=True)
+            if ok:
+                found.append((m.start(g), m.end(g), "secret-assignment"))
+        for m in (CLI_FLAG.finditer(text) if "--" in text else ()):
+            if plausible(m.group(1), "password", quoted=True, strict=False):
+                found.append((m.start(1), m.end(1), "cli-password"))
+        covered = 0
+        for c in (MYSQL.finditer(text) if "mysql" in text or "mariadb" in text else ()):
+            if c.start() < covered:
+                continue
+            nl = text.find("\n", c.end(), c.end() + 300)
+            covered = nl if nl >= 0 else min(len(text), c.end() + 300)
+            stop = min([covered] + [k for k in (text.find(x, c.end(), covered) for x in "|;&") if k >= 0])
+            m = MYSQL_P.search(text, c.end(), stop)
+            if m is None:
+                continue
+            if len(m.group(1)) >= 3 and not REFERENCE.search(m.group(1)):
+                found.append((m.start(1), m.end(1), "cli-password"))
+        for m in (AUTH.finditer(text) if "bearer" in low or "authorization" in low else ()):
+            v = m.group(1)
+            if random_looking(v) or entropy(v) >= 3.5 and len(v) >= 20:
+                found.append((m.start(1), m.end(1), "auth-token"))
+        for m in AWS_BARE.finditer(text):
+            if _aws_bare(m.group(0)):
+                found.append((m.start(), m.end(), "aws-secret-key"))
         for rx in self.extra:
             for m in rx.finditer(text):
                 found.append((m.start(), m.end(), "custom"))
-        pos = 0
-        for line in text.split("\n"):
-            if PREFILTER.search(line):
-                found += [(a + pos, b + pos, k) for a, b, k in self._ds_spans(line)]
-            pos += len(line) + 1
-        return found
+        found += self._ds_spans(text)
+        return [s for s in found if s[0] < s[1]]
 
     def text(self, text: str) -> str:
-        if not text or (not self.extra and not may_hold_secret(text)):
+        if not text:
             return text
-        spans = sorted(self.spans(text), key=lambda s: (s[0], -s[1]))
-        if not spans:
+        merged: list[list] = []
+        for a, b, kind in sorted(self.spans(text), key=lambda s: (s[0], -s[1])):
+            if merged and a < merged[-1][1]:  # overlapping finds: one placeholder over both
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b, kind])
+        if not merged:
             return text
         out, last = [], 0
-        for a, b, kind in spans:
-            if a < last or a >= b:
-                continue  # inside a span already replaced
+        for a, b, kind in merged:
             if PLACEHOLDER.fullmatch(text[a:b]):
                 continue
             out.append(text[last:a])
@@ -139,22 +302,44 @@ class Redactor:
             return {k: self.value(x) for k, x in v.items()}
         return v
 
+    STRUCTURAL = frozenset({"v", "kind", "id", "session", "ts", "role", "tool_call_id", "group", "tokens", "score",
+                            "flags"})
+
+    def arguments(self, args):
+        """Tool-call arguments: a JSON string is redacted value by value (so escaped quotes
+        do not hide a secret) and stays valid JSON; any other string as text."""
+        if not isinstance(args, str):
+            return self.value(args)
+        try:
+            parsed = json.loads(args)
+        except (ValueError, TypeError, RecursionError):
+            return self.text(args)
+        red = self.value(parsed)
+        if red == parsed:
+            return self.text(args) if isinstance(parsed, (int, float)) else args
+        return json.dumps(red, ensure_ascii=False)
+
     def record(self, rec: dict) -> dict:
-        """A ctx record with its content, tool-call arguments and meta redacted."""
+        """A copy of a ctx record with every free-text field (content, tool-call arguments,
+        meta, ...) redacted; the caller's record is left as it was."""
         if not isinstance(rec, dict):
             return rec
-        for key in ("content", "meta"):
-            if key in rec:
-                rec[key] = self.value(rec[key])
-        calls = rec.get("tool_calls")
-        if isinstance(calls, list):
-            for c in calls:
-                fn = c.get("function") if isinstance(c, dict) else None
-                if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
-                    redacted = self.text(fn["arguments"])
-                    if redacted != fn["arguments"]:
-                        try:  # keep the arguments valid JSON
-                            fn["arguments"] = json.dumps(self.value(json.loads(fn["arguments"])), ensure_ascii=False)
-                        except (ValueError, TypeError):
-                            fn["arguments"] = redacted
-        return rec
+        out = {}
+        for key, v in rec.items():
+            if key in self.STRUCTURAL:
+                out[key] = v
+            elif key == "tool_calls" and isinstance(v, list):
+                calls = []
+                for c in v:
+                    if isinstance(c, dict):
+                        c = dict(c)
+                        fn = c.get("function")
+                        if isinstance(fn, dict) and "arguments" in fn:
+                            c["function"] = dict(fn, arguments=self.arguments(fn["arguments"]))
+                        if "input" in c:
+                            c["input"] = self.value(c["input"])
+                    calls.append(c)
+                out[key] = calls
+            else:
+                out[key] = self.value(v)
+        return out

@@ -30,7 +30,7 @@ META_PREFIX = re.compile(
 REMINDER = re.compile(r"<system-reminder>.*?(</system-reminder>|\Z)", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 COMMAND_TAG = re.compile(r"<command-(name|message|args)>.*?</command-\1>", re.S)
-END_MARKER = re.compile(r"#{2,}\s*(STOP|END|TRANSFER|DONE)\s*#{2,}", re.I)
+END_MARKER = re.compile(r"(?<!#)#{2,}\s*(STOP|END|TRANSFER|DONE)\s*#{2,}", re.I)
 CONFIRMATION = re.compile(
     r"^\W*(y|n|yes|no|yep|nope|ok|okay|k|sure|thanks|thank you|thank you very much|thx|ty|cool|nice|great|"
     r"perfect|done|go|go ahead|proceed|lgtm|sounds good|good|fine|right|correct|exit|quit|bye|goodbye|"

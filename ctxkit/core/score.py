@@ -27,8 +27,10 @@ POSITION_STEP_MINUTES = 10.0
 
 DECISION = re.compile(r"\b(decided|decision|we(?:'ll| will) use|let'?s (?:go with|use)|chose|choose to|"
                       r"going with|instead of|settled on|agreed)\b", re.I)
-CODE = re.compile(r"```|`[^`\n]+`|\b[\w./-]+\.(?:py|js|ts|tsx|rs|go|java|rb|ex|exs|c|h|cpp|md|json|ya?ml|toml|sh)\b|"
-                  r"\bdef \w+|\bclass \w+|\bfunction \w+|\w+\(\)")
+# linear: a file name is found by its extension after a name character (not by scanning every
+# name from every start), a call by one word character before `()`
+CODE = re.compile(r"```|`[^`\n]+`|(?<=[\w/-])\.(?:py|js|ts|tsx|rs|go|java|rb|ex|exs|c|h|cpp|md|json|ya?ml|toml|sh)\b|"
+                  r"\bdef \w|\bclass \w|\bfunction \w|\w\(\)")
 REMEMBER = re.compile(r"\b(remember (?:this|that)|don'?t forget|keep in mind|note to self)\b", re.I)
 ERROR = re.compile(r"\b(error|exception|traceback|warning|failed|failure|panic|fatal)\b", re.I)
 

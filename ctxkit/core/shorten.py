@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-BLOCK = re.compile(r"\n(?=\s*\n|[-*] |\d+\. |#)")
+BLOCK = re.compile(r"\n(?=[^\S\n]*\n|[-*] |\d+\. |#)")
 
 
 def cut_to(text: str, max_tokens: int, count) -> tuple[str, bool]:

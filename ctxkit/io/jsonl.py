@@ -64,11 +64,11 @@ class Source:
     def _open(self) -> IO[str]:
         if self._stream is None:
             if self.path == "-":
-                self._stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape") \
+                self._stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="surrogateescape") \
                     if hasattr(sys.stdin, "buffer") else sys.stdin
             else:
                 try:
-                    self._stream = open(self.path, "r", encoding="utf-8", errors="surrogateescape")
+                    self._stream = open(self.path, "r", encoding="utf-8-sig", errors="surrogateescape")  # a BOM is not text
                 except FileNotFoundError:
                     raise InputError(self.path, None, "no such file") from None
                 except IsADirectoryError:
@@ -139,6 +139,23 @@ class Source:
             self._stream.close()
 
 
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not JSON")
+
+
+def loads(text: str):
+    """json.loads for untrusted text: NaN/Infinity, numbers past 4,300 digits and nesting past
+    the recursion limit are a clear InputError, never an internal one."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as e:
+        raise InputError("-", None, f"invalid JSON: {e.msg} (column {e.colno})") from None
+    except RecursionError:
+        raise InputError("-", None, "invalid JSON: nested too deeply") from None
+    except ValueError as e:
+        raise InputError("-", None, f"invalid JSON: {str(e).split(';')[0]}") from None
+
+
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                     skipped: list | None = None) -> Iterator[tuple[int, object]]:
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
@@ -161,20 +178,28 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = loads(line)
             del line  # parsed: only the object stays alive while the consumer works
-        except json.JSONDecodeError as e:
+        except InputError as e:
             if skip_invalid:
                 if skipped is not None:
                     skipped.append(lineno)
                 continue
-            raise InputError(source.name, lineno, f"invalid JSON: {e.msg} (column {e.colno})",
+            raise InputError(source.name, lineno, e.reason,
                              hint="fix the line or pass --skip-invalid") from None
         yield lineno, obj
 
 
+SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def dumps(rec: object) -> str:
-    return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    """One JSON line. A lone surrogate (an emoji cut in half, as JavaScript writes it) stays the
+    `\\udXXX` escape it came in as: the line is valid JSON and valid UTF-8."""
+    s = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+    if SURROGATE.search(s):
+        s = SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", s)
+    return s
 
 
 class Writer:
@@ -185,6 +210,9 @@ class Writer:
         self.count = 0
 
     def write(self, rec: object) -> None:
+        from ..store import redaction  # everything ctx prints is redacted (config: redact)
+
+        rec = redaction.output(rec)
         try:
             self.stream.write(dumps(rec) + "\n")
             self.stream.flush()

@@ -86,8 +86,10 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
 
 def _bullets(path: str) -> list[tuple[str, int, str]]:
     out, section = [], None
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+    from ..store.atomic import read_text
+
+    if True:
+        for n, line in enumerate(read_text(path).splitlines(True), 1):
             h = re.match(r"^##\s+(.+?)\s*$", line)
             if h:
                 section = h.group(1)
@@ -131,14 +133,16 @@ def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime 
 
 def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
     memory_path = os.path.join(workspace, "MEMORY.md")
+    from ..store.atomic import read_text
+
     identity = []
     for name in ("AGENTS.md", "SOUL.md", "USER.md"):
         p = os.path.join(workspace, name)
         if os.path.exists(p):
-            identity += [shingles(x) for x in open(p, encoding="utf-8").read().split("\n") if len(x.split()) >= 4]
+            identity += [shingles(x) for x in read_text(p).split("\n") if len(x.split()) >= 4]
     added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0, "session_state": 0}
     with locked(memory_path):
-        existing = open(memory_path, encoding="utf-8").read() if os.path.exists(memory_path) else ""
+        existing = read_text(memory_path) if os.path.lexists(memory_path) else ""
         have = [re.sub(r"\s+\(from [^)]*\)$", "", m.group(1)) for m in re.finditer(r"^-\s+(.*)$", existing, re.M)]
         have_sh = [shingles(h) for h in have]
         cands = []

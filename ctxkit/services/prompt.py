@@ -52,7 +52,7 @@ class Prompt:
     budget: int = 0
 
     def included(self) -> list[Section]:
-        return [s for s in self.sections if s.status != "omitted"]
+        return [s for s in self.sections if s.status not in ("omitted", "refused")]
 
     def text(self) -> str:
         return "\n\n".join(s.render() for s in self.included()) + "\n"
@@ -100,12 +100,47 @@ def condense(text: str, seen_lines: set) -> str:
     return "\n".join(out).strip()
 
 
+def untrusted(path: str) -> str | None:
+    """Why a layer file may not reach the system prompt (None: it may). On a shared machine
+    anyone can create /tmp/.ctx/AGENTS.md: a layer counts only when it and every folder from
+    its own up to the filesystem root belong to you (or root) and nobody else can write them."""
+    me = os.getuid() if hasattr(os, "getuid") else None
+    if me is None:
+        return None
+    cur = path
+    while True:
+        try:
+            st = os.lstat(cur)
+        except OSError as e:
+            return f"cannot check {cur}: {e.strerror}"
+        if cur == path and not os.path.isfile(path) or os.path.islink(cur) and cur == path:
+            return f"{cur} is not a regular file"
+        if st.st_uid not in (me, 0):
+            return f"{cur} is owned by uid {st.st_uid}, not you"
+        sticky = cur != path and st.st_mode & 0o1000 and st.st_uid == 0  # /tmp: only the owner renames
+        if st.st_mode & 0o002 and not sticky:
+            return f"{cur} is writable by others"
+        if cur == path or cur == os.path.dirname(path):
+            if st.st_mode & 0o020 and st.st_gid != os.getgid() and st.st_uid != 0:
+                return f"{cur} is writable by its group"
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+
+
 def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: int) -> None:
     path = os.path.join(d, fname)
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         return
-    with open(path, encoding="utf-8") as f:
-        raw = f.read()
+    why = untrusted(os.path.abspath(path)) if os.path.abspath(d) != os.path.abspath(DEFAULTS_DIR) else None
+    if why:
+        p.sections.append(Section(f"{fname} ({path})", "", path, tier=9, status="refused",
+                                  note=f"refused: {why}"))
+        return
+    from ..store.atomic import read_text
+
+    raw = read_text(path)
     text = condense(raw, seen)
     if not text:
         return
@@ -165,14 +200,22 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
     if environment:
         p.sections.append(Section("Environment", "\n".join(environment), "this machine", tier=2))
     cpath = context_path or os.path.join(workspace, "CONTEXT.md")
-    if os.path.exists(cpath):
-        with open(cpath, encoding="utf-8") as f:
-            raw = f.read()
+    if os.path.lexists(cpath):
+        from ..store.atomic import read_text
+
+        raw = read_text(cpath)
         from ..core.context_md import aged_out
         from ..core.context_view import condensed
         from ..core.timeutil import now
 
-        ctx = aged_out(parse(raw), now(), age_out_hours)
+        from ..core.context_md import ContextFormatError
+        from ..errors import InputError
+
+        try:
+            parsed = parse(raw)
+        except ContextFormatError as e:
+            raise InputError(cpath, e.line, e.reason, hint="fix the line by hand; the file was left as it was") from None
+        ctx = aged_out(parsed, now(), age_out_hours)
 
         def view(n: int, ctx=ctx) -> str:
             return clean(condensed(ctx, max(20, n), count))

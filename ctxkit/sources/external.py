@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from ..core.timeutil import iso
 
-CRED = re.compile(r"(\w+://)[^/@\s]+@")
+CRED = re.compile(r"(?<!\w)(\w+://)[^/@\s]+@")
 
 
 def scrub(url: str) -> str:

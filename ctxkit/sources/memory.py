@@ -11,10 +11,11 @@ def snippets(workspace: str) -> list[dict]:
     files = [os.path.join(workspace, "MEMORY.md")] + sorted(glob.glob(os.path.join(workspace, "observations", "*.md")))
     out = []
     for f in files:
-        if not os.path.exists(f):
+        if not os.path.lexists(f):
             continue
-        with open(f, encoding="utf-8") as fh:
-            text = fh.read()
+        from ..store.atomic import read_text
+
+        text = read_text(f)  # a link is refused
         for _, line, body in passages(os.path.relpath(f, workspace), text):
             out.append({"snippet": body, "source": f"{os.path.relpath(f, workspace)}:{line}"})
     return out

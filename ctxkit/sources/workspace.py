@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable
 
 from ..core.context_md import Context, ContextFormatError, parse, render
@@ -49,24 +50,70 @@ def resolve_workspace(flag: str | None, home_path: str, cwd: str | None = None) 
     return project_dir(home_path, project_root(here))
 
 
+# sections whose items people write (or act on): nothing leaves them without a copy
+KEPT_SECTIONS = ("Constraints", "Decisions", "Goals", "Pending", "Pinned")
+_GOAL_ID = re.compile(r"^(g-\d+) \(")
+
+
+def _item_key(section: str, item) -> str:
+    if section == "Goals":
+        m = _GOAL_ID.match(item.text)
+        if m:
+            return m.group(1)  # a goal changing status is the same goal
+    return item.key()
+
+
 class ContextFile:
     def __init__(self, workspace: str):
         self.workspace = workspace
         self.path = os.path.join(workspace, "CONTEXT.md")
 
     def exists(self) -> bool:
-        return os.path.exists(self.path)
+        return os.path.lexists(self.path)
 
     def read(self) -> Context:
         if not self.exists():
             return Context()
-        with open(self.path, encoding="utf-8") as f:
-            text = f.read()
+        from ..store.atomic import read_text
+
+        text = read_text(self.path)  # a link is refused, bytes that are not UTF-8 named
         try:
             return parse(text)
         except ContextFormatError as e:
             raise InputError(self.path, e.line, e.reason,
                              hint="fix the line by hand; the file was left as it was") from None
+
+    def archive_path(self, section: str) -> str:
+        return os.path.join(self.workspace, "archive", re.sub(r"[^a-z0-9]+", "-", section.lower()).strip("-") + ".md")
+
+    def archived(self, section: str) -> list[str]:
+        """The items that left `section` (over a cap, removed, resolved), oldest first."""
+        from ..store.atomic import read_text
+
+        p = self.archive_path(section)
+        if not os.path.lexists(p):
+            return []
+        return [line[2:] for line in read_text(p).splitlines() if line.startswith("- ")]
+
+    def _archive_gone(self, before: dict, new: Context) -> None:
+        """Nothing a user wrote leaves CONTEXT.md silently: what left a kept section (a cap, a
+        compaction merge, a removal) is appended to archive/SECTION.md, with one line on stderr."""
+        for section, old in before.items():
+            have = {_item_key(section, i) for i in new.sections.get(section, [])}
+            gone = [i for i in old if _item_key(section, i) not in have]
+            if not gone:
+                continue
+            path = self.archive_path(section)
+            with locked(path):
+                existing = self.archived(section)
+                lines = existing + [r for r in (i.render()[2:] if i.render().startswith("- ") else i.render()
+                                                for i in gone) if r not in existing]
+                atomic_write(path, "".join(f"- {x}\n" for x in lines))
+            if os.environ.get("CTX_QUIET", "") in ("", "0"):
+                import sys
+
+                print(f"ctx: {len(gone)} item{'s' if len(gone) != 1 else ''} left {section} in CONTEXT.md; "
+                      f"kept in {path}", file=sys.stderr)
 
     def update(self, change: Callable[[Context], Context | None], if_version: int | None = None) -> Context:
         """Locked read-modify-write: re-read, check the version, change, bump, write atomically.
@@ -83,7 +130,9 @@ class ContextFile:
             if if_version is not None and ctx.version != if_version:
                 raise ConflictError(f"{self.path}: version is {ctx.version}, not {if_version}; "
                                     f"nothing changed", hint="re-read it (ctx context show --json) and retry")
+            before = {s: list(ctx.sections.get(s, [])) for s in KEPT_SECTIONS}
             new = change(ctx) or ctx
+            self._archive_gone(before, new)
             new.version = ctx.version + 1
             new.updated = now_iso()
             from ..store import redaction

@@ -54,20 +54,83 @@ def no_links(path: str) -> str:
 
 
 def makedirs(d: str) -> None:
-    """Folders ctx creates are private (0700); existing ones are left as they are."""
-    os.makedirs(no_links(d), mode=PRIVATE_DIR, exist_ok=True)
+    """Folders ctx creates are private (0700), every one of them (os.makedirs gives the mode to
+    the last folder only); existing ones are left as they are."""
+    d = os.path.abspath(no_links(d))
+    missing = []
+    while not os.path.isdir(d):
+        missing.append(d)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for m in reversed(missing):
+        try:
+            os.mkdir(m, PRIVATE_DIR)
+        except FileExistsError:
+            if not os.path.isdir(m):
+                raise
+            continue
+        os.chmod(m, PRIVATE_DIR)  # whatever the umask
 
 
-def atomic_write(path: str, data: str | bytes, mode: int | None = None) -> None:
+def open_checked(path: str, mode: str = "r", **kw):
+    """The one opener for a file ctx reads under CTX_HOME or the workspace: no folder between
+    the home and it and not the file itself may be a symbolic link (O_NOFOLLOW), and it must be
+    a regular file. Errors name the file."""
+    from ..errors import InputError
+
+    no_links(path)
+    if os.path.islink(path):
+        raise InputError(path, None, "refused: a symbolic link (ctx never reads its state through one)",
+                         hint="replace the link by the file itself")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        raise InputError(path, None, f"cannot read: {e.strerror}") from None
+    import stat
+
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(path, None, "not a regular file")
+    return os.fdopen(fd, mode, **kw)
+
+
+def read_text(path: str) -> str:
+    """A text file ctx keeps (CONTEXT.md, MEMORY.md, an identity file), through `open_checked`;
+    bytes that are not UTF-8 are an error naming the file and line, never an internal error."""
+    from ..errors import InputError
+
+    with open_checked(path, "rb") as f:
+        raw = f.read()
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "not UTF-8 text",
+                         hint="re-save the file as UTF-8") from None
+
+
+def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redacted: bool = False) -> None:
     """Replace `path` with `data` so readers see the old or the new file, never half. A new
-    file is private (0600); a replaced file keeps its mode."""
+    file is private (0600); a replaced file keeps its mode. Text is redacted on the way (one
+    pass guards every write ctx makes) unless the caller did it already (`redacted=True`)."""
+    if not redacted and isinstance(data, str):
+        from . import redaction
+
+        data = redaction.persisted(path, data)
     d = os.path.dirname(os.path.abspath(path))
     makedirs(d)
     no_links(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+            # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
+            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
             f.flush()
             os.fsync(f.fileno())
         if mode is not None:

@@ -34,9 +34,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_text USING fts5(text);
 def check_id(value: str, what: str) -> str:
     """Ids given on the command line. Any printable id is looked up in the index (a query,
     never a path: files are named by safe_component), so a stub's own `ctx recover` command
-    works for every id that data carried. Empty ids and control characters are refused."""
-    if not value or len(value) > 400 or any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise UsageProblem(f"invalid {what} {value!r}: an id is 1 to 400 printable characters")
+    works for every id that data carried (a newline in it too: the stub's command quotes it).
+    Empty ids, NUL and over-long ids are refused."""
+    if not value or len(value) > 400 or "\x00" in value:
+        raise UsageProblem(f"invalid {what} {value!r}: an id is 1 to 400 characters, no NUL")
     return value
 
 
@@ -95,6 +96,7 @@ class ColdStorage:
         session, chunk = entry["session_id"], entry["chunk_id"]
         path = self.chunk_path(session, chunk)
         makedirs(os.path.dirname(path))
+        pending = self._pending_mark(path)  # a drop killed between file and index is indexed next open
         with locked(path):
             existing = self._read_file(path) if os.path.exists(path) else None
             if existing is not None and existing.get("records") != entry["records"]:
@@ -102,7 +104,7 @@ class ColdStorage:
                 path = self.chunk_path(session, entry["chunk_id"])
                 existing = self._read_file(path) if os.path.exists(path) else None
             if existing is None:
-                atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n")
+                atomic_write(path, json.dumps(entry, ensure_ascii=False) + "\n", redacted=True)
                 redrop = False
             else:
                 redrop = True
@@ -110,10 +112,79 @@ class ColdStorage:
                             default=None)
                 if until != existing.get("recoverable_until"):
                     existing = dict(existing, recoverable_until=until)
-                    atomic_write(path, json.dumps(existing, ensure_ascii=False) + "\n")
+                    atomic_write(path, json.dumps(existing, ensure_ascii=False) + "\n", redacted=True)
                 entry = existing
         self._index_add(entry, path)
+        self._pending_clear(pending)
         return path, entry["chunk_id"], redrop
+
+    # ---- self-checking ----
+    def _pending_dir(self) -> str:
+        return os.path.join(self.root, ".pending")
+
+    def _pending_mark(self, path: str) -> str:
+        d = self._pending_dir()
+        makedirs(d)
+        mark = os.path.join(d, hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:24])
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(os.path.relpath(path, self.root))
+            f.flush()
+            os.fsync(f.fileno())
+        return mark
+
+    def _pending_clear(self, mark: str) -> None:
+        try:
+            os.unlink(mark)
+        except FileNotFoundError:
+            pass
+
+    def repair_pending(self) -> int:
+        """Index the chunk files of drops that died between the file and the index (their
+        marks are left in .pending/); a mark with no file is only removed. Returns how many
+        chunks were indexed."""
+        d = self._pending_dir()
+        if not os.path.isdir(d):
+            return 0
+        n = 0
+        for mark in sorted(os.scandir(d), key=lambda e: e.name):
+            if not mark.is_file(follow_symlinks=False):
+                continue
+            try:
+                with open(mark.path) as f:
+                    rel = f.read().strip()
+                path = os.path.join(self.root, rel)
+                if rel and os.path.isfile(path) and not os.path.islink(path):
+                    with locked(path):
+                        entry = self._read_file(path)
+                        self._index_add(entry, path)
+                    n += 1
+            except (OSError, InputError):
+                pass
+            self._pending_clear(mark.path)
+        return n
+
+    def check(self, repair: bool = True) -> dict:
+        """Chunk files against the index: files missing from it (indexed again with `repair`),
+        rows whose file is gone (removed with `repair`)."""
+        files = {}
+        for path, entry in self.iter_files([]):
+            files[(entry["session_id"], entry["chunk_id"])] = (path, entry)
+        rows = {(s, c) for s, c in self.db.execute("SELECT session, chunk_id FROM chunks")}
+        missing = sorted(k for k in files if k not in rows)
+        orphans = sorted(k for k in rows if k not in files)
+        if repair:
+            for k in missing:
+                self._index_add(files[k][1], files[k][0])
+            for s, c in orphans:
+                self.db.execute("BEGIN IMMEDIATE")
+                old = self.db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", (s, c)).fetchone()
+                if old:
+                    self.db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
+                    self.db.execute("DELETE FROM chunks WHERE rowid=?", old)
+                self.db.execute("COMMIT")
+        return {"chunk_files": len(files), "indexed": len(rows), "missing_from_index": [f"{s}/{c}" for s, c in missing],
+                "index_without_file": [f"{s}/{c}" for s, c in orphans], "repaired": repair and bool(missing or orphans)}
 
     def _contained(self, path: str) -> str:
         """`path` if it resolves inside the storage root through no link, else an error."""
@@ -197,6 +268,8 @@ class ColdStorage:
         self._db = db
         if (fresh and any(True for _ in self.iter_files())) or stale:
             self.reindex()  # a new index, or one from before the text table: rebuild from the files
+        elif os.path.isdir(self._pending_dir()) and any(True for _ in os.scandir(self._pending_dir())):
+            self.repair_pending()
 
     def _set_aside(self, err) -> None:
         from ..core.timeutil import now_iso
@@ -211,54 +284,83 @@ class ColdStorage:
         print(f"ctx: {self.index_path} was damaged ({err}); moved to {dest} and rebuilt from the chunk files",
               file=sys.stderr)
 
-    def _index_add(self, entry: dict, path: str) -> None:
-        text = entry_text(entry)
-        row = (entry["session_id"], entry["chunk_id"], os.path.relpath(path, self.root), entry.get("timestamp"),
+    def _row(self, entry: dict, path: str, text: str) -> tuple:
+        return (entry["session_id"], entry["chunk_id"], os.path.relpath(path, self.root), entry.get("timestamp"),
                entry.get("dropped_at"),
                entry.get("tokens"), entry.get("relevance_score"), entry.get("drop_reason"),
                entry.get("prompt_at_drop"), entry.get("recoverable_until"), entry.get("gist"), text,
-               hashlib.sha256(text.encode()).hexdigest(), os.path.getsize(path) if os.path.exists(path) else 0)
+               hashlib.sha256(text.encode("utf-8", "backslashreplace")).hexdigest(),
+               os.path.getsize(path) if os.path.exists(path) else 0)
+
+    def _index_add(self, entry: dict, path: str) -> None:
+        text = entry_text(entry)
+        row = self._row(entry, path, text)
         db = self.db
         db.execute("BEGIN IMMEDIATE")
         try:
-            # the FTS row shares the chunk's rowid: replacing a chunk is two keyed deletes, not a scan
-            old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", row[:2]).fetchone()
-            if old:
-                db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
-                db.execute("DELETE FROM chunks WHERE rowid=?", old)
-            cur = db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
-            db.execute("INSERT INTO chunks_text(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+            self._insert(db, entry, path, row, text)
             db.execute("COMMIT")
         except BaseException:
             db.execute("ROLLBACK")
             raise
 
+    def _insert(self, db, entry: dict, path: str, row: tuple | None = None, text: str | None = None) -> None:
+        if row is None:
+            text = entry_text(entry)
+            row = self._row(entry, path, text)
+        # the FTS row shares the chunk's rowid: replacing a chunk is two keyed deletes, not a scan
+        old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", row[:2]).fetchone()
+        if old:
+            db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
+            db.execute("DELETE FROM chunks WHERE rowid=?", old)
+        cur = db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
+        db.execute("INSERT INTO chunks_text(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+
     def reindex(self, bad: list | None = None) -> int:
         """Rebuild the index from the files (the files are the truth), whatever state the index
-        is in. Unreadable chunk files are quarantined and listed in `bad`, not fatal."""
-        with locked(self.index_path):
-            db = self._db
-            if db is None:
-                try:
-                    db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
-                    db.executescript(SCHEMA)
-                except sqlite3.DatabaseError as e:
-                    self._set_aside(e)
-                    db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
-                    db.executescript(SCHEMA)
-                self._db = db
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("DELETE FROM chunks")
-            db.execute("DELETE FROM chunks_text")
-            db.execute("COMMIT")
-            from .atomic import clean_stale_tmp
+        is in: the new index is built beside the old one and swapped in by one rename, so a
+        reader (or a kill) sees the old index or the new, never a half-filled one. Unreadable
+        chunk files are quarantined and listed in `bad`, not fatal."""
+        from .atomic import clean_stale_tmp, no_links
 
+        makedirs(self.root)
+        with locked(self.index_path):
+            no_links(self.index_path)
             clean_stale_tmp(self.root, recursive=True)
-            n = 0
-            for path, entry in self.iter_files(bad if bad is not None else []):
-                self._index_add(entry, path)
-                n += 1
-            return n
+            new_path = self.index_path + ".new"
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                if os.path.lexists(new_path + suffix):
+                    os.unlink(new_path + suffix)
+            entries = list(self.iter_files(bad if bad is not None else []))
+            db = sqlite3.connect(no_links(new_path), timeout=60, isolation_level=None)
+            try:
+                os.chmod(new_path, 0o600)
+                db.executescript(SCHEMA)
+                db.execute("BEGIN IMMEDIATE")
+                for path, entry in entries:
+                    self._insert(db, entry, path)
+                db.execute("COMMIT")
+            finally:
+                db.close()
+            fd = os.open(new_path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            for suffix in ("-wal", "-shm"):  # the old index's journal belongs to the old file
+                if os.path.lexists(self.index_path + suffix):
+                    os.unlink(self.index_path + suffix)
+            os.replace(new_path, self.index_path)
+            from .atomic import fsync_dir
+
+            fsync_dir(self.root)
+            for mark in (os.scandir(self._pending_dir()) if os.path.isdir(self._pending_dir()) else ()):
+                self._pending_clear(mark.path)  # every file is in the new index
+            self._open_db()
+            return len(entries)
 
     def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
         q = "SELECT session, chunk_id, tokens, score, reason, dropped_at, recoverable_until, gist, path, bytes " \

@@ -273,8 +273,13 @@ def load_file(path: str, notes: list | None = None) -> dict[str, Any]:
     """The file's knobs, validated (every problem at once); `notes` collects names read as aliases."""
     if not os.path.exists(path):
         return {}
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (re-save config.yaml as UTF-8)") from None
     return load_text(text, path, notes)
 
 

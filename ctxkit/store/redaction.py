@@ -35,7 +35,47 @@ def value(v):
 
 def record(rec: dict) -> dict:
     """A copy of `rec` with its secrets redacted (the caller's record is left as it was)."""
+    r = active()
+    return r.record(rec) if r else rec
+
+
+def output(obj):
+    """What ctx prints or writes: a record (or any JSON value) with its secrets redacted."""
+    r = active()
+    if not r:
+        return obj
+    return r.record(obj) if isinstance(obj, dict) else r.value(obj)
+
+
+def persisted(path: str, data):
+    """The text of a file ctx is about to write under CTX_HOME or the workspace, redacted: JSON
+    and JSONL value by value (the file stays valid), anything else as text. One pass guards
+    every write (`atomic_write`), so what ctx derives (entities, facts, titles, CONTEXT.md
+    bullets, state) cannot carry a secret even when the code that made it forgot."""
+    r = active()
+    if not r or not isinstance(data, str) or not data:
+        return data
     import json
 
-    r = active()
-    return r.record(json.loads(json.dumps(rec))) if r else rec
+    if path.endswith(".jsonl"):
+        lines = []
+        for line in data.split("\n"):
+            try:
+                v = json.loads(line) if line.strip() else None
+            except (ValueError, RecursionError):
+                lines.append(r.text(line))
+                continue
+            if v is None:
+                lines.append(line)
+                continue
+            red = output(v)
+            lines.append(line if red == v else json.dumps(red, ensure_ascii=False))
+        return "\n".join(lines)
+    if path.endswith(".json"):
+        try:
+            v = json.loads(data)
+        except (ValueError, RecursionError):
+            return r.text(data)
+        red = output(v)
+        return data if red == v else json.dumps(red, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+    return r.text(data)

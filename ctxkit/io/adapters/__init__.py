@@ -20,9 +20,29 @@ FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "anthropic", "swe-ag
 SUPPORTED = ", ".join(FORMATS[1:])
 
 
+def _json_loads(text: str):
+    """json.loads where too deep, too long a number or NaN is a decode error like any other."""
+    try:
+        return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not JSON")))
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
+    except ValueError as e:
+        raise json.JSONDecodeError(str(e).split(";")[0], "", 0) from None
+
+
 def _ctx(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
     """ctx records as they are (open_records' one validator checks them, at their line)."""
-    for _, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+        if isinstance(obj, dict) and obj.get("group") is not None and not isinstance(obj["group"], str):
+            # checked here: grouping (before the validator) would replace a falsy `{}` silently
+            if skip_invalid:
+                if skipped is not None:
+                    skipped.append(lineno)
+                continue
+            raise InputError(source.name, lineno, f"group must be a string, got {type(obj['group']).__name__}",
+                             hint="fix the line or pass --skip-invalid")
         yield obj
 
 
@@ -44,7 +64,7 @@ def _stem(source: Source) -> str:
 def _load_doc(source: Source):
     text = source.read_all()
     try:
-        return json.loads(text)
+        return _json_loads(text)
     except json.JSONDecodeError as e:
         raise InputError(source.name, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
 
@@ -120,7 +140,7 @@ def detect(source: Source) -> str:
     if aider.sniff_text(line):
         return "aider"
     try:
-        obj = json.loads(line)
+        obj = _json_loads(line)
     except json.JSONDecodeError:
         stripped = line.lstrip()
         if stripped.startswith(("{", "[")):
@@ -170,7 +190,11 @@ def _claude_code_head(source: Source, obj) -> bool:
 def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None) -> Iterator[dict]:
     """Every record an adapter produces passes the one validator; a source line of a shape the
     adapter cannot read (a number where text belongs, a string where an object does) is a clear
-    FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later."""
+    FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later.
+    Records leave here redacted (config: redact): nothing ctx derives from them (entities, facts,
+    titles, CONTEXT.md bullets) can carry a secret away from the words that gave it away."""
+    from ...store import redaction
+
     it = iter(records)
     while True:
         try:
@@ -186,6 +210,7 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                 return
             raise InputError(source.name, line, f"a record of an unexpected shape ({type(e).__name__}: {e})",
                              hint="use --skip-invalid to skip it, or --from to choose the format") from None
+        rec = R.sanitize(rec)
         reason = R.validate(rec)
         if reason:
             src = rec.get("source") if isinstance(rec, dict) else None
@@ -197,7 +222,7 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                     skipped.append(line)
                 continue
             raise InputError(source.name, line, reason)
-        yield rec
+        yield redaction.record(rec)
 
 
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
@@ -230,7 +255,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     if kind == "anthropic":
         first = source.first_nonblank()
         try:
-            head = json.loads(first[1]) if first is not None else None
+            head = _json_loads(first[1]) if first is not None else None
         except json.JSONDecodeError:
             head = None
         if isinstance(head, dict) and "role" in head and "messages" not in head:
@@ -243,7 +268,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
         first = source.first_nonblank()
         if first is not None:
             try:
-                obj = json.loads(first[1])
+                obj = _json_loads(first[1])
                 if openai.sniff_line(obj):
                     return assign_groups(pair(_openai_lines(source, **kw)))
             except json.JSONDecodeError:
