@@ -191,7 +191,7 @@ def test_nothing_the_user_wrote_is_evicted_silently(tmp_path):
     ws = tmp_path / ".ctx"
     for i in range(35):
         assert run("constraint", "add", f"constraint {i}: never push to main", "--workspace", ws).code == 0
-    listed = run("constraint", "list", "--workspace", ws).stdout.splitlines()
+    listed = run("constraint", "list", "--jq", ".constraint", "-r", "--workspace", ws).stdout.splitlines()
     assert len(listed) == 35 and "constraint 0: never push to main" in listed
     notices = []
     for i in range(22):
@@ -201,5 +201,5 @@ def test_nothing_the_user_wrote_is_evicted_silently(tmp_path):
     archived = (ws / "archive" / "decisions.md").read_text()
     assert "decision 0" in archived and "decision 1" in archived
     run("constraint", "remove", "constraint 0: never push to main", "--workspace", ws)
-    every = run("constraint", "list", "--all", "--workspace", ws).stdout
-    assert "constraint 0: never push to main (archived)" in every
+    every = run("constraint", "list", "--all", "--workspace", ws).records()
+    assert {"constraint": "constraint 0: never push to main", "by": None, "archived": True} in every

@@ -63,7 +63,8 @@ OWN = [
     ("gitlab-token", re.compile(r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat|agent)-[A-Za-z0-9_-]{20,}"), 0),
     ("hf-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}"), 0),
     ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b"), 0),
-    ("url-password", re.compile(r"(?<=://)[^\s/:@'\"]{0,256}:([^\s/@'\"]{1,512})(?=@)"), 1),
+    # a password already masked as *** (a DSN shown by ctx itself) is left as it is
+    ("url-password", re.compile(r"(?<=://)[^\s/:@'\"]{0,256}:((?!\*{1,16}@)[^\s/@'\"]{1,512})(?=@)"), 1),
     ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
     ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
