@@ -89,6 +89,8 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
                                summarizer, model_path, force, dry_run)
     if summary_tokens:
         opts.target_tokens = summary_tokens
+    # as in `ctx status`: without --budget/--max-tokens, provider usage over the model's window decides
+    opts.window_due, opts.context_window = not (budget or max_tokens), home.config.get("context_window") or 0
     if opts.summarizer == "llama" and sys.stderr.isatty():
         def progress(tokens, seconds):
             click.echo(f"\rctx: {opts.summarizer}: {tokens} tokens in {seconds:.0f}s", err=True, nl=False)

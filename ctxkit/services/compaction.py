@@ -38,6 +38,8 @@ class Options:
     timeout_s: float = 120.0
     openai: dict = field(default_factory=dict)
     progress: object = None   # callable(tokens, seconds) for model progress on stderr
+    window_due: bool = False  # no --budget/--max-tokens: a transcript with provider usage is due by its window
+    context_window: int = 0   # config's context_window (0: from the model named in the transcript)
     task: str | None = None   # the session's first request, when the caller saw it (windowed runs)
     latest: str | None = None  # ... and its latest
 
@@ -236,9 +238,17 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
                  config_used=f"budget={opts.budget} compaction_trigger_pct={opts.trigger_pct} "
                              f"recent_preserve_ratio={opts.preserve_ratio} summary_target_tokens={opts.target_tokens} "
                              f"summarizer={opts.summarizer}")
-    pct = total / opts.budget if opts.budget else 1.0
+    pct, of = (total / opts.budget if opts.budget else 1.0), f"{opts.budget}"
+    if opts.window_due:  # the one measure hooks and `ctx status` use: what the model sees, over its window
+        from ..core.usage import model_of, provider_usage, window_for, window_measure
+
+        seen, model, reported = provider_usage(records)
+        if seen is not None:
+            w = window_measure(seen, window_for(model or model_of(records), opts.context_window, reported),
+                               "provider-reported", opts.trigger_pct, 1.0)
+            pct, of = w["pct"], f"the model's {w['window']}-token window (provider-reported)"
     if not opts.force and pct < opts.trigger_pct:
-        rep.reason = f"not due: {pct:.1%} of {opts.budget} is below the {opts.trigger_pct:.0%} trigger"
+        rep.reason = f"not due: {pct:.1%} of {of} is below the {opts.trigger_pct:.0%} trigger"
         rep.records = records
         return _finish(rep, home, started, opts)
     rep.reason = "forced" if opts.force and pct < opts.trigger_pct else "token_threshold"
