@@ -34,6 +34,23 @@ CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyri
 INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
                          r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
+# failures of the agent's own tooling, not of the project: a read too large for the tool, an edit whose
+# old text was not found, a skill or permission refusal, a malformed call
+TOOLING = re.compile(r"exceeds maximum allowed tokens|File has not been read yet|String to replace not found|"
+                     r"Found \d+ matches of the string to replace|File does not exist|InputValidationError|"
+                     r"Bash command failed for pattern|requested permissions|permission to use|has not been granted|"
+                     r"old_string and new_string are exactly the same|File has been modified since read|"
+                     r"tool use was rejected|doesn't want to proceed with this tool use|Unknown skill|"
+                     r"<tool_use_error>", re.I)
+LOOK_TOOLS = {"read", "view", "read_file", "glob", "grep", "skill", "webfetch", "websearch", "ls", "list_dir",
+              "todowrite", "exitplanmode", "slashcommand", "bashoutput", "killshell"}
+
+
+def tooling_failure(name: str, out: str) -> bool:
+    """A failed call that says something about the agent's tools, not about the project."""
+    return (name or "").lower() in LOOK_TOOLS or bool(TOOLING.search(out or ""))
+
+
 REJECT_REASON = re.compile(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", re.I | re.S)
 EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool", "apply_patch",
               "create_file", "write_file", "edit_file", "replace"}
@@ -607,7 +624,7 @@ def build(span: Sequence[dict]) -> Story:
                 _resolve_edit_errors(cur, edits, i)
                 continue
             if not cmd:
-                if flagged:
+                if flagged and not tooling_failure(name, out):
                     line = key_error(out)
                     if line:
                         _add_error(cur, line, name, i, f"{name} {_target(call)}", "tool")
