@@ -354,16 +354,30 @@ def definitions(text: str, path: str) -> list[str]:
     return _uniq(out)
 
 
+def _def_key(name: str) -> str:
+    """What a definition's header line contains: `handle_info(:tick` for `handle_info(:tick)`,
+    the bare name for a plain function."""
+    if "(" in name and not name.endswith("()"):
+        head = name.split("…", 1)[0].rstrip(" ,)")
+        if re.match(r"^[\w.!?]+\([:{\"']", head):
+            return head
+    return re.sub(r"\(.*$", "", name)
+
+
 def _body(text: str, name: str, names: list) -> str:
-    """The text from the line that defines `name` to the next definition (whitespace folded)."""
+    """The text from the line that defines `name` to the next definition (whitespace folded);
+    a CSS rule to its closing brace."""
     lines = text.splitlines()
-    bare = re.sub(r"\(.*$", "", name)
-    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", ln)]
+    key = _def_key(name)
+    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", ln)]
     if not starts:
         return ""
     k = starts[0]
-    others = [re.sub(r"\(.*$", "", n) for n in names if n != name]
-    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}\b", lines[j])
+    if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
+        end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
+        return " ".join(" ".join(lines[k:end]).split())
+    others = [_def_key(n) for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}(?![\w])", lines[j])
                                                              for o in others)), len(lines))
     return " ".join(" ".join(lines[k:end]).split())
 
@@ -602,7 +616,7 @@ def build(span: Sequence[dict]) -> Story:
                                    and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
                         fc.changed += [d for d in after if d in before and d not in fc.changed and not d.startswith("<")
-                                       and _body(old, d, before) != _body(new, d, after)]
+                                       and _body(old, d, before + after) != _body(new, d, before + after)]
                 if pending_report:
                     gained = [d for d in after if d not in before]
                     how = f"fixed by editing `{path.rsplit('/', 1)[-1]}`" + (

@@ -193,11 +193,29 @@ def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
+# a sentence that points back at something it does not name cannot stand alone
+ANAPHOR = re.compile(r"^(?:In step \d+[^:]*:\s*)?(?:It|This|That|These|They|Both|Those|Its|Their|Here|There|"
+                     r"Which|Such)(?:'s|’s)?\b")
+# a sentence names something concrete: a path, a backticked name, CamelCase or snake_case, a number, a quote
+CONCRETE = re.compile(r"`[^`]+`|\b[\w.-]+/[\w./-]+|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-z0-9]+_[a-z0-9_]+\b|\d|"
+                      r"\"[^\"]{2,}\"|\b\w+\.(?:py|ex|exs|js|ts|tsx|css|json|md|rs|go|rb|java|ya?ml|toml|sh)\b")
+# an idea weighed, not a choice made: alternatives still open
+UNDECIDED = re.compile(r"\b(?:either|or use|or try|or maybe|maybe|perhaps|might|could|different approach)\b", re.I)
+REASON = re.compile(r"\b(?:because|since|so that|instead of|rather than|otherwise|to avoid|which means)\b", re.I)
+
+
+def stands_alone(text: str) -> bool:
+    """A fact or decision a reader can use without the conversation around it."""
+    return not ANAPHOR.match(text.strip()) and bool(CONCRETE.search(text)) and not UNDECIDED.search(text)
+
+
 def _clean_facts(items: list[Item], said: str = "") -> list[Item]:
-    """Facts and decisions that can stand as current: no status words that go stale, no
-    self-praise, nothing already said above."""
-    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
-            and i.text not in said]
+    """Facts and decisions that can stand as current and alone: no status words that go stale,
+    no self-praise, no sentence that only points back, nothing already said above; the ones
+    that give a reason first."""
+    kept = [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
+            and i.text not in said and stands_alone(i.text)]
+    return sorted(kept, key=lambda i: not REASON.search(i.text))
 
 
 def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> Context:
