@@ -75,12 +75,51 @@ PY_TEST_DEF = re.compile(r"^\s*def\s+(test_\w+)", re.M)
 CSS_RULE = re.compile(r"^([.#@]?[A-Za-z:][^{}\n;]*?)\s*\{", re.M)
 HTML_ATTR = re.compile(r"\b(phx-hook|phx-update|phx-click|id|data-[\w-]+)=\"([^\"{]*)\"")
 CONFIG_KEY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]", re.M)
+CONFIG_ENTRY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]\s*(?:[\[{]|$)|^\s*\[+([\w.-]+)\]+\s*$", re.M)
 IMPORT = re.compile(r"^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?[\"']([^\"']+)[\"']|from\s+([\w.]+)\s+import\b|"
                     r"(?:alias|import|use)\s+([A-Z][\w.]+))", re.M)
 DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+)=\{")
 TAG = re.compile(r"<([a-z][a-z0-9]*)\b")
 ATTRIBUTE = re.compile(r"^\s*(?:attribute|field|belongs_to|has_many|has_one|column)\s+:(\w+)", re.M)
 ROUTE = re.compile(r"^\s*(?:get|post|put|patch|delete|live)\s+\"([^\"]+)\"", re.M)
+# the key values a new text sets, cheap and exact: module attributes and constants with literal values,
+# the topics and events it subscribes to or broadcasts, the message shapes its handlers match,
+# the markers it sets on elements
+LITERAL = r"(?:-?[\d_.]+(?:\s*\*\s*[\d_.]+)*|\"[^\"\n]{0,60}\"|'[^'\n]{0,60}'|:\w+|true|false|nil|None|True|False)"
+VALUE_RXS = [
+    re.compile(rf"^\s*(@(?!doc\b|moduledoc\b|impl\b|spec\b|type\b|typep\b|behaviour\b|callback\b|derive\b|tag\b)"
+               rf"[a-z_]\w*\s+{LITERAL})\s*$", re.M),                                                 # Elixir @attr
+    re.compile(rf"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+)*([A-Z][A-Z0-9_]{{2,}}\s*(?::\s*\w+\s*)?=\s*{LITERAL})"
+               rf"\s*;?\s*(?:#.*|//.*)?$", re.M),                                                      # CONSTANT = 10
+]
+TOPIC_CALL = re.compile(r"\b(?:subscribe|unsubscribe|broadcast(?:_from)?|local_broadcast|publish|emit|push_event|"
+                        r"pushEvent|handleEvent|send_update)\(\s*(?:[\w.@]+\s*,\s*)?(\"[^\"\n]{1,60}\")"
+                        r"(?:\s*,\s*(\{:\w+[^\n]{0,90}?\})\s*\))?")
+HANDLER_HEAD = re.compile(r"^\s*def\s+(handle_info|handle_cast|handle_call)\((\{:\w+,[^\n]{0,100}?\})\s*,\s*[\w_]+\)?"
+                          r"(?:\s*,\s*\w+\))?\s*do\b", re.M)
+MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|"
+                    r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
+
+
+def key_values(text: str, path: str = "") -> list[str]:
+    """The values worth knowing in a new text, in order, each short (see VALUE_RXS). Not for
+    shell scripts (their variables are plumbing) nor tests (their values are fixtures)."""
+    out: list[str] = []
+    if re.search(r"\.(?:sh|bash|zsh|fish)$|(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$", path):
+        return out
+    for rx in VALUE_RXS:
+        out += [" ".join(m.group(1).split()) for m in rx.finditer(text)]
+    for m in TOPIC_CALL.finditer(text):  # described as topics, with the message sent on them
+        pay = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split())) if m.group(2) else ""
+        out.append(f"topic {m.group(1)}" + (f" ← {pay}" if pay else ""))
+    for m in HANDLER_HEAD.finditer(text):
+        pat = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split()))  # %{id: id} -> %{id}
+        out.append(f"{m.group(1)}({pat})")
+    for m in MARKER.finditer(text):
+        out.append(f'data-{m.group(1)}={m.group(2)}' if m.group(1) else f"{m.group(3)}={m.group(4)}")
+    return _uniq(o for o in out if len(o) <= 130)
+
+
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 
 READ_LINE = re.compile(r"(?m)^\s*\d+\u2192")
@@ -101,6 +140,8 @@ class FileChange:
     sample: str = ""                   # the one short line added, when that is all
     fate: str = ""                     # what happened to it later in the span (moved, deleted)
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
+    values: list = field(default_factory=list)   # key values the new text sets (key_values)
+    swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
 
 
     def describe(self, cap: int = 8) -> str:
@@ -109,6 +150,9 @@ class FileChange:
             names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
             imports = [n[7:] for n in names if n.startswith("import ")]
             names = [n for n in names if not n.startswith("import ")]
+            if label == "added":
+                names = [n for n in names if not any(n.endswith("…})") and v.startswith(n.split("…")[0])
+                                                     for v in self.values)]
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
             if names:
@@ -124,6 +168,18 @@ class FileChange:
                 parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
             else:
                 parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
+        topics = [v[6:] for v in self.values if v.startswith("topic ")]
+        heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
+        sets = [v for v in self.values if v not in heads and not v.startswith("topic ")]
+        if heads:
+            parts.append("handles " + ", ".join(f"`{v}`" for v in heads[:4]))
+        if topics:
+            parts.append("topics " + ", ".join(f"`{v}`" for v in topics[:4]))
+        if sets:
+            parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]) +
+                         (f" and {len(sets) - cap} more" if len(sets) > cap else ""))
+        if self.swaps and not (self.added or self.changed or self.removed):
+            parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
@@ -331,7 +387,8 @@ def definitions(text: str, path: str) -> list[str]:
                 out.append(sel.split(",")[0].strip())
         return _uniq(out)
     if ext in ("json", "yaml", "yml", "toml", "ini", "cfg"):
-        return _uniq(m.group(1) for m in CONFIG_KEY.finditer(text))[:20]
+        # the entries, not every key: a key that opens an object, a list or a table (`"Stop": [`, `[tool.x]`)
+        return _uniq(m.group(1) or m.group(2) for m in CONFIG_ENTRY.finditer(text))[:20]
     for m in ELIXIR_HANDLER.finditer(text):
         arg = m.group(2)
         out.append(f"{m.group(1)}({arg}, …}})" if arg.startswith("{") else f"{m.group(1)}({arg})")
@@ -607,6 +664,14 @@ def build(span: Sequence[dict]) -> Story:
                     cur.last_edit = i
                     continue
                 before, after = definitions(old, path), definitions(new, path)
+                was = set(key_values(old, path))
+                fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
+                if action == "modified":
+                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new.splitlines()]
+                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old.splitlines()]
+                    if len(gone) == 1 and len(came) == 1 and max(len(gone[0]), len(came[0])) <= 70 and \
+                            "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
+                        fc.swaps.append((gone[0], came[0]))
                 known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
                 if action == "created":
                     fc.added += [d for d in after if d not in fc.added]
