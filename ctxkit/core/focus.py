@@ -215,7 +215,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"`{f.item}` asks: {desc}")
         if files:
             touched = {short_path(fc.path, cwd) for fc in f.uncommitted}
+            names = {t.rsplit("/", 1)[-1] for t in touched}  # the same file kept elsewhere (a static copy)
             left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
+                    and p.rsplit("/", 1)[-1] not in names
                     and not (f.commands and MANIFEST.search(p))]  # an install command changed those
             if left and len(left) < len(files):
                 out.append(f"Output files `{f.item}` names that are not changed yet: " +

@@ -309,16 +309,20 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             continue
         src = f" (from {e.source})" if e.source else ""
         add("Errors", Item(text=brief(e.text, 200) + src))
-    stack = toolchain(story) if story is not None else ""
-    if stack:
-        add("Key entities", Item(text=stack))
-    # the names the agent used most (identifiers in two or more of its messages), in one line
+    # the names the agent used most (identifiers in two or more of its messages) not shown above,
+    # each with the file that defines it when its name says so (`HooksController` -> `hooks_controller.ex`)
     names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
     if names:
+        base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
+
+        def where(n: str) -> str:
+            last = n.rsplit(".", 1)[-1]
+            snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
+            return f"`{n}` (`{base[snake]}`)" if snake in base and snake != last else f"`{n}`"
         line = ""
-        for k in range(len(names), 0, -1):
-            line = "Named most often by the agent: " + ", ".join(f"`{n}`" for n in names[:k])
-            if k <= 25 and used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
+        for k in range(min(len(names), 25), 0, -1):
+            line = "Named most often by the agent: " + ", ".join(where(n) for n in names[:k])
+            if used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
                 add("Key entities", Item(text=line))
                 break
     # files: changed ones are in their steps; here every path once, changed first
