@@ -185,14 +185,14 @@ def _search_conclusion(name: str, args: dict, result: str, cwd: str | None) -> s
 
 
 def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> list[str]:
-    """The search calls made after the last edit, newest last, as conclusions (at most `n`)."""
+    """The search calls made after the last edit or command, newest last, as conclusions (at most `n`)."""
     calls: dict = {}
     found: list[str] = []
     for r in span:
         for c in r.get("tool_calls") or []:
             name, args = _call_args(c)
-            if name in EDITS:
-                found, calls = [], {}
+            if name in EDITS or (name == "Bash" and not SHELL_SEARCH.match(str(args.get("command") or ""))):
+                found, calls = [], {}  # an edit or another command since: those searches are history
             else:
                 calls[c.get("id")] = (name, args)
         if r.get("role") == "tool" and r.get("tool_call_id") in calls:
