@@ -97,6 +97,7 @@ TOPIC_CALL = re.compile(r"\b(?:subscribe|unsubscribe|broadcast(?:_from)?|local_b
                         r"(?:\s*,\s*(\{:\w+[^\n]{0,90}?\})\s*\))?")
 HANDLER_HEAD = re.compile(r"^\s*def\s+(handle_info|handle_cast|handle_call)\((\{:\w+,[^\n]{0,100}?\})\s*,\s*[\w_]+\)?"
                           r"(?:\s*,\s*\w+\))?\s*do\b", re.M)
+DEFAULT = re.compile(r"\b([a-z_]\w*)\s*=\s*[\w.\[\]\"'()]{1,60}?\s*(?:\|\||\?\?|\bor\b)\s*(\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')")
 MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|"
                     r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
 
@@ -115,6 +116,7 @@ def key_values(text: str, path: str = "") -> list[str]:
     for m in HANDLER_HEAD.finditer(text):
         pat = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split()))  # %{id: id} -> %{id}
         out.append(f"{m.group(1)}({pat})")
+    out += [f"default {m.group(1)} {m.group(2)}" for m in DEFAULT.finditer(text)]
     for m in MARKER.finditer(text):
         out.append(f'data-{m.group(1)}={m.group(2)}' if m.group(1) else f"{m.group(3)}={m.group(4)}")
     return _uniq(o for o in out if len(o) <= 130)
@@ -170,11 +172,19 @@ class FileChange:
                 parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         topics = [v[6:] for v in self.values if v.startswith("topic ")]
         heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
-        sets = [v for v in self.values if v not in heads and not v.startswith("topic ")]
+        defaults: "OrderedDict[str, list]" = OrderedDict()
+        for v in self.values:
+            if v.startswith("default "):
+                name, _, val = v[8:].partition(" ")
+                defaults.setdefault(name, []).append(f"`{val}`")
+        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default "))]
         if heads:
             parts.append("handles " + ", ".join(f"`{v}`" for v in heads[:4]))
         if topics:
             parts.append("topics " + ", ".join(f"`{v}`" for v in topics[:4]))
+        if defaults:
+            parts.append("fallbacks: " + ", ".join(f"`{n}` defaults to " + " or ".join(vs[:3])
+                                                   for n, vs in list(defaults.items())[:3]))
         if sets:
             parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]) +
                          (f" and {len(sets) - cap} more" if len(sets) > cap else ""))

@@ -119,14 +119,19 @@ def step_heading(ep, story) -> str:
     return f"{label} ({state})"
 
 
-def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
-    """What one episode did, each fact from a tool call or its result."""
+def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -> list[Item]:
+    """What one episode did, each fact from a tool call or its result. Files already told as
+    uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
     out: list[Item] = []
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
+    told = [fc for fc in ep.files.values() if not ep.commits and fc.path in uncommitted]
+    if told:
+        out.append(Item(text="Changed " + ", ".join(f"`{rel(fc.path, cwd)}`" for fc in told) +
+                    ": not committed; what changed is under Current work"))
     for fc in ep.files.values():
-        if TEMP_PATH.search(fc.path):
+        if TEMP_PATH.search(fc.path) or fc in told:
             continue
         what = fc.describe(10)
         out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
@@ -296,7 +301,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         label, ep, carried = units[n - 1]
         items = list(carried)
         if ep is not None:
-            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ())
+            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else (),
+                                {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else ())
         for it in items:
             add(name, it)
     cands = candidates(d)
