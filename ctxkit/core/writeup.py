@@ -334,8 +334,11 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     # files: changed ones are in their steps; here every path once, changed first
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
+    shown = "" if every_file else "\n".join(it.text for its in chosen.values() for it in its)
     for it in changed:
         p = it.text.strip("`").split("`")[0]
+        if f"`{p}`" in shown:
+            continue  # its step or Current work already says what changed in it
         if not TEMP_PATH.search(p) and not BUILD_PATH.search(p):
             add("Files", it)
     said_now = "\n".join(it.text for its in chosen.values() for it in its)
