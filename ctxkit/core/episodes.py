@@ -449,6 +449,19 @@ def _body(text: str, name: str, names: list) -> str:
     return " ".join(" ".join(lines[k:end]).split())
 
 
+def _outermost(text: str, path: str, names: list) -> list:
+    """Of the config entries an edit added, the outermost ones (a new `Stop` entry, not the
+    `hooks` list nested in it); other files' names as they are."""
+    if not re.search(r"\.(?:json|ya?ml|toml)$", path) or len(names) < 2:
+        return names
+    depth = {}
+    for n in names:
+        m = re.search(rf"(?m)^([ \t]*)\"?{re.escape(n)}\"?\s*[:=]", text)
+        depth[n] = len(m.group(1).expandtabs(4)) if m else 0
+    top = min(depth.values())
+    return [n for n in names if depth[n] == top]
+
+
 def _uniq(items) -> list:
     seen, out = set(), []
     for x in items:
@@ -686,7 +699,8 @@ def build(span: Sequence[dict]) -> Story:
                 if action == "created":
                     fc.added += [d for d in after if d not in fc.added]
                 else:
-                    fc.added += [d for d in after if d not in before and d not in fc.added]
+                    fc.added += [d for d in _outermost(new, path, [d for d in after if d not in before])
+                                 if d not in fc.added]
                     fc.removed += [d for d in before if d not in after and d not in fc.removed
                                    and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
