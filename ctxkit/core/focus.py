@@ -55,6 +55,7 @@ def _last_sentences(text: str, n: int = 2) -> str:
 def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
+    f.last_words = _last_sentences(story.last_text)
     if not eps:
         return f
     last = eps[-1]
