@@ -142,14 +142,10 @@ SHELL_SEARCH = re.compile(r"^\s*(?:grep|rg|ag)\s")
 
 
 def _call_args(call: dict) -> tuple[str, dict]:
-    fn = call.get("function") or {}
-    try:
-        import json
+    from .artifacts import _args  # the one parser of a call's arguments
 
-        args = json.loads(fn.get("arguments") or "{}")
-    except ValueError:
-        args = {}
-    return fn.get("name") or "", args if isinstance(args, dict) else {}
+    args = _args(call)
+    return (call.get("function") or {}).get("name") or "", args if isinstance(args, dict) else {}
 
 
 def _search_conclusion(name: str, args: dict, result: str, cwd: str | None) -> str | None:
