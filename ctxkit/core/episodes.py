@@ -837,8 +837,10 @@ REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy
 
 
 def _reported_failure(text: str) -> str | None:
-    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X")."""
+    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X"):
+    its own prose, never a quoted line, a list item or a heading (a plan's text)."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:>|[-*+]\s|\d+[.)]\s|#)", ln))
     for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
         sent = sent.strip()
         if 15 <= len(sent) <= 240 and REPORTED.search(sent) and not sent.endswith("?") and \
