@@ -125,3 +125,10 @@ def test_tooling_failures_are_told_apart():
     assert tooling_failure("Edit", "<tool_use_error>String to replace not found in file.</tool_use_error>")
     assert tooling_failure("Skill", "Bash command failed for pattern")
     assert not tooling_failure("Bash", "** (CompileError) lib/a.ex:3: undefined function foo/0")
+
+
+def test_the_plan_mode_file_is_not_project_work_and_plan_text_is_not_an_error(tmp_path):
+    _, summ = _compact("claude-code_spotter_491e126e_session.jsonl", tmp_path)
+    work = "\n".join(_section(summ["content"], "Current work"))
+    assert "plan.md" not in work and "Uncommitted" not in work
+    assert "Error from Credo" not in summ["content"]

@@ -462,6 +462,30 @@ def _outermost(text: str, path: str, names: list) -> list:
     return [n for n in names if depth[n] == top]
 
 
+def _drop_plan_files(story: Story, recs: Sequence[dict], known: dict) -> None:
+    """The agent's plan file is not project work (never uncommitted, never to test or commit): a
+    file whose text is the plan ExitPlanMode presented, or the markdown file written last before
+    an ExitPlanMode that carried no plan of its own (the plan-mode file)."""
+    plans, marked, last_md = [], set(), None
+    for r in recs:
+        for call in r.get("tool_calls") or ():
+            if _name(call) == "ExitPlanMode":
+                args = _args(call)
+                plan = " ".join(str((args if isinstance(args, dict) else {}).get("plan") or "").split())
+                if len(plan) >= 80:
+                    plans.append(plan)
+                elif last_md:
+                    marked.add(last_md)
+                continue
+            for path, *_ in file_edits(call):
+                last_md = path if path.lower().endswith(".md") else None
+    for ep in story.episodes:
+        for path in list(ep.files):
+            text = " ".join((known.get(path) or "").split())
+            if path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text for p in plans)):
+                del ep.files[path]
+
+
 def _uniq(items) -> list:
     seen, out = set(), []
     for x in items:
@@ -802,6 +826,7 @@ def build(span: Sequence[dict]) -> Story:
             else:
                 _resolve_key(cur, key, i, f"`{brief(ncmd, 70)}` then succeeded")
     cur.end = len(recs) - 1
+    _drop_plan_files(story, recs, known)
     story.episodes = [e for e in story.episodes if e.busy() or e.requests or e.item]
     for n, e in enumerate(story.episodes, 1):
         e.index = n
