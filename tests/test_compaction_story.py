@@ -173,17 +173,20 @@ def test_a_rejected_tool_use_is_not_an_error_and_a_big_output_kept_raw_is_a_stub
     lines += _tool_turn(3, "Edit", {"file_path": "/w/app/config.py", "old_string": "x = 1",
                                     "new_string": "def load_config():\n    return 1"},
                         "The file /w/app/config.py has been updated successfully.")
-    dump = "\n".join(f"{k:6}\u2192line {k} of a long file with words" for k in range(400))
+    dump = "\n".join(f"{k:6}\u2192line {k} of a long file with words" for k in range(25))
     lines += _tool_turn(4, "Read", {"file_path": "/w/app/big.py"}, dump)
+    lines.append({"type": "assistant", "uuid": "a5", "timestamp": "2026-01-01T00:00:05Z",
+                  "message": {"id": "m5", "role": "assistant",
+                              "content": [{"type": "text", "text": "The loader reads big.py once."}]}})
     recs = run("import", _cc(lines, tmp_path)).records()
     text, out = compact(recs, 2000, tmp_path)
     assert "doesn't want to proceed" not in text
     assert "`app/config.py` edited (added `load_config`)" in text
     stubs = [r for r in out if r["kind"] == "stub"]
-    assert len(stubs) == 1 and not any("line 399 of a long file" in (r.get("content") or "") for r in out)
+    assert len(stubs) == 1 and not any("line 24 of a long file" in (r.get("content") or "") for r in out)
     cid = stubs[0]["meta"]["chunk_id"]
     back = run("recover", "--chunk-id", cid, "--session", stubs[0]["session"])
-    assert back.code == 0 and "line 399 of a long file" in back.stdout
+    assert back.code == 0 and "line 24 of a long file" in back.stdout
 
 
 def test_a_capped_section_says_how_many_were_left_out(tmp_path):

@@ -66,6 +66,28 @@ def select(groups: Sequence[list[dict]], budget: int, preserve_ratio: float,
     return sel
 
 
+def fold_tool_tail(groups: Sequence[list[dict]], sel: Selection, skip_through: int = -1) -> Selection:
+    """The records kept raw after a summary must read as conversation: trailing kept groups
+    that end in a tool result (an edit receipt, a search listing, a file dump) move into the
+    summarized span, whole, until a kept group ends with user or assistant text. Protected
+    groups stay where they are, and so does everything before them."""
+    fold = []
+    for i in reversed(range(len(groups))):
+        g = groups[i]
+        if is_compaction_summary(g) or all(r.get("kind") == "event" for r in g):
+            continue
+        if i <= skip_through or i in sel.protected or i not in sel.keep:
+            break
+        last = next((r for r in reversed(g) if r.get("kind") != "event"), None)
+        if last is None or last.get("role") != "tool":
+            break
+        fold.append(i)
+    if fold:
+        sel.keep = [i for i in sel.keep if i not in fold]
+        sel.summarize = sorted(set(sel.summarize) | set(fold))
+    return sel
+
+
 def summary_record(ctx: Context, session: str | None, ts: str, meta: dict) -> dict:
     body = render(ctx)
     body = "\n".join(line for line in body.split("\n") if not line.startswith("<!--")).strip()

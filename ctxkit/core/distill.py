@@ -371,7 +371,7 @@ def _actions_and_errors(d: Distilled, recs: list[dict], results: dict) -> None:
                 if counts or failed:
                     d.progress.append(Fact("test", f"`{_cap(cmd, 80)}`: {counts or verdict}", [r.get("id")],
                                            status=verdict))
-            if failed:
+            if failed and not _tooling(name, out):
                 line = key_error_line(out, True)
                 if line:
                     k = re.sub(r"\d+", "#", line.lower())[:160]
@@ -397,6 +397,12 @@ def _actions_and_errors(d: Distilled, recs: list[dict], results: dict) -> None:
             for m in AIDER_COMMIT.finditer(r.get("content") or ""):
                 d.progress.append(Fact("commit", f"Committed {m.group(1)[:7]}: {_cap(m.group(2), 120)}", [r.get("id")]))
     d.errors = list(errors.values())
+
+
+def _tooling(name: str, out: str) -> bool:
+    from .episodes import tooling_failure  # the one rule for what is the agent's tooling, not the project
+
+    return tooling_failure(name, out)
 
 
 def _test_counts(out: str) -> str:

@@ -34,6 +34,23 @@ CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyri
 INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
                          r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
+# failures of the agent's own tooling, not of the project: a read too large for the tool, an edit whose
+# old text was not found, a skill or permission refusal, a malformed call
+TOOLING = re.compile(r"exceeds maximum allowed tokens|File has not been read yet|String to replace not found|"
+                     r"Found \d+ matches of the string to replace|File does not exist|InputValidationError|"
+                     r"Bash command failed for pattern|requested permissions|permission to use|has not been granted|"
+                     r"old_string and new_string are exactly the same|File has been modified since read|"
+                     r"tool use was rejected|doesn't want to proceed with this tool use|Unknown skill|"
+                     r"<tool_use_error>", re.I)
+LOOK_TOOLS = {"read", "view", "read_file", "glob", "grep", "skill", "webfetch", "websearch", "ls", "list_dir",
+              "todowrite", "exitplanmode", "slashcommand", "bashoutput", "killshell"}
+
+
+def tooling_failure(name: str, out: str) -> bool:
+    """A failed call that says something about the agent's tools, not about the project."""
+    return (name or "").lower() in LOOK_TOOLS or bool(TOOLING.search(out or ""))
+
+
 REJECT_REASON = re.compile(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", re.I | re.S)
 EDIT_TOOLS = {"edit", "multiedit", "write", "notebookedit", "str_replace_based_edit_tool", "apply_patch",
               "create_file", "write_file", "edit_file", "replace"}
@@ -58,12 +75,53 @@ PY_TEST_DEF = re.compile(r"^\s*def\s+(test_\w+)", re.M)
 CSS_RULE = re.compile(r"^([.#@]?[A-Za-z:][^{}\n;]*?)\s*\{", re.M)
 HTML_ATTR = re.compile(r"\b(phx-hook|phx-update|phx-click|id|data-[\w-]+)=\"([^\"{]*)\"")
 CONFIG_KEY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]", re.M)
+CONFIG_ENTRY = re.compile(r"^\s*\"?([A-Za-z_][\w.-]*)\"?\s*[:=]\s*(?:[\[{]|$)|^\s*\[+([\w.-]+)\]+\s*$", re.M)
 IMPORT = re.compile(r"^\s*(?:import\s+(?:[\w*{}\s,]+\s+from\s+)?[\"']([^\"']+)[\"']|from\s+([\w.]+)\s+import\b|"
                     r"(?:alias|import|use)\s+([A-Z][\w.]+))", re.M)
 DYN_ATTR = re.compile(r"\b(data-[\w-]+|phx-[\w-]+)=\{")
 TAG = re.compile(r"<([a-z][a-z0-9]*)\b")
 ATTRIBUTE = re.compile(r"^\s*(?:attribute|field|belongs_to|has_many|has_one|column)\s+:(\w+)", re.M)
 ROUTE = re.compile(r"^\s*(?:get|post|put|patch|delete|live)\s+\"([^\"]+)\"", re.M)
+# the key values a new text sets, cheap and exact: module attributes and constants with literal values,
+# the topics and events it subscribes to or broadcasts, the message shapes its handlers match,
+# the markers it sets on elements
+LITERAL = r"(?:-?[\d_.]+(?:\s*\*\s*[\d_.]+)*|\"[^\"\n]{0,60}\"|'[^'\n]{0,60}'|:\w+|true|false|nil|None|True|False)"
+VALUE_RXS = [
+    re.compile(rf"^\s*(@(?!doc\b|moduledoc\b|impl\b|spec\b|type\b|typep\b|behaviour\b|callback\b|derive\b|tag\b)"
+               rf"[a-z_]\w*\s+{LITERAL})\s*$", re.M),                                                 # Elixir @attr
+    re.compile(rf"^\s*(?:export\s+)?(?:const\s+|final\s+|static\s+)*([A-Z][A-Z0-9_]{{2,}}\s*(?::\s*\w+\s*)?=\s*{LITERAL})"
+               rf"\s*;?\s*(?:#.*|//.*)?$", re.M),                                                      # CONSTANT = 10
+]
+TOPIC_CALL = re.compile(r"\b(?:subscribe|unsubscribe|broadcast(?:_from)?|local_broadcast|publish|emit|push_event|"
+                        r"pushEvent|handleEvent|send_update)\(\s*(?:[\w.@]+\s*,\s*)?(\"[^\"\n]{1,60}\")"
+                        r"(?:\s*,\s*(\{:\w+[^\n]{0,90}?\})\s*\))?")
+HANDLER_HEAD = re.compile(r"^\s*def\s+(handle_info|handle_cast|handle_call)\((\{:\w+,[^\n]{0,100}?\})\s*,\s*[\w_]+\)?"
+                          r"(?:\s*,\s*\w+\))?\s*do\b", re.M)
+DEFAULT = re.compile(r"\b([a-z_]\w*)\s*=\s*[\w.\[\]\"'()]{1,60}?\s*(?:\|\||\?\?|\bor\b)\s*(\"[^\"\n]{1,40}\"|'[^'\n]{1,40}')")
+MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|"
+                    r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
+
+
+def key_values(text: str, path: str = "") -> list[str]:
+    """The values worth knowing in a new text, in order, each short (see VALUE_RXS). Not for
+    shell scripts (their variables are plumbing) nor tests (their values are fixtures)."""
+    out: list[str] = []
+    if re.search(r"\.(?:sh|bash|zsh|fish)$|(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$", path):
+        return out
+    for rx in VALUE_RXS:
+        out += [" ".join(m.group(1).split()) for m in rx.finditer(text)]
+    for m in TOPIC_CALL.finditer(text):  # described as topics, with the message sent on them
+        pay = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split())) if m.group(2) else ""
+        out.append(f"topic {m.group(1)}" + (f" ← {pay}" if pay else ""))
+    for m in HANDLER_HEAD.finditer(text):
+        pat = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split()))  # %{id: id} -> %{id}
+        out.append(f"{m.group(1)}({pat})")
+    out += [f"default {m.group(1)} {m.group(2)}" for m in DEFAULT.finditer(text)]
+    for m in MARKER.finditer(text):
+        out.append(f'data-{m.group(1)}={m.group(2)}' if m.group(1) else f"{m.group(3)}={m.group(4)}")
+    return _uniq(o for o in out if len(o) <= 130)
+
+
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 
 READ_LINE = re.compile(r"(?m)^\s*\d+\u2192")
@@ -84,6 +142,8 @@ class FileChange:
     sample: str = ""                   # the one short line added, when that is all
     fate: str = ""                     # what happened to it later in the span (moved, deleted)
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
+    values: list = field(default_factory=list)   # key values the new text sets (key_values)
+    swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
 
 
     def describe(self, cap: int = 8) -> str:
@@ -92,6 +152,9 @@ class FileChange:
             names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
             imports = [n[7:] for n in names if n.startswith("import ")]
             names = [n for n in names if not n.startswith("import ")]
+            if label == "added":
+                names = [n for n in names if not any(n.endswith("…})") and v.startswith(n.split("…")[0])
+                                                     for v in self.values)]
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
             if names:
@@ -107,6 +170,26 @@ class FileChange:
                 parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
             else:
                 parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
+        topics = [v[6:] for v in self.values if v.startswith("topic ")]
+        heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
+        defaults: "OrderedDict[str, list]" = OrderedDict()
+        for v in self.values:
+            if v.startswith("default "):
+                name, _, val = v[8:].partition(" ")
+                defaults.setdefault(name, []).append(f"`{val}`")
+        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default "))]
+        if heads:
+            parts.append("handles " + ", ".join(f"`{v}`" for v in heads[:4]))
+        if topics:
+            parts.append("topics " + ", ".join(f"`{v}`" for v in topics[:4]))
+        if defaults:
+            parts.append("fallbacks: " + ", ".join(f"`{n}` defaults to " + " or ".join(vs[:3])
+                                                   for n, vs in list(defaults.items())[:3]))
+        if sets:
+            parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]) +
+                         (f" and {len(sets) - cap} more" if len(sets) > cap else ""))
+        if self.swaps and not (self.added or self.changed or self.removed):
+            parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
@@ -314,7 +397,8 @@ def definitions(text: str, path: str) -> list[str]:
                 out.append(sel.split(",")[0].strip())
         return _uniq(out)
     if ext in ("json", "yaml", "yml", "toml", "ini", "cfg"):
-        return _uniq(m.group(1) for m in CONFIG_KEY.finditer(text))[:20]
+        # the entries, not every key: a key that opens an object, a list or a table (`"Stop": [`, `[tool.x]`)
+        return _uniq(m.group(1) or m.group(2) for m in CONFIG_ENTRY.finditer(text))[:20]
     for m in ELIXIR_HANDLER.finditer(text):
         arg = m.group(2)
         out.append(f"{m.group(1)}({arg}, …}})" if arg.startswith("{") else f"{m.group(1)}({arg})")
@@ -337,18 +421,69 @@ def definitions(text: str, path: str) -> list[str]:
     return _uniq(out)
 
 
+def _def_key(name: str) -> str:
+    """What a definition's header line contains: `handle_info(:tick` for `handle_info(:tick)`,
+    the bare name for a plain function."""
+    if "(" in name and not name.endswith("()"):
+        head = name.split("…", 1)[0].rstrip(" ,)")
+        if re.match(r"^[\w.!?]+\([:{\"']", head):
+            return head
+    return re.sub(r"\(.*$", "", name)
+
+
 def _body(text: str, name: str, names: list) -> str:
-    """The text from the line that defines `name` to the next definition (whitespace folded)."""
+    """The text from the line that defines `name` to the next definition (whitespace folded);
+    a CSS rule to its closing brace."""
     lines = text.splitlines()
-    bare = re.sub(r"\(.*$", "", name)
-    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(bare)}(?![\w])", ln)]
+    key = _def_key(name)
+    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", ln)]
     if not starts:
         return ""
     k = starts[0]
-    others = [re.sub(r"\(.*$", "", n) for n in names if n != name]
-    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}\b", lines[j])
+    if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
+        end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
+        return " ".join(" ".join(lines[k:end]).split())
+    others = [_def_key(n) for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}(?![\w])", lines[j])
                                                              for o in others)), len(lines))
     return " ".join(" ".join(lines[k:end]).split())
+
+
+def _outermost(text: str, path: str, names: list) -> list:
+    """Of the config entries an edit added, the outermost ones (a new `Stop` entry, not the
+    `hooks` list nested in it); other files' names as they are."""
+    if not re.search(r"\.(?:json|ya?ml|toml)$", path) or len(names) < 2:
+        return names
+    depth = {}
+    for n in names:
+        m = re.search(rf"(?m)^([ \t]*)\"?{re.escape(n)}\"?\s*[:=]", text)
+        depth[n] = len(m.group(1).expandtabs(4)) if m else 0
+    top = min(depth.values())
+    return [n for n in names if depth[n] == top]
+
+
+def _drop_plan_files(story: Story, recs: Sequence[dict], known: dict) -> None:
+    """The agent's plan file is not project work (never uncommitted, never to test or commit): a
+    file whose text is the plan ExitPlanMode presented, or the markdown file written last before
+    an ExitPlanMode that carried no plan of its own (the plan-mode file)."""
+    plans, marked, last_md = [], set(), None
+    for r in recs:
+        for call in r.get("tool_calls") or ():
+            if _name(call) == "ExitPlanMode":
+                args = _args(call)
+                plan = " ".join(str((args if isinstance(args, dict) else {}).get("plan") or "").split())
+                if len(plan) >= 80:
+                    plans.append(plan)
+                elif last_md:
+                    marked.add(last_md)
+                continue
+            for path, *_ in file_edits(call):
+                last_md = path if path.lower().endswith(".md") else None
+    for ep in story.episodes:
+        for path in list(ep.files):
+            text = " ".join((known.get(path) or "").split())
+            if path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text for p in plans)):
+                del ep.files[path]
 
 
 def _uniq(items) -> list:
@@ -576,16 +711,25 @@ def build(span: Sequence[dict]) -> Story:
                     cur.last_edit = i
                     continue
                 before, after = definitions(old, path), definitions(new, path)
+                was = set(key_values(old, path))
+                fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
+                if action == "modified":
+                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new.splitlines()]
+                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old.splitlines()]
+                    if len(gone) == 1 and len(came) == 1 and max(len(gone[0]), len(came[0])) <= 70 and \
+                            "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
+                        fc.swaps.append((gone[0], came[0]))
                 known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
                 if action == "created":
                     fc.added += [d for d in after if d not in fc.added]
                 else:
-                    fc.added += [d for d in after if d not in before and d not in fc.added]
+                    fc.added += [d for d in _outermost(new, path, [d for d in after if d not in before])
+                                 if d not in fc.added]
                     fc.removed += [d for d in before if d not in after and d not in fc.removed
                                    and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
                         fc.changed += [d for d in after if d in before and d not in fc.changed and not d.startswith("<")
-                                       and _body(old, d, before) != _body(new, d, after)]
+                                       and _body(old, d, before + after) != _body(new, d, before + after)]
                 if pending_report:
                     gained = [d for d in after if d not in before]
                     how = f"fixed by editing `{path.rsplit('/', 1)[-1]}`" + (
@@ -607,7 +751,7 @@ def build(span: Sequence[dict]) -> Story:
                 _resolve_edit_errors(cur, edits, i)
                 continue
             if not cmd:
-                if flagged:
+                if flagged and not tooling_failure(name, out):
                     line = key_error(out)
                     if line:
                         _add_error(cur, line, name, i, f"{name} {_target(call)}", "tool")
@@ -682,6 +826,7 @@ def build(span: Sequence[dict]) -> Story:
             else:
                 _resolve_key(cur, key, i, f"`{brief(ncmd, 70)}` then succeeded")
     cur.end = len(recs) - 1
+    _drop_plan_files(story, recs, known)
     story.episodes = [e for e in story.episodes if e.busy() or e.requests or e.item]
     for n, e in enumerate(story.episodes, 1):
         e.index = n
@@ -717,8 +862,10 @@ REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy
 
 
 def _reported_failure(text: str) -> str | None:
-    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X")."""
+    """The agent's sentence saying a check complained ("Credo reports nesting too deep in X"):
+    its own prose, never a quoted line, a list item or a heading (a plan's text)."""
     text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:>|[-*+]\s|\d+[.)]\s|#)", ln))
     for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
         sent = sent.strip()
         if 15 <= len(sent) <= 240 and REPORTED.search(sent) and not sent.endswith("?") and \

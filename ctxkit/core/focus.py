@@ -39,6 +39,7 @@ class Focus:
     next_items: list = field(default_factory=list)      # (id, title) still open
     plan_pending: list = field(default_factory=list)
     committed: bool = False                             # the last episode ended in a commit
+    searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
 
     @property
     def half_done(self) -> bool:
@@ -54,6 +55,7 @@ def _last_sentences(text: str, n: int = 2) -> str:
 def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
+    f.last_words = _last_sentences(story.last_text)
     if not eps:
         return f
     last = eps[-1]
@@ -130,7 +132,72 @@ def _commit_index(story: Story) -> int:
 
 def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     story = build(span)
-    return story, current(story, story.cwd)
+    f = current(story, story.cwd)
+    f.searches = last_searches(span, story.cwd)
+    return story, f
+
+
+EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"}
+SHELL_SEARCH = re.compile(r"^\s*(?:grep|rg|ag)\s")
+
+
+def _call_args(call: dict) -> tuple[str, dict]:
+    from .artifacts import _args  # the one parser of a call's arguments
+
+    args = _args(call)
+    return (call.get("function") or {}).get("name") or "", args if isinstance(args, dict) else {}
+
+
+def _search_conclusion(name: str, args: dict, result: str, cwd: str | None) -> str | None:
+    """One search call and its result as a stated conclusion: what was looked for, and where
+    it was found (files, or the first matching line), or that nothing matched."""
+    if name in ("Grep", "Glob"):
+        pattern = args.get("pattern") or ""
+        where = args.get("path") or ""
+    elif name == "Bash" and SHELL_SEARCH.match(args.get("command") or ""):
+        pattern, where = args["command"].strip(), ""
+    else:
+        return None
+    if not pattern:
+        return None
+    text = (result or "").strip()
+    scope = f" in `{short_path(where, cwd)}`" if where and short_path(where, cwd) not in (".", "") else ""
+    head = f"`{brief(pattern, 80)}`{scope}"
+    if not text or re.match(r"^(?:No (?:files|matches) found|No match)", text):
+        return f"searched {head}: no match."
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    m = re.match(r"^Found (\d+) files?", lines[0])
+    if m or (name == "Glob") or all("/" in ln and " " not in ln.strip() for ln in lines[:5]):
+        files = [short_path(ln.strip(), cwd) for ln in (lines[1:] if m else lines) if ln.strip()]
+        if not files:
+            return None
+        shown = ", ".join(f"`{p}`" for p in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+        only = "only " if len(files) == 1 else ""
+        return f"searched {head}: found {only}in {shown}."
+    hit = next((ln for ln in lines if re.match(r"^(?:[^\s:]+:)?\d+:", ln)), None)
+    if hit is None:
+        return None
+    hit = brief(re.sub(r"\s+", " ", hit.strip()), 140)
+    return f"searched {head}: first match `{hit}`."
+
+
+def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> list[str]:
+    """The search calls made after the last edit or command, newest last, as conclusions (at most `n`)."""
+    calls: dict = {}
+    found: list[str] = []
+    for r in span:
+        for c in r.get("tool_calls") or []:
+            name, args = _call_args(c)
+            if name in EDITS or (name == "Bash" and not SHELL_SEARCH.match(str(args.get("command") or ""))):
+                found, calls = [], {}  # an edit or another command since: those searches are history
+            else:
+                calls[c.get("id")] = (name, args)
+        if r.get("role") == "tool" and r.get("tool_call_id") in calls:
+            name, args = calls.pop(r["tool_call_id"])
+            said = _search_conclusion(name, args, r.get("content") if isinstance(r.get("content"), str) else "", cwd)
+            if said:
+                found.append(said)
+    return found[-n:]
 
 
 def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
@@ -145,7 +212,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"`{f.item}` asks: {desc}")
         if files:
             touched = {short_path(fc.path, cwd) for fc in f.uncommitted}
+            names = {t.rsplit("/", 1)[-1] for t in touched}  # the same file kept elsewhere (a static copy)
             left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
+                    and p.rsplit("/", 1)[-1] not in names
                     and not (f.commands and MANIFEST.search(p))]  # an install command changed those
             if left and len(left) < len(files):
                 out.append(f"Output files `{f.item}` names that are not changed yet: " +
@@ -176,6 +245,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
     if f.last_words:
         out.append(f"The agent's last words: \"{f.last_words}\"")
+    for said in f.searches:
+        out.append("Last check: " + said)
     return out
 
 

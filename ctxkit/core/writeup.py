@@ -119,14 +119,19 @@ def step_heading(ep, story) -> str:
     return f"{label} ({state})"
 
 
-def step_items(ep, story, first: bool, task: str, open_now=()) -> list[Item]:
-    """What one episode did, each fact from a tool call or its result."""
+def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -> list[Item]:
+    """What one episode did, each fact from a tool call or its result. Files already told as
+    uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
     out: list[Item] = []
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
+    told = [fc for fc in ep.files.values() if not ep.commits and fc.path in uncommitted]
+    if told:
+        out.append(Item(text="Changed " + ", ".join(f"`{rel(fc.path, cwd)}`" for fc in told) +
+                    ": not committed; what changed is under Current work"))
     for fc in ep.files.values():
-        if TEMP_PATH.search(fc.path):
+        if TEMP_PATH.search(fc.path) or fc in told:
             continue
         what = fc.describe(10)
         out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
@@ -193,11 +198,29 @@ def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
 
+# a sentence that points back at something it does not name cannot stand alone
+ANAPHOR = re.compile(r"^(?:In step \d+[^:]*:\s*)?(?:It|This|That|These|They|Both|Those|Its|Their|Here|There|"
+                     r"Which|Such)(?:'s|’s)?\b")
+# a sentence names something concrete: a path, a backticked name, CamelCase or snake_case, a number, a quote
+CONCRETE = re.compile(r"`[^`]+`|\b[\w.-]+/[\w./-]+|\b[A-Z][a-z0-9]+[A-Z]\w*|\b[a-z0-9]+_[a-z0-9_]+\b|\d|"
+                      r"\"[^\"]{2,}\"|\b\w+\.(?:py|ex|exs|js|ts|tsx|css|json|md|rs|go|rb|java|ya?ml|toml|sh)\b")
+# an idea weighed, not a choice made: alternatives still open
+UNDECIDED = re.compile(r"\b(?:either|or use|or try|or maybe|maybe|perhaps|might|could|different approach)\b", re.I)
+REASON = re.compile(r"\b(?:because|since|so that|instead of|rather than|otherwise|to avoid|which means)\b", re.I)
+
+
+def stands_alone(text: str) -> bool:
+    """A fact or decision a reader can use without the conversation around it."""
+    return not ANAPHOR.match(text.strip()) and bool(CONCRETE.search(text)) and not UNDECIDED.search(text)
+
+
 def _clean_facts(items: list[Item], said: str = "") -> list[Item]:
-    """Facts and decisions that can stand as current: no status words that go stale, no
-    self-praise, nothing already said above."""
-    return [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
-            and i.text not in said]
+    """Facts and decisions that can stand as current and alone: no status words that go stale,
+    no self-praise, no sentence that only points back, nothing already said above; the ones
+    that give a reason first."""
+    kept = [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
+            and i.text not in said and stands_alone(i.text)]
+    return sorted(kept, key=lambda i: not REASON.search(i.text))
 
 
 def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> Context:
@@ -278,7 +301,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         label, ep, carried = units[n - 1]
         items = list(carried)
         if ep is not None:
-            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else ())
+            items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else (),
+                                {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else ())
         for it in items:
             add(name, it)
     cands = candidates(d)
@@ -291,23 +315,30 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             continue
         src = f" (from {e.source})" if e.source else ""
         add("Errors", Item(text=brief(e.text, 200) + src))
-    stack = toolchain(story) if story is not None else ""
-    if stack:
-        add("Key entities", Item(text=stack))
-    # the names the agent used most (identifiers in two or more of its messages), in one line
+    # the names the agent used most (identifiers in two or more of its messages) not shown above,
+    # each with the file that defines it when its name says so (`HooksController` -> `hooks_controller.ex`)
     names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
     if names:
+        base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
+
+        def where(n: str) -> str:
+            last = n.rsplit(".", 1)[-1]
+            snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
+            return f"`{n}` (`{base[snake]}`)" if snake in base and snake != last else f"`{n}`"
         line = ""
-        for k in range(len(names), 0, -1):
-            line = "Named most often by the agent: " + ", ".join(f"`{n}`" for n in names[:k])
-            if k <= 25 and used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
+        for k in range(min(len(names), 25), 0, -1):
+            line = "Named most often by the agent: " + ", ".join(where(n) for n in names[:k])
+            if used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
                 add("Key entities", Item(text=line))
                 break
     # files: changed ones are in their steps; here every path once, changed first
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
+    shown = "" if every_file else "\n".join(it.text for its in chosen.values() for it in its)
     for it in changed:
         p = it.text.strip("`").split("`")[0]
+        if f"`{p}`" in shown:
+            continue  # its step or Current work already says what changed in it
         if not TEMP_PATH.search(p) and not BUILD_PATH.search(p):
             add("Files", it)
     said_now = "\n".join(it.text for its in chosen.values() for it in its)
