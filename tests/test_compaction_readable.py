@@ -132,3 +132,18 @@ def test_the_plan_mode_file_is_not_project_work_and_plan_text_is_not_an_error(tm
     work = "\n".join(_section(summ["content"], "Current work"))
     assert "plan.md" not in work and "Uncommitted" not in work
     assert "Error from Credo" not in summ["content"]
+
+
+def test_the_next_step_names_what_the_item_still_lacks_before_the_finish(tmp_path):
+    # the span Claude Code compacted; the item's tests and one Definition-of-Done point are untouched
+    recs = run("import", corpus("claude-code_spotter_fa812bfe_session.jsonl")).records()
+    cut = next(i for i, r in enumerate(recs) if r["kind"] == "summary")
+    src = tmp_path / "span.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs[:cut]))
+    res = run("compact", src, "--budget", "3599", "--force", "--workspace", tmp_path)
+    assert res.code == 0, res.stderr
+    steps = _section(next(r for r in res.records() if r["kind"] == "summary")["content"], "Next step")
+    lacks = next(i for i, b in enumerate(steps) if b.startswith("Do what `spotter-a0y.4` still lacks"))
+    finish = next(i for i, b in enumerate(steps) if b.startswith("Finish `spotter-a0y.4`"))
+    assert lacks < finish
+    assert "`test/spotter_web/live/session_live_test.exs`" in steps[lacks] and "`terminal_scrolled`" in steps[lacks]

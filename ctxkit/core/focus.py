@@ -210,15 +210,10 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         desc, files, _ = story.descriptions.get(f.item, ("", [], []))
         if desc:
             out.append(f"`{f.item}` asks: {desc}")
-        if files:
-            touched = {short_path(fc.path, cwd) for fc in f.uncommitted}
-            names = {t.rsplit("/", 1)[-1] for t in touched}  # the same file kept elsewhere (a static copy)
-            left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
-                    and p.rsplit("/", 1)[-1] not in names
-                    and not (f.commands and MANIFEST.search(p))]  # an install command changed those
-            if left and len(left) < len(files):
-                out.append(f"Output files `{f.item}` names that are not changed yet: " +
-                           ", ".join(f"`{p}`" for p in left) + ".")
+        left = untouched_outputs(story, f)
+        if left:
+            out.append(f"Output files `{f.item}` names that are not changed yet: " +
+                       ", ".join(f"`{p}`" for p in left) + ".")
     if f.plan_step:
         out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
     if f.uncommitted:
@@ -250,12 +245,44 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     return out
 
 
+def untouched_outputs(story: Story, f: Focus) -> list[str]:
+    """The output files the item in progress names that nothing since the last commit changed
+    (only when some of them were changed: an item that names files it never meant to write is quiet)."""
+    if not f.item:
+        return []
+    files = story.descriptions.get(f.item, ("", [], []))[1]
+    if not files:
+        return []
+    touched = {short_path(fc.path, story.cwd) for fc in f.uncommitted}
+    names = {t.rsplit("/", 1)[-1] for t in touched}  # the same file kept elsewhere (a static copy)
+    left = [p for p in files if not any(t.endswith(p) or p.endswith(t) for t in touched)
+            and p.rsplit("/", 1)[-1] not in names
+            and not (f.commands and MANIFEST.search(p))]  # an install command changed those
+    return left if len(left) < len(files) else []
+
+
+BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+
+
+def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
+    """Definition-of-Done items that name something (in backticks) no change since the last commit
+    mentions: the work the item still lacks, as far as the records can tell."""
+    seen = " ".join(f"{fc.path} {fc.describe(60)}" for fc in f.uncommitted)
+    return [d for d in dod if (names := BACKTICKED.findall(d)) and not any(n in seen for n in names)]
+
+
 def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     out = []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:
         out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
     dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
+    lacking = unmet_done_items(f, dod) if f.uncommitted else []
+    left = untouched_outputs(story, f) if f.uncommitted else []
+    if left or lacking:
+        todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
+               [f"{d.rstrip('.')} (nothing changed since the last commit touches it)" for d in lacking]
+        out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
     if dod:
         out.append(f"Check `{f.item}` against its Definition of Done: " +
                    "; ".join(d.rstrip(".") for d in dod) + ".")
