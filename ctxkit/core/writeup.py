@@ -209,6 +209,12 @@ UNDECIDED = re.compile(r"\b(?:either|or use|or try|or maybe|maybe|perhaps|might|
 REASON = re.compile(r"\b(?:because|since|so that|instead of|rather than|otherwise|to avoid|which means)\b", re.I)
 
 
+# a count the agent wrote in its own words ("14 tests covering …", "7 new tests"): the steps give the
+# counts from the records themselves, and the agent's own tallies are often wrong
+TALLY = re.compile(r"\b\d{1,5}\s+(?:new\s+|more\s+)?(?:tests?|test blocks|test cases|specs?|doctests?|failures?|errors?|warnings?)\b",
+                   re.I)
+
+
 def stands_alone(text: str) -> bool:
     """A fact or decision a reader can use without the conversation around it."""
     return not ANAPHOR.match(text.strip()) and bool(CONCRETE.search(text)) and not UNDECIDED.search(text)
@@ -219,7 +225,7 @@ def _clean_facts(items: list[Item], said: str = "") -> list[Item]:
     no self-praise, no sentence that only points back, nothing already said above; the ones
     that give a reason first."""
     kept = [i for i in items if not STALE.search(i.text) and not SELF_PRAISE.search(i.text)
-            and i.text not in said and stands_alone(i.text)]
+            and not TALLY.search(i.text) and i.text not in said and stands_alone(i.text)]
     return sorted(kept, key=lambda i: not REASON.search(i.text))
 
 
