@@ -20,6 +20,7 @@ chunks the future is likely to use.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -65,6 +66,7 @@ def contentless(text: str | None) -> bool:
 TOKEN = re.compile(r"[A-Za-z_][\w.\-]*\w")
 
 
+@lru_cache(maxsize=1 << 16)  # identifiers recur across chunks: decide each once
 def _shaped(t: str) -> bool:
     if "_" in t.strip("_"):
         return True
