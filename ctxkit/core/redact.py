@@ -70,12 +70,12 @@ OWN = [
     ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
 ]
 _OWN_GATED = [(kind, rx, g, GATES[kind]) for kind, rx, g in OWN]
-# what `spans` needs before any pattern can match (literals only: linear): an own pattern's gate,
-# a detect-secrets literal, a CLI flag's "--", a mysql command; in the lower-cased text, a
-# keyword an assignment or an Authorization header needs
-_ANY_LITERAL = re.compile("|".join(re.escape(lit) for lit in sorted(
-    {*(lit for lits in GATES.values() for lit in lits), *DS_LITERALS, "--", "mysql", "mariadb"})))
-_ANY_KEYWORD = re.compile(KEY_HINT.pattern + "|bearer|authorization")
+# what `spans` needs before any pattern can match: an own pattern's gate, a detect-secrets
+# literal, a CLI flag's "--", a mysql command; in the lower-cased text, a keyword an
+# assignment (KEY_HINT) or an Authorization header needs
+_ANY_LITERAL = tuple(sorted({*(lit for lits in GATES.values() for lit in lits), *DS_LITERALS, "--", "mysql",
+                             "mariadb"}))
+_ANY_KEYWORD = ("pass", "pwd", "secret", "token", "key", "credential", "bearer", "authorization")
 NOT_SECRET = frozenset("""str string bytes bool boolean int integer number float double object any none null nil
 true false undefined optional required list dict array text char varchar uuid hidden redacted env string[] secret
 password passwd token tokens key value values example sample placeholder changeme your_password yourpassword
@@ -232,9 +232,16 @@ class Redactor:
         low = text.lower()
         if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
             low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
-        if not self.extra and not _ANY_LITERAL.search(text) and not _ANY_KEYWORD.search(low) and \
-                (len(text) < 40 or not AWS_BARE.search(text)):
-            return found  # no pattern below can match: each needs one of these
+        if not self.extra and (len(text) < 40 or not AWS_BARE.search(text)):
+            for lit in _ANY_LITERAL:
+                if lit in text:
+                    break
+            else:
+                for word in _ANY_KEYWORD:
+                    if word in low:
+                        break
+                else:
+                    return found  # no pattern below can match: each needs one of these
         for kind, rx, g, lits in _OWN_GATED:
             for lit in lits:
                 if lit in text:
