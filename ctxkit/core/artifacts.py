@@ -24,6 +24,8 @@ VERB_ACTIONS = [("delete", DELETED), ("remove", DELETED), ("create", CREATED), (
 PATCH = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 MOVE_TO = re.compile(r"^\*\*\* Move to: (.+)$", re.M)
 PATHLIKE = re.compile(r"^[\w~./][\w./~@+-]*$")
+PLAIN_WORDS = re.compile(r"[^'\"\\#]*")
+SHELL_BLANKS = re.compile(r"[ \t\r\n]+")  # shlex's whitespace
 
 
 def _args(call: dict) -> dict | str:
@@ -50,10 +52,13 @@ def shell_actions(cmd: str) -> list[tuple[str, str]]:
         part = part.strip()
         if not part:
             continue
-        try:
-            words = shlex.split(part, comments=True)
-        except ValueError:
-            continue
+        if PLAIN_WORDS.fullmatch(part):  # no quote, escape or comment: shlex would split on blanks only
+            words = [w for w in SHELL_BLANKS.split(part) if w]
+        else:
+            try:
+                words = shlex.split(part, comments=True)
+            except ValueError:
+                continue
         if not words:
             continue
         if words[0] in ("sudo", "command"):
@@ -83,11 +88,17 @@ def shell_actions(cmd: str) -> list[tuple[str, str]]:
     return out
 
 
-def call_actions(call: dict, result: str | None = None) -> list[tuple[str, str]]:
+_UNPARSED = object()
+
+
+def call_actions(call: dict, result: str | None = None, args=_UNPARSED) -> list[tuple[str, str]]:
+    """File actions of one tool call (`args`: its arguments as `_args` parsed them, when the
+    caller has them already)."""
     fn = call.get("function") or {}
     name = (fn.get("name") or "").strip()
     lname = name.lower().replace("_", "").replace("-", "")
-    args = _args(call)
+    if args is _UNPARSED:
+        args = _args(call)
     if isinstance(args, dict):
         if lname in ("bash", "shell", "exec", "run", "terminal", "localshell", "runcommand", "execute"):
             cmd = args.get("command") or args.get("cmd") or ""

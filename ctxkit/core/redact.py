@@ -69,6 +69,13 @@ OWN = [
     ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
     ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
 ]
+_OWN_GATED = [(kind, rx, g, GATES[kind]) for kind, rx, g in OWN]
+# what `spans` needs before any pattern can match: an own pattern's gate, a detect-secrets
+# literal, a CLI flag's "--", a mysql command; in the lower-cased text, a keyword an
+# assignment (KEY_HINT) or an Authorization header needs
+_ANY_LITERAL = tuple(sorted({*(lit for lits in GATES.values() for lit in lits), *DS_LITERALS, "--", "mysql",
+                             "mariadb"}))
+_ANY_KEYWORD = ("pass", "pwd", "secret", "token", "key", "credential", "bearer", "authorization")
 NOT_SECRET = frozenset("""str string bytes bool boolean int integer number float double object any none null nil
 true false undefined optional required list dict array text char varchar uuid hidden redacted env string[] secret
 password passwd token tokens key value values example sample placeholder changeme your_password yourpassword
@@ -166,7 +173,10 @@ class Redactor:
     def _ds_spans(self, text: str) -> list[tuple[int, int, str]]:
         if not self.use_ds:
             return []
-        if not any(lit in text for lit in DS_LITERALS):
+        for lit in DS_LITERALS:  # a plain loop: this runs on every string ctx prints
+            if lit in text:
+                break
+        else:
             return []
         windows: list[list[int]] = []
         before, after = DS_WINDOW
@@ -219,15 +229,28 @@ class Redactor:
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         found: list[tuple[int, int, str]] = []
-        for kind, rx, g in OWN:
-            if not any(lit in text for lit in GATES[kind]):
+        low = text.lower()
+        if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
+            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
+        if not self.extra and (len(text) < 40 or not AWS_BARE.search(text)):
+            for lit in _ANY_LITERAL:
+                if lit in text:
+                    break
+            else:
+                for word in _ANY_KEYWORD:
+                    if word in low:
+                        break
+                else:
+                    return found  # no pattern below can match: each needs one of these
+        for kind, rx, g, lits in _OWN_GATED:
+            for lit in lits:
+                if lit in text:
+                    break
+            else:
                 continue
             for m in rx.finditer(text):
                 if m.group(g):
                     found.append((m.start(g), m.end(g), kind))
-        low = text.lower()
-        if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
-            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
         for m in self._assignments(text, low):
             key, quoted = m.group("key"), m.group("q") is not None
             g = "qv" if quoted else "uv"

@@ -61,7 +61,7 @@ def record_importance(rec: dict) -> float:
     boost = 0.0
     if DECISION.search(text):
         boost += 0.2
-    if CODE.search(text) or rec.get("tool_calls"):
+    if rec.get("tool_calls") or CODE.search(text):
         boost += 0.1
     if REMEMBER.search(text):
         boost += 0.3

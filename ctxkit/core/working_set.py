@@ -20,6 +20,7 @@ chunks the future is likely to use.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Iterable
@@ -65,6 +66,7 @@ def contentless(text: str | None) -> bool:
 TOKEN = re.compile(r"[A-Za-z_][\w.\-]*\w")
 
 
+@lru_cache(maxsize=1 << 16)  # identifiers recur across chunks: decide each once
 def _shaped(t: str) -> bool:
     if "_" in t.strip("_"):
         return True
@@ -158,6 +160,13 @@ class FocusTracker:
             return
         role = r.get("role")
         fl = R.flags(r)
+        parsed: dict = {}
+
+        def args_of(call):  # each call's arguments parsed once per record
+            if id(call) not in parsed:
+                parsed[id(call)] = _args(call)
+            return parsed[id(call)]
+
         if role == "user" and not r.get("tool_call_id"):
             t = request_text(r)
             raw = " ".join(str(r.get("content") or "").split())
@@ -174,19 +183,18 @@ class FocusTracker:
             if text and "thinking" not in fl and "reasoning" not in fl:
                 self.f.intention = text[:600]
             for call in r.get("tool_calls") or ():
-                self._call(call)
+                self._call(call, args_of(call))
             meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
             if isinstance(meta.get("action"), str):
                 self._shell(meta["action"])
         if role == "tool":
             self._result(r)
         if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
-            parts = [r.get("content") or ""] + [call_values(c) for c in r.get("tool_calls") or ()]
+            parts = [r.get("content") or ""] + [call_values(c, args_of(c)) for c in r.get("tool_calls") or ()]
             self.turns.append("\n".join(parts)[:TEXT_CAP])
 
-    def _call(self, call: dict) -> None:
+    def _call(self, call: dict, args) -> None:
         fn = (call.get("function") or {}).get("name") or ""
-        args = _args(call)
         if isinstance(args, dict):
             if fn.lower() in ("todowrite", "todo_write") and isinstance(args.get("todos"), list):
                 self.plan_items = [str(t.get("activeForm") or t.get("content") or "") for t in args["todos"]
@@ -199,7 +207,7 @@ class FocusTracker:
                 cmd = " ".join(map(str, cmd))
             if isinstance(cmd, str):
                 self._shell(cmd)
-        for action, path in call_actions(call):
+        for action, path in call_actions(call, args=args):
             self.actions.append((action, path))
             if action in (CREATED, MODIFIED):
                 self.writes.pop(path, None)
@@ -240,9 +248,10 @@ class FocusTracker:
         return f
 
 
-def call_values(call: dict) -> str:
-    """A tool call's name and argument values (not the argument names the tool schema gives)."""
-    args = _args(call)
+def call_values(call: dict, args=None) -> str:
+    """A tool call's name and argument values (not the argument names the tool schema gives;
+    `args`: the call's parsed arguments, when the caller has them)."""
+    args = _args(call) if args is None else args
     name = (call.get("function") or {}).get("name") or ""
     if not isinstance(args, dict):
         return f"{name} {args}"
