@@ -65,15 +65,20 @@ def test_tooling_failures_are_not_project_errors(name, tmp_path):
         assert said not in text
 
 
-def test_the_last_searches_are_said_as_conclusions(tmp_path):
-    # the span Claude Code compacted: up to its own summary
+def _claude_span_summary(tmp_path) -> dict:
+    """ctx's summary record for the span Claude Code compacted in fa812bfe (up to its own summary),
+    at the budget Claude's summary took."""
     recs = run("import", corpus("claude-code_spotter_fa812bfe_session.jsonl")).records()
     cut = next(i for i, r in enumerate(recs) if r["kind"] == "summary")
     src = tmp_path / "span.jsonl"
     src.write_text("".join(json.dumps(r) + "\n" for r in recs[:cut]))
     res = run("compact", src, "--budget", "3599", "--force", "--workspace", tmp_path)
     assert res.code == 0, res.stderr
-    summ = next(r for r in res.records() if r["kind"] == "summary")
+    return next(r for r in res.records() if r["kind"] == "summary")
+
+
+def test_the_last_searches_are_said_as_conclusions(tmp_path):
+    summ = _claude_span_summary(tmp_path)
     work = _section(summ["content"], "Current work")
     assert any(b.startswith("Last check: searched `terminal_scrolled`") and "`lib/spotter_web/live/pane_view_live.ex`"
                in b for b in work), work
@@ -135,14 +140,8 @@ def test_the_plan_mode_file_is_not_project_work_and_plan_text_is_not_an_error(tm
 
 
 def test_the_next_step_names_what_the_item_still_lacks_before_the_finish(tmp_path):
-    # the span Claude Code compacted; the item's tests and one Definition-of-Done point are untouched
-    recs = run("import", corpus("claude-code_spotter_fa812bfe_session.jsonl")).records()
-    cut = next(i for i, r in enumerate(recs) if r["kind"] == "summary")
-    src = tmp_path / "span.jsonl"
-    src.write_text("".join(json.dumps(r) + "\n" for r in recs[:cut]))
-    res = run("compact", src, "--budget", "3599", "--force", "--workspace", tmp_path)
-    assert res.code == 0, res.stderr
-    steps = _section(next(r for r in res.records() if r["kind"] == "summary")["content"], "Next step")
+    # the item's tests and one Definition-of-Done point are untouched at the cut
+    steps = _section(_claude_span_summary(tmp_path)["content"], "Next step")
     lacks = next(i for i, b in enumerate(steps) if b.startswith("Do what `spotter-a0y.4` still lacks"))
     finish = next(i for i, b in enumerate(steps) if b.startswith("Finish `spotter-a0y.4`"))
     assert lacks < finish
