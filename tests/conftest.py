@@ -12,6 +12,9 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 if not CORPUS.exists():  # CI clones main with shared/ beside it
     CORPUS = Path(os.environ.get("CTX_CORPUS", ROOT / "examples"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+# the transcripts to parametrize over: files only (the examples/ fallback also holds folders)
+CORPUS_FILES = sorted(p.name for p in CORPUS.iterdir() if p.is_file() and p.name != "SOURCES.md") \
+    if CORPUS.is_dir() else []
 
 
 @pytest.fixture(scope="session")

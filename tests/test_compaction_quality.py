@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from conftest import CORPUS, corpus, run
+from conftest import CORPUS_FILES, CORPUS, corpus, run
 from ctxkit.core import context_md as C
 from ctxkit.core.hygiene import ends_mid_word, is_narration, near_duplicate
 
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md") if os.path.isdir(CORPUS) else []
+FILES = CORPUS_FILES
 NARRATION = re.compile(r"^(let me|let's|i see|i'll|i need|i will|now i|okay|that's the bug - my)\b", re.I)
 
 

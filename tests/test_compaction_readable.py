@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from conftest import CORPUS, corpus, run
+from conftest import CORPUS_FILES, CORPUS, corpus, run
 from ctxkit.core.episodes import FileChange, build, key_values, tooling_failure
 from ctxkit.core.writeup import stands_alone
 
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md") if os.path.isdir(CORPUS) else []
+FILES = CORPUS_FILES
 RECEIPT = re.compile(r"has been (?:updated|created) successfully|^Found \d+ files?\b|^No (?:files|matches) found")
 
 

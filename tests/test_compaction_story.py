@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from conftest import CORPUS, corpus, run
+from conftest import CORPUS_FILES, CORPUS, corpus, run
 from ctxkit.core.requests import requests
 
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md") if os.path.isdir(CORPUS) else []
+FILES = CORPUS_FILES
 CC = [f for f in FILES if f.startswith("claude-code_") and f.endswith("_session.jsonl")]
 
 

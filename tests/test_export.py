@@ -5,9 +5,9 @@ import os
 
 import pytest
 
-from conftest import CORPUS, FIXTURES, corpus, run
+from conftest import CORPUS_FILES, CORPUS, FIXTURES, corpus, run
 
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md") if os.path.isdir(CORPUS) else []
+FILES = CORPUS_FILES
 
 
 def check_openai(body):

@@ -7,14 +7,14 @@ import re
 
 import pytest
 
-from conftest import CORPUS, corpus, run
+from conftest import CORPUS_FILES, CORPUS, corpus, run
 from sdk_types import anthropic_problems, openai_problems
 from test_export import check_anthropic, check_openai
 
 pytest.importorskip("anthropic", reason="the anthropic SDK is a test extra (pip install -e '.[test]')")
 pytest.importorskip("openai", reason="the openai SDK is a test extra (pip install -e '.[test]')")
 
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md") if os.path.isdir(CORPUS) else []
+FILES = CORPUS_FILES
 ANTHROPIC_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 

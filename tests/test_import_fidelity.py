@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from conftest import CORPUS as _CORPUS, corpus, run
+from conftest import CORPUS_FILES, CORPUS as _CORPUS, corpus, run
 
 CORPUS = str(_CORPUS)
-FILES = sorted(f for f in os.listdir(CORPUS) if f != "SOURCES.md")
+FILES = CORPUS_FILES
 WRAPPERS = ("<task-notification>", "<local-command", "<command-name>", "<command-message>", "[Request interrupted",
             "Caveat: The messages below", "<system-reminder>", "Your task is to create a detailed summary")
 
@@ -125,7 +125,7 @@ def assert_paired(recs):
 
 @pytest.mark.parametrize("name", [f for f in FILES if f.startswith("claude-code")])
 def test_claude_code_counts_from_an_independent_reader(name):
-    want = count_claude_code(os.path.join(CORPUS, name))
+    want = count_claude_code(corpus(name))
     recs = imported(name)
     assert len(messages(recs, "assistant")) == want["assistant"]
     assert len(messages(recs, "tool")) == want["tool"]
@@ -137,7 +137,7 @@ def test_claude_code_counts_from_an_independent_reader(name):
 
 def test_codex_desktop_counts_and_the_unanswered_last_call():
     name = "codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl"
-    want = count_codex(os.path.join(CORPUS, name))
+    want = count_codex(corpus(name))
     recs = imported(name)
     assert want == {"calls": 20, "tool": 20, "user": 2, "meta": 1, "system": 1, "assistant_min": 4}
     assert sum(len(r.get("tool_calls") or []) for r in recs) == want["calls"]
@@ -153,7 +153,7 @@ def test_codex_desktop_counts_and_the_unanswered_last_call():
 
 @pytest.mark.parametrize("name", [f for f in FILES if f.startswith("swe-agent")])
 def test_swe_agent_both_styles_pair_every_action(name):
-    want = count_swe(os.path.join(CORPUS, name))
+    want = count_swe(corpus(name))
     recs = imported(name)
     assert len(messages(recs, "assistant")) == want["assistant"]
     assert len(messages(recs, "tool")) == want["tool"]
@@ -165,7 +165,7 @@ def test_swe_agent_both_styles_pair_every_action(name):
 
 def test_swe_agent_thought_action_observations_become_results():
     recs = imported("swe-agent_pydicom__pydicom-1458.traj")
-    want = count_swe(os.path.join(CORPUS, "swe-agent_pydicom__pydicom-1458.traj"))
+    want = count_swe(corpus("swe-agent_pydicom__pydicom-1458.traj"))
     real = [r for r in messages(recs, "tool") if "missing_result" not in (r.get("flags") or [])]
     assert len(real) == want["observations"] == 11
     assert len(messages(recs, "tool", "missing_result")) == 1  # the final `submit` has no observation
@@ -175,7 +175,7 @@ def test_swe_agent_thought_action_observations_become_results():
 
 def test_aider_actions_become_paired_calls():
     name = "aider_Aquaticat_Monochromatic.aider.chat.history.md"
-    want = count_aider(os.path.join(CORPUS, name))
+    want = count_aider(corpus(name))
     recs = imported(name)
     calls = [c for r in recs for c in r.get("tool_calls") or []]
     names = collections.Counter(c["function"]["name"] for c in calls)

@@ -125,7 +125,9 @@ CREATE ROLE {role} LOGIN;            -- then: \\password {role}  (or use certifi
 GRANT USAGE ON SCHEMA {schema} TO {role};
 GRANT SELECT ON ctx_schema_migrations TO {role};
 GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role};
-GRANT SELECT, INSERT, UPDATE, DELETE ON ctx_vectors TO {role};   -- only where pgvector is installed
+-- the vector table exists only where pgvector is installed
+DO $$ BEGIN IF to_regclass('ctx_vectors') IS NOT NULL THEN
+  EXECUTE 'GRANT SELECT, INSERT, UPDATE, DELETE ON ctx_vectors TO {role}'; END IF; END $$;
 GRANT USAGE ON SEQUENCE ctx_logs_id_seq TO {role};
 GRANT EXECUTE ON FUNCTION ctx_may_access(text, name) TO {role};
 INSERT INTO ctx_project_roles (role_name, project) VALUES ('{role}', '{proj}') ON CONFLICT DO NOTHING;
