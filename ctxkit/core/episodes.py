@@ -102,6 +102,132 @@ MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|
                     r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
 
 
+EX_DEF = re.compile(r"^[ \t]*(def|defp|defmacro|defmacrop|defguard|defguardp|defdelegate)\s+([a-z_][\w?!]*)(\(|[ \t]*(?:,|do\b|when\b|$))", re.M)
+
+
+def _args_of(text: str, start: int) -> tuple[int, int, str]:
+    """(arity, defaults, argument text) of the parenthesised list opening at `start` (balanced,
+    linear; strings skipped)."""
+    depth, k, n, quote = 0, start, len(text), ""
+    while k < n and k - start < 2000:
+        c = text[k]
+        if quote:
+            if c == "\\":
+                k += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                break
+        k += 1
+    inner = text[start + 1:k]
+    parts, depth, cur = [], 0, ""
+    for c in inner:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        parts.append(cur)
+    return len(parts), sum(1 for p in parts if "\\\\" in p), inner
+
+
+def elixir_functions(text: str) -> list[tuple[str, bool, int]]:
+    """(name/arity, private?, defaults) of the functions and macros an Elixir text defines, in
+    order, each once (clauses of one function are one)."""
+    out, seen = [], set()
+    for m in EX_DEF.finditer(text):
+        arity, defaults = 0, 0
+        if m.group(3) == "(":
+            arity, defaults, _ = _args_of(text, m.end() - 1)
+        key = f"{m.group(2)}/{arity}"
+        if key not in seen:
+            seen.add(key)
+            out.append((key, m.group(1).endswith("p"), defaults))
+    return out
+
+
+def _arity_covers(name: str, names: list, text: str) -> bool:
+    """`render/1` still exists when `render/2` has a default argument."""
+    m = re.match(r"^([\w?!]+)/(\d+)$", name)
+    if not m:
+        return False
+    for f, _, defaults in elixir_functions(text):
+        fm = re.match(r"^([\w?!]+)/(\d+)$", f)
+        if fm and fm.group(1) == m.group(1) and int(fm.group(2)) - defaults <= int(m.group(2)) <= int(fm.group(2)):
+            return True
+    return False
+
+
+# the shapes a new text introduces: map and struct keys, options read, CSS variables, test groups
+MAP_OPEN = re.compile(r"%(?:[A-Z][\w.]*)?\{|defstruct\s*\[?")
+MAP_KEY = re.compile(r"(?<![\w:])([a-z_]\w*):\s")
+PUT_KEY = re.compile(r"\bMap\.put(?:_new)?\(\s*[\w@.\[\]]*\s*,\s*:(\w+)")
+OPT_KEY = re.compile(r"\b(?:Keyword\.(?:get|fetch!?|pop|has_key\?)\(\s*opts\s*,\s*:(\w+)|opts\[:(\w+)\]|"
+                     r"(?:kwargs|options|opts)\.(?:get|pop)\(\s*[\"'](\w+)[\"'])")
+CSS_VAR = re.compile(r"(?m)^\s*(--[\w-]+)\s*:")
+DESCRIBE = re.compile(r"^\s*describe\s*\(?\s*[\"'`]([^\"'`\n]{1,80})[\"'`]", re.M)
+
+
+def _map_keys(text: str) -> list[str]:
+    """The keys of Elixir map and struct literals (`%{kind: :x}`, `defstruct [:a, b: 1]`) and of
+    `Map.put(m, :key, …)`, in order."""
+    out = []
+    for m in MAP_OPEN.finditer(text):
+        depth, k, body = 0, m.end() - 1, []
+        if text[k] not in "{[":
+            continue
+        start = k
+        while k < len(text) and k - start < 1500:
+            c = text[k]
+            if c in "{[(":
+                depth += 1
+            elif c in "}])":
+                depth -= 1
+                if depth == 0:
+                    break
+            elif depth == 1:
+                body.append(c)
+            else:
+                body.append(" ")
+            k += 1
+        inner = "".join(body)
+        out += MAP_KEY.findall(inner)
+        if m.group(0).startswith("defstruct"):
+            out += re.findall(r"(?<![\w:]):(\w+)", inner)
+    out += PUT_KEY.findall(text)
+    return _uniq(out)
+
+
+def shapes(new: str, old: str, path: str) -> list[str]:
+    """What a change introduces besides definitions, each a short label: `keys a, b`, `options
+    :x`, `CSS variables --a`, `describe "x"` (not in the old text)."""
+    out = []
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    test = bool(re.search(r"(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$|\.(?:spec|test)\.\w+$", path))
+    if ext in ("ex", "exs", "heex") and not test:  # a test's maps are fixtures
+        was = set(_map_keys(old))
+        out += [f"key {k}" for k in _map_keys(new) if k not in was and k not in ("do", "else", "into", "when")]
+    was = {a or b or c for a, b, c in OPT_KEY.findall(old)}
+    out += [f"option {a or b or c}" for a, b, c in OPT_KEY.findall(new) if (a or b or c) not in was]
+    if ext in ("css", "scss", "less"):
+        was = set(CSS_VAR.findall(old))
+        out += [f"var {v}" for v in CSS_VAR.findall(new) if v not in was]
+    was = set(DESCRIBE.findall(old))
+    out += [f"describe {d}" for d in DESCRIBE.findall(new) if d not in was]
+    return _uniq(out)
+
+
 def key_values(text: str, path: str = "") -> list[str]:
     """The values worth knowing in a new text, in order, each short (see VALUE_RXS). Not for
     shell scripts (their variables are plumbing) nor tests (their values are fixtures)."""
@@ -144,6 +270,9 @@ class FileChange:
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
     values: list = field(default_factory=list)   # key values the new text sets (key_values)
     swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
+    private: set = field(default_factory=set)    # the names defined private (`defp`)
+    defaults: dict = field(default_factory=dict)  # name/arity -> how many arguments have defaults
+    shapes: list = field(default_factory=list)   # keys, options, CSS variables, test groups (shapes())
 
 
     def describe(self, cap: int = 8) -> str:
@@ -158,11 +287,25 @@ class FileChange:
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
             if names:
-                shown = ", ".join(f"`{n}`" for n in names[:cap])
-                more = f" and {len(names) - cap} more" if len(names) > cap else ""
-                parts.append(f"{label} {shown}{more}")
+                pub = [n for n in names if n not in self.private]
+                priv = [n for n in names if n in self.private]
+                if label == "added" and pub and priv:  # the API first, then the helpers
+                    parts.append(f"added public {self._names(pub, cap)}; private {self._names(priv, cap)}")
+                else:
+                    parts.append(f"{label} {self._names(names, cap)}")
+        for kind, label in (("key", "map keys"), ("option", "options"), ("var", "CSS variables")):
+            got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
+            if got:
+                fmt = (lambda x: f"`:{x}`") if kind == "option" else (lambda x: f"`{x}`")
+                parts.append(f"{label} " + ", ".join(fmt(x) for x in got[:cap]) +
+                             (f" and {len(got) - cap} more" if len(got) > cap else ""))
+        groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
-            parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added")
+            parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added" +
+                         (f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
+        if groups:
+            parts.append("describe " + ", ".join(f"\"{g}\"" for g in groups[:cap]) +
+                         (f" and {len(groups) - cap} more" if len(groups) > cap else ""))
         if self.ranges:
             parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
@@ -193,6 +336,14 @@ class FileChange:
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
+
+
+    def _names(self, names: list, cap: int) -> str:
+        """`a/2` (1 default), `b/1` and N more."""
+        def one(n: str) -> str:
+            k = self.defaults.get(n)
+            return f"`{n}`" + (f" ({k} default arg{'s' if k != 1 else ''})" if k else "")
+        return ", ".join(one(n) for n in names[:cap]) + (f" and {len(names) - cap} more" if len(names) > cap else "")
 
 
 def _imports(mods: list) -> str:
@@ -402,7 +553,12 @@ def definitions(text: str, path: str) -> list[str]:
     for m in ELIXIR_HANDLER.finditer(text):
         arg = m.group(2)
         out.append(f"{m.group(1)}({arg}, …}})" if arg.startswith("{") else f"{m.group(1)}({arg})")
-    for rx in DEFS:
+    elixir = ext in ("ex", "exs")
+    if elixir:  # functions with their arity: `render/2`
+        handlers = bool(out)
+        out += [n for n, _, _ in elixir_functions(text)
+                if not (handlers and n.split("/")[0] in ("handle_event", "handle_info", "handle_call", "handle_cast"))]
+    for rx in DEFS[1:2] if elixir else DEFS:
         for m in rx.finditer(text):
             n = m.group(1)
             if n in ("handle_event", "handle_info", "handle_call", "handle_cast") and out:
@@ -424,6 +580,7 @@ def definitions(text: str, path: str) -> list[str]:
 def _def_key(name: str) -> str:
     """What a definition's header line contains: `handle_info(:tick` for `handle_info(:tick)`,
     the bare name for a plain function."""
+    name = re.sub(r"/\d+$", "", name)
     if "(" in name and not name.endswith("()"):
         head = name.split("…", 1)[0].rstrip(" ,)")
         if re.match(r"^[\w.!?]+\([:{\"']", head):
@@ -711,6 +868,13 @@ def build(span: Sequence[dict]) -> Story:
                     cur.last_edit = i
                     continue
                 before, after = definitions(old, path), definitions(new, path)
+                if path.endswith((".ex", ".exs")):
+                    for n, private, dflt in elixir_functions(new):
+                        if private:
+                            fc.private.add(n)
+                        if dflt:
+                            fc.defaults[n] = dflt
+                fc.shapes += [x for x in shapes(new, old, path) if x not in fc.shapes]
                 was = set(key_values(old, path))
                 fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
                 if action == "modified":
@@ -726,6 +890,7 @@ def build(span: Sequence[dict]) -> Story:
                     fc.added += [d for d in _outermost(new, path, [d for d in after if d not in before])
                                  if d not in fc.added]
                     fc.removed += [d for d in before if d not in after and d not in fc.removed
+                                   and not _arity_covers(d, after, new)
                                    and not any(a.startswith(d + "(") or d.startswith(a + "(") for a in after)]
                     if action != "rewritten":  # a rewrite keeps names; which of them changed is not known
                         fc.changed += [d for d in after if d in before and d not in fc.changed and not d.startswith("<")

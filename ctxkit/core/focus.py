@@ -40,6 +40,7 @@ class Focus:
     plan_pending: list = field(default_factory=list)
     committed: bool = False                             # the last episode ended in a commit
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
+    closes_parent: str | None = None                    # the epic whose last open child is in progress
 
     @property
     def half_done(self) -> bool:
@@ -79,13 +80,17 @@ def current(story: Story, cwd: str | None = None) -> Focus:
                 prev = seen[fc.path]
                 for attr in ("added", "changed", "removed"):
                     getattr(prev, attr).extend(x for x in getattr(fc, attr) if x not in getattr(prev, attr))
+                prev.shapes.extend(x for x in fc.shapes if x not in prev.shapes)
+                prev.private |= fc.private
+                prev.defaults.update(fc.defaults)
                 prev.tests_added += fc.tests_added
                 prev.plus += fc.plus
                 prev.minus += fc.minus
                 continue
             from dataclasses import replace
 
-            seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed))
+            seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed),
+                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults))
             f.uncommitted.append(seen[fc.path])
         f.commands += e.commands
     if last.last_edit >= 0:
@@ -116,6 +121,12 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     done = {i for i, st in story.item_status.items() if st == "closed"}
     f.next_items = [(i, story.titles.get(i, "")) for i, d in story.listed
                     if not d and i not in done and i != f.item and i != last.item]
+    # the item in progress is the last open child of its epic: finishing it closes the epic too
+    if f.item and story.parent and not f.next_items and story.parent not in done and \
+            any(i == f.item for i, _ in story.listed) and "bd close" in " ".join(f.finish_pattern):
+        k = next(n for n, c in enumerate(f.finish_pattern) if c.startswith("bd close"))
+        f.finish_pattern.insert(k + 1, f"bd close {story.parent}")
+        f.closes_parent = story.parent
     return f
 
 
@@ -289,7 +300,8 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.uncommitted:
         if f.finish_pattern:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
-            out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev + ".")
+            out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev +
+                       (f"; it is the last open child of `{f.closes_parent}`, so close the epic too" if f.closes_parent else "") + ".")
         else:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:
