@@ -423,6 +423,70 @@ class Error:
     fix_files: list = field(default_factory=list)   # files edited after it, before it was resolved
     fix_cmds: list = field(default_factory=list)    # checks that passed after it, before it was resolved
     kind: str = "command"             # check (test, build, lint) | git | command (exploring) | tool
+    said: list = field(default_factory=list)        # the agent's words while it was open, oldest first
+    changes: list = field(default_factory=list)     # (path, lines gone, lines come) of the small edits after it
+
+    def why(self) -> str:
+        """The agent's explanation of the cause or the way out, in its words (see reason())."""
+        return reason(self.said)
+
+    def change(self) -> str:
+        """What the last small edits after it changed, in a few words."""
+        return edit_gist(self.changes)
+
+
+# a sentence that explains: a cause, a conflict, what a tool wants, the way chosen
+CAUSE = re.compile(r"\b(?:because|caus(?:e|es|ed|ing)|known|conflict|the (?:issue|problem|reason|fix) is|due to|"
+                   r"wants?|expects?|requires?|instead|workaround|levels? deep|\d+\s*>\s*(?:max\s*)?\d+)\b|—", re.I)
+HEDGE = re.compile(r"\?|\b(?:might|maybe|perhaps|possibly|probably|likely|odd|confusing|wait|not sure|I think|"
+                   r"seems?|let me (?:check|look|see|re-?read|verify))\b", re.I)
+DECIDE = re.compile(r"^(?:I'll|I will|So I'll|Instead,? I'll|The (?:simplest|fix|way)\b|Using\b|Use\b)", re.I)
+
+
+def _sentences(text: str) -> list[str]:
+    text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
+    text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:>|\d+[.)]\s|#|\|)", ln))
+    return [x.strip() for x in re.split(r"(?<=[.!])\s+|\n+", text) if 12 <= len(x.strip()) <= 260]
+
+
+def reason(said: list) -> str:
+    """Of the agent's words while an error was open, the last sentence that explains it (a cause,
+    a conflict, what the tool wants, no hedging), with the decision sentence that follows it."""
+    for text in reversed(said):
+        sents = _sentences(text)
+        for k in range(len(sents) - 1, -1, -1):
+            x = sents[k]
+            if CAUSE.search(x) and not HEDGE.search(x) and not re.match(r"(?:Let me|Let's|Now|Good|Great|Perfect)\b", x):
+                nxt = sents[k + 1] if k + 1 < len(sents) else ""
+                if nxt and DECIDE.match(nxt) and not HEDGE.search(nxt):
+                    x += " " + nxt
+                return brief(x, 300)
+    return ""
+
+
+def edit_gist(changes: list) -> str:
+    """`removed `a`; added `b``: the lines the last small edits took out and put in (at most two
+    edits, short lines only)."""
+    gone, came = [], []
+    for _, g, c in changes[-2:]:  # netted: a line one edit added and the next removed is neither
+        for x in g:
+            came.remove(x) if x in came else gone.append(x)
+        for x in c:
+            gone.remove(x) if x in gone else came.append(x)
+    gone, came = _uniq(gone)[:3], _uniq(came)[:3]
+    return "; ".join(([f"removed {', '.join(f'`{x}`' for x in gone)}"] if gone else []) +
+                     ([f"added {', '.join(f'`{x}`' for x in came)}"] if came else []))
+
+
+def _small_edit(old: str, new: str):
+    """(lines gone, lines come) of an edit that touched at most three lines each way, else None."""
+    olds = [ln.strip() for ln in old.splitlines() if ln.strip()]
+    news = [ln.strip() for ln in new.splitlines() if ln.strip()]
+    gone = [ln for ln in olds if ln not in news]
+    came = [ln for ln in news if ln not in olds]
+    if not (gone or came) or len(gone) > 3 or len(came) > 3 or any(len(x) > 90 or "`" in x for x in gone + came):
+        return None
+    return gone, came
 
 
 @dataclass
@@ -765,6 +829,8 @@ def build(span: Sequence[dict]) -> Story:
     known: dict[str, str] = {}   # path -> the text seen of it (Read results, writes): what a rewrite replaced
     swe_file = None              # SWE-agent's open file
     pending_report = None        # a check failure the agent reported in its own words, not yet acted on
+    pending_said: list = []      # the agent's words since it reported it
+    recent_said: list = []       # the agent's last two messages
 
     def new_episode(i: int) -> Episode:
         nonlocal cur
@@ -788,9 +854,18 @@ def build(span: Sequence[dict]) -> Story:
             for m in AIDER_COMMIT.finditer(r.get("content") or ""):  # aider commits as it edits
                 cur.commits.append((m.group(1)[:7], brief(m.group(2), 140)))
                 story.last_commit_index = i
+        if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip():
+            live = [e for e in cur.errors if not e.resolved and e.kind in ("check", "git")]
+            if live:  # what the agent says while an error is open: its reading of the latest one
+                max(live, key=lambda e: e.index).said.append(r["content"])
+            if pending_report:
+                pending_said.append(r["content"])
+            recent_said = (recent_said + [r["content"]])[-2:]
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
+                if not pending_report:  # its words just before (often its thinking about the complaint) count
+                    pending_said = list(recent_said)
                 pending_report = said   # the agent read a check's complaint (a hook, a linter) and acts on it
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip() \
                 and "thinking" not in (r.get("flags") or ()):
@@ -900,10 +975,11 @@ def build(span: Sequence[dict]) -> Story:
                     how = f"fixed by editing `{path.rsplit('/', 1)[-1]}`" + (
                         f" (added {', '.join(f'`{g}`' for g in gained[:4])})" if gained else "")
                     m = REPORTED.search(pending_report)
-                    cur.errors.append(Error(pending_report, f"{m.group(1) if m else 'a check'} (as the agent reported it)",
-                                            i, "reported",
-                                            fix=how, resolved=True, kind="check"))
-                    pending_report = None
+                    err = Error(pending_report, f"{m.group(1)} (as the agent reported it)" if m else
+                                "a check (as the agent reported it)", i, "reported", fix=how, resolved=True, kind="check")
+                    err.said = [re.sub(re.escape(pending_report), "", t) for t in pending_said]
+                    cur.errors.append(err)
+                    pending_report, pending_said = None, []
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
                 olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
                 news = {ln.strip() for ln in new.splitlines() if ln.strip()}
@@ -1026,6 +1102,13 @@ REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy
                       r"warns?|flags?|flagging|fails?|failed|failing|errors?)\b", re.I)
 
 
+# a linter's or compiler's complaint said without naming the tool ("Too many conditionals in one function.")
+LINT_PHRASE = re.compile(r"\b(?:too many (?:conditionals|branches|arguments|parameters|lines|clauses|statements)|"
+                         r"nest(?:ing|ed)(?: depth)? (?:is )?too deep|too (?:complex|deeply nested)|complexity (?:is )?too high|"
+                         r"(?:alias|variable|import|function) \S+ is (?:never )?unused|undefined (?:function|variable|module)|"
+                         r"is not formatted|line (?:is )?too long)\b", re.I)
+
+
 def _reported_failure(text: str) -> str | None:
     """The agent's sentence saying a check complained ("Credo reports nesting too deep in X"):
     its own prose, never a quoted line, a list item or a heading (a plan's text)."""
@@ -1033,7 +1116,8 @@ def _reported_failure(text: str) -> str | None:
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:>|[-*+]\s|\d+[.)]\s|#)", ln))
     for sent in re.split(r"(?<=[.!?])\s+|\n+", text):
         sent = sent.strip()
-        if 15 <= len(sent) <= 240 and REPORTED.search(sent) and not sent.endswith("?") and \
+        if 15 <= len(sent) <= 240 and (REPORTED.search(sent) or (LINT_PHRASE.search(sent) and not re.match(
+                r"(?:Let me|Let's|I'll|I will|I need|Now|To avoid)\b", sent))) and not sent.endswith("?") and \
                 not re.search(r"\b(no|zero|0|all|pass\w*|clean|fixed|resolved|likely|probably|maybe|might|perhaps|"
                               r"seems?|known|bug|intermediate|stale|was from)\b", sent, re.I):
             return re.sub(r"\s*(?:Let me|Let's|I'll|I will)\b.*$", "", sent).strip()
@@ -1126,7 +1210,11 @@ def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) ->
 
 
 def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:
-    for path, *_ in edits:
+    for path, _, old, new in edits:
+        small = _small_edit(old or "", new or "") if old is not None else None
+        live = [e for e in ep.errors if not e.resolved and e.kind in ("check", "git")]
+        if small and live:  # what the small edits after an open error changed: the fix of the latest, as made
+            max(live, key=lambda e: e.index).changes.append((path, *small))
         for e in ep.errors:
             if not e.resolved and e.key.endswith(path):
                 e.resolved = True

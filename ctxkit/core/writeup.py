@@ -140,11 +140,21 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -
     if ep.created:
         out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
                                                                  for i, t in ep.created)))
+    whys: dict = {}  # one reason explains one error: the one it shares the most words with
+    for e in ep.errors:
+        w = e.why() if e.resolved and e.kind != "tool" else ""
+        if w:
+            score = len(_words(w) & _words(e.text + " " + e.source))
+            if w not in whys or score > whys[w][0]:
+                whys[w] = (score, id(e))
     for e in ep.errors:
         if e.kind == "tool":
             continue  # a tool's own complaint (a read too big, an edit that did not match): not the work's
         if e.resolved:
-            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}"))
+            ch, why = e.change(), e.why()
+            why = why if why and whys.get(why, (0, None))[1] == id(e) else ""
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}" +
+                            (f"; the last edits {ch}" if ch else "") + (f". Why, in the agent's words: \"{why}\"" if why else "")))
         elif e in open_now or e.kind == "command":
             continue  # told under Current work; a failed look-around command is not the work's error
         else:
