@@ -286,6 +286,8 @@ class FileChange:
                                                      for v in self.values)]
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
+            if names and re.search(r"\.(?:css|scss|less)$", self.path):
+                cap = min(cap, 12)  # selectors: the first few say what the stylesheet covers
             if names:
                 pub = [n for n in names if n not in self.private]
                 priv = [n for n in names if n in self.private]
@@ -297,8 +299,9 @@ class FileChange:
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
             if got:
                 fmt = (lambda x: f"`:{x}`") if kind == "option" else (lambda x: f"`{x}`")
-                parts.append(f"{label} " + ", ".join(fmt(x) for x in got[:cap]) +
-                             (f" and {len(got) - cap} more" if len(got) > cap else ""))
+                k = min(cap, 10)
+                parts.append(f"{label} " + ", ".join(fmt(x) for x in got[:k]) +
+                             (f" and {len(got) - k} more" if len(got) > k else ""))
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
             parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added" +

@@ -211,7 +211,7 @@ def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> l
     return found[-n:]
 
 
-def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
+def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -> list[str]:
     """Current work, in plain sentences: what is done, half-done and uncommitted."""
     cwd = story.cwd
     out = []
@@ -230,7 +230,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.uncommitted:
         plain = []
         for fc in f.uncommitted:
-            what = fc.describe(6)
+            what = fc.describe(cap)
             verb = {"created": "created", "rewritten": "rewritten", "deleted": "deleted"}.get(fc.action, "edited")
             if what:
                 out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb} ({what}).")

@@ -119,7 +119,14 @@ def step_heading(ep, story) -> str:
     return f"{label} ({state})"
 
 
-def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -> list[Item]:
+# detail levels, richest first: (names listed per file, check kinds per step); write() keeps the
+# richest whose steps, current work and next step fit the budget whole
+LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
+# a step's lines that say what it came to: given room before any step's detail
+CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from)")
+
+
+def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), level=LEVELS[2]) -> list[Item]:
     """What one episode did, each fact from a tool call or its result. Files already told as
     uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
@@ -133,7 +140,7 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path) or fc in told:
             continue
-        what = fc.describe(10)
+        what = fc.describe(level[0])
         out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
@@ -163,7 +170,8 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=()) -
 
     checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
     if checks:
-        out.append(Item(text="Checks: " + "; ".join(checks[:5]) + (f"; {len(checks) - 5} more" if len(checks) > 5 else "")))
+        k = level[1]
+        out.append(Item(text="Checks: " + "; ".join(checks[:k]) + (f"; {len(checks) - k} more" if len(checks) > k else "")))
     for h, msg in ep.commits:
         out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
     if ep.closed:
@@ -243,7 +251,21 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     """The summary filled from `d` within `budget` tokens (as counted by `count`): the request,
     where the work stands and what comes next first, then the session as steps in order, then
     open errors, files, pending items, decisions and facts while the budget lasts. A capped
-    section says how many of its items were left out."""
+    section says how many of its items were left out. Detail is budget-adaptive: the steps are
+    written at the richest level (LEVELS) at which they, Current work and Next step fit whole."""
+    if every_file:
+        return _write(d, budget, count, True, LEVELS[0])[0]
+    ctx = None
+    for level in LEVELS:
+        ctx, lost = _write(d, budget, count, False, level)
+        if not lost:
+            break
+    return ctx
+
+
+def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> tuple[Context, bool]:
+    """write() at one detail level: the summary, and whether a step, Current work or Next step
+    line was left out."""
     ctx = Context()
     task_cap = max(160, min(TASK_CAP, budget))
     ctx.task = brief(d.task, task_cap) if d.task else ""
@@ -269,7 +291,7 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     if story is not None and focus is not None:
         from .focus import current_work_lines, next_step_lines
 
-        for line in current_work_lines(story, focus, d.latest):
+        for line in current_work_lines(story, focus, d.latest, level[0]):
             add("Current work", Item(text=line))
         for line in next_step_lines(story, focus, d.latest):
             add("Next step", Item(text=line))
@@ -310,6 +332,21 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             heads[n] = name
             chosen[name] = []
             used += cost
+    # the decisions and findings whose records belong to a step go under it ("Decided:", "Found:"),
+    # or nowhere when the step already says them; only the rest stay in Decisions / Facts
+    notes: dict = {}
+    folded: set = set()
+    if story is not None and not every_file:  # CONTEXT.md keeps seed 001's Decisions and Facts sections
+        for label, facts in (("Decided", d.decisions), ("Noted", d.findings)):
+            for f in facts:
+                kept = _clean_facts(_facts_items([f]))
+                ep = next((story.step_of.get(x) for x in f.refs if story.step_of.get(x)), None)
+                if kept and ep is not None and ep.busy():
+                    notes.setdefault(ep.index, []).append((label, kept[0].text))
+                    folded.add(kept[0].text)
+    # every step's core lines (what it came to) first, newest first, then the details, then what
+    # was decided and found; each step's lines keep their order
+    per_step = {}
     for n in range(len(units), 0, -1):
         name = heads.get(n)
         if name is None:
@@ -318,9 +355,26 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         items = list(carried)
         if ep is not None:
             items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else (),
-                                {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else ())
-        for it in items:
-            add(name, it)
+                                {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else (),
+                                level)
+            told = _words(" ".join(it.text for it in items))
+            for label, text in notes.get(ep.index, ()):
+                if len(_words(text) - told) >= 3:  # says something the step does not
+                    items.append(Item(text=f"{label}: {text}"))
+                    told |= _words(text)
+        per_step[name] = items
+
+    def rank(it: Item) -> int:
+        return 0 if CORE.match(it.text) else 2 if it.text.startswith(("Decided: ", "Noted: ")) else 1
+    short = False  # a step's core or detail line did not fit (its notes may be left out)
+    for r in (0, 1, 2):
+        for name, items in per_step.items():
+            for it in items:
+                if rank(it) == r and not add(name, it) and r < 2:
+                    short = True
+    for name, items in per_step.items():
+        order = {id(it): k for k, it in enumerate(items)}
+        chosen[name].sort(key=lambda it: order.get(id(it), len(order)))
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
@@ -341,6 +395,9 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             last = n.rsplit(".", 1)[-1]
             snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
             return f"`{n}` (`{base[snake]}`)" if snake in base and snake != last else f"`{n}`"
+        # a bare name (`GenServer`, `agent_id`) tells a successor nothing: only names with their file
+        names = [n for n in names if where(n) != f"`{n}`"]
+        names = names if len(names) >= 2 else []
         line = ""
         for k in range(min(len(names), 25), 0, -1):
             line = "Named most often by the agent: " + ", ".join(where(n) for n in names[:k])
@@ -382,8 +439,9 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             ep = where.get(it.text)
             if ep is not None and ep.index in shown:
                 it.text = f"In step {shown[ep.index]}" + (f" (`{ep.item}`)" if ep.item else "") + f": {it.text}"
+    decisions = [it for it in decisions if it.text not in folded]
     rest = [("Errors", done_errs), ("Decisions", decisions),
-            ("Facts", _clean_facts(cands["Facts"], said)),
+            ("Facts", [it for it in _clean_facts(cands["Facts"], said) if it.text not in folded]),
             ("Constraints", [] if "User requests" in chosen else [c for c in cands["Constraints"] if c.text not in said])]
     if every_file:  # CONTEXT.md keeps the artifact trail one path a line (`path` — action)
         for it in read:
@@ -391,6 +449,10 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         read = []
     paths = [p for p in (it.text.split("`")[1] for it in read if "`" in it.text)
              if not TEMP_PATH.search(p) and not BUILD_PATH.search(p)]
+    # a folder searched or listed is not a file read (`lib`, `config` beside `config/dev.exs`)
+    searched = {it.text.split("`")[1] for it in read if "`" in it.text and it.text.endswith("— searched")}
+    paths = [p for p in paths if not any(q.startswith(p.rstrip("/") + "/") for q in paths + list(d.files))
+             and not (p in searched and "." not in p.rsplit("/", 1)[-1])]
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
         if not add("Files", line) and len(paths) > 8:
@@ -415,7 +477,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     for name, items in chosen.items():
         if items or name.startswith("Step "):
             ctx.sections[name] = items
-    return ctx
+    lost = short or any(n in ("Current work", "Next step", "Work items") for n in left_out)
+    return ctx, lost
 
 
 def everything(d: Distilled) -> Context:
