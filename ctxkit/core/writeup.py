@@ -212,6 +212,10 @@ def toolchain(story) -> str:
     return "Stack seen in the span: " + "; ".join(parts)
 
 
+def _uniq_list(items) -> list:
+    return list(OrderedDict.fromkeys(items))
+
+
 def _words(text: str) -> set:
     return set(re.findall(r"[a-z0-9_]{3,}", text.lower()))
 
@@ -367,14 +371,11 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     def rank(it: Item) -> int:
         return 0 if CORE.match(it.text) else 2 if it.text.startswith(("Decided: ", "Noted: ")) else 1
     short = False  # a step's core or detail line did not fit (its notes may be left out)
-    for r in (0, 1, 2):
+    for r in (0, 1):  # the notes (rank 2) come after the index of names and the files read
         for name, items in per_step.items():
             for it in items:
-                if rank(it) == r and not add(name, it) and r < 2:
+                if rank(it) == r and not add(name, it):
                     short = True
-    for name, items in per_step.items():
-        order = {id(it): k for k, it in enumerate(items)}
-        chosen[name].sort(key=lambda it: order.get(id(it), len(order)))
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
@@ -391,19 +392,26 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     if names:
         base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
 
+        texts = story.texts if story is not None else {}
+
         def where(n: str) -> str:
             last = n.rsplit(".", 1)[-1]
             snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
-            return f"`{n}` (`{base[snake]}`)" if snake in base and snake != last else f"`{n}`"
-        # a bare name (`GenServer`, `agent_id`) tells a successor nothing: only names with their file
+            if snake in base and snake != last:
+                return f"`{n}` (`{base[snake]}`)"
+            rx = re.compile(rf"(?<![\w.]){re.escape(n)}(?!\w)")
+            used_in = [p.rsplit("/", 1)[-1] for p, t in texts.items() if not TEMP_PATH.search(p) and rx.search(t)]
+            return f"`{n}` (in {', '.join(f'`{u}`' for u in _uniq_list(used_in)[:2])})" if used_in else f"`{n}`"
+        # a bare name tells a successor nothing: only names with the file that defines or uses them
         names = [n for n in names if where(n) != f"`{n}`"]
-        names = names if len(names) >= 2 else []
         line = ""
         for k in range(min(len(names), 25), 0, -1):
-            line = "Named most often by the agent: " + ", ".join(where(n) for n in names[:k])
+            line = "Named most often by the agent, with where: " + ", ".join(where(n) for n in names[:k])
             if used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
                 add("Key entities", Item(text=line))
                 break
+        else:
+            short = short or bool(names)  # no room left for the index of names
     # files: changed ones are in their steps; here every path once, changed first
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
@@ -427,7 +435,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         src = f" (from {e.source})" if e.source else ""
         done_errs.append(Item(text=brief(e.text, 200) + src + " — resolved later"))
     said = "\n".join(it.text for its in chosen.values() for it in its)
-    decisions = _clean_facts(cands["Decisions"], said)
+    decisions = [it for it in _clean_facts(cands["Decisions"], said) if it.text not in folded]
     if story is not None:  # a decision says which step it was taken in
         where = {}
         for f in d.decisions:
@@ -439,7 +447,6 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
             ep = where.get(it.text)
             if ep is not None and ep.index in shown:
                 it.text = f"In step {shown[ep.index]}" + (f" (`{ep.item}`)" if ep.item else "") + f": {it.text}"
-    decisions = [it for it in decisions if it.text not in folded]
     rest = [("Errors", done_errs), ("Decisions", decisions),
             ("Facts", [it for it in _clean_facts(cands["Facts"], said) if it.text not in folded]),
             ("Constraints", [] if "User requests" in chosen else [c for c in cands["Constraints"] if c.text not in said])]
@@ -455,9 +462,15 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
              and not (p in searched and "." not in p.rsplit("/", 1)[-1])]
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
-        if not add("Files", line) and len(paths) > 8:
-            add("Files", Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) +
-                         f" and {len(paths) - 8} more"))
+        if not add("Files", line) and not (len(paths) > 8 and add("Files", Item(
+                text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) + f" and {len(paths) - 8} more"))):
+            short = True  # no room left for the files read
+    for name, items in per_step.items():
+        for it in items:
+            if rank(it) == 2:
+                add(name, it)
+        order = {id(it): k for k, it in enumerate(items)}
+        chosen[name].sort(key=lambda it: order.get(id(it), len(order)))
     pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:

