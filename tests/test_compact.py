@@ -229,7 +229,9 @@ def test_eval_probes_and_compression(ctx_home, tmp_path):
     cand.write_text(run("compact", path, "--budget", b, "--force").stdout)
     rows = {r["category"]: r for r in run("eval", path, "--candidate", cand, "--json").records()}
     assert rows["artifact"]["probes"] == 30 and rows["artifact"]["recall"] >= 0.95
-    assert rows["error"]["recall"] >= 0.9
+    # the session's one failed command is `tree: command not found` (the agent's environment, not
+    # an error of the work): no error probe
+    assert rows["error"]["probes"] == 0
     assert rows["compression"]["recall"] > 0.85
     trunc = tmp_path / "t.jsonl"
     trunc.write_text(run("truncate", path, "--budget", b).stdout)

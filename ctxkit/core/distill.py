@@ -443,6 +443,29 @@ def _constraints(d: Distilled) -> None:
                 d.constraints.append(Fact("constraint", _cap(s, 200), f.refs))
 
 
+# sections of a plan, a spec or an issue body the agent drafts: what is to be done, never a finding
+PLANNED_HEAD = re.compile(r"^\s*(?:#{1,6}\s*|\*\*|__)?\s*(?:\d+[.)]\s*)?(?:Definition of Done|Acceptance(?: Tests| Criteria)?|"
+                          r"Output files|Steps|Technical specs|Rabbit Holes|No-gos|Edge cases|Source references|"
+                          r"Component usage|Verification|Files to (?:modify|create|change)|Implementation(?: steps| plan)?|"
+                          r"Tasks?|Proposed Beads|Epic|Task \d+|Plan|Solution|Problem|Changes|Testing)\b[^\n]*$", re.I)
+HEADING = re.compile(r"^\s*(?:#{1,6}\s+\S|\*\*[^*\n]{2,80}\*\*:?\s*$|__[^_\n]{2,80}__:?\s*$)")
+
+
+def unplanned(text: str) -> str:
+    """An agent message without what it drafts for later: quoted blocks (`> …`, a bead or plan shown
+    for approval) and the sections under headings like Definition of Done, Output files, Steps."""
+    out, skip = [], False
+    for ln in text.splitlines():
+        if HEADING.match(ln) or PLANNED_HEAD.match(ln) and ln.strip().startswith(("#", "**", "__")):
+            skip = bool(PLANNED_HEAD.match(ln))
+            if skip:
+                continue
+        if skip or ln.lstrip().startswith(">"):
+            continue
+        out.append(ln)
+    return "\n".join(out)
+
+
 def _decisions_findings(d: Distilled, recs: list[dict]) -> None:
     texts = [(i, r) for i, r in enumerate(recs) if r.get("role") == "assistant" and _is_text_record(r)
              and (r.get("content") or "").strip()]
@@ -473,7 +496,7 @@ def _decisions_findings(d: Distilled, recs: list[dict]) -> None:
     last_idx = texts[-1][0]
     for pos, (i, r) in enumerate(texts):
         report = not r.get("tool_calls")          # a reply with no tool call is a report or recap
-        for s in sentences(clean(r.get("content") or "")):
+        for s in sentences(clean(unplanned(r.get("content") or ""))):
             if s.endswith((":", "?")):
                 continue
             if DECISION_CUE.search(s) or (REASON_CUE.search(s) and CHOICE.search(s)):

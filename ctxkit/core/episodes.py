@@ -41,7 +41,7 @@ TOOLING = re.compile(r"exceeds maximum allowed tokens|File has not been read yet
                      r"Bash command failed for pattern|requested permissions|permission to use|has not been granted|"
                      r"old_string and new_string are exactly the same|File has been modified since read|"
                      r"tool use was rejected|doesn't want to proceed with this tool use|Unknown skill|"
-                     r"<tool_use_error>", re.I)
+                     r"<tool_use_error>|Sibling tool call errored|: command not found|command not found:", re.I)
 LOOK_TOOLS = {"read", "view", "read_file", "glob", "grep", "skill", "webfetch", "websearch", "ls", "list_dir",
               "todowrite", "exitplanmode", "slashcommand", "bashoutput", "killshell"}
 
@@ -248,6 +248,11 @@ def key_values(text: str, path: str = "") -> list[str]:
     return _uniq(o for o in out if len(o) <= 130)
 
 
+# a script the agent wrote to reproduce or check the bug: running it is a check
+REPRO = re.compile(r"(?:python3?|node|ruby|bash|sh)\s+(?:\S*/)?(?:repro\w*|reproduce\w*|test_\w+|check_\w+|verify\w*)\.\w+\b")
+IGNORED = re.compile(r"ignored by one of your \.gitignore|paths are ignored", re.I)
+FORCED = re.compile(r"\bgit\s+add\s+(?:[^`;&|]*\s)?(?:-f|--force)\b")
+ANSWER = re.compile(r"\"([^\"\n]{3,300})\"=\"([^\"\n]{1,400})\"")
 PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.M)
 
 READ_LINE = re.compile(r"(?m)^\s*\d+\u2192")
@@ -531,6 +536,7 @@ class Story:
     parent: str | None = None                          # the item whose children were listed (an epic)
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
     texts: dict = field(default_factory=dict)          # path -> the new text the span's edits wrote into it
+    answers: list = field(default_factory=list)        # (question, answer) the user gave to the agent's questions
 
 
 def _name(call: dict) -> str:
@@ -899,6 +905,8 @@ def build(span: Sequence[dict]) -> Story:
                 continue
             if out:
                 _titles(story, out)
+            if name == "AskUserQuestion" and out.startswith("User has answered"):
+                story.answers += [(brief(q, 160), brief(a, 200)) for q, a in ANSWER.findall(out)]
             if name == "ExitPlanMode" and not flagged and re.search(r"\bapproved\b", out, re.I):
                 gist = plan_gist(str((_args(call) or {}).get("plan") or "") if isinstance(_args(call), dict) else "")
                 if gist:
@@ -1014,7 +1022,15 @@ def build(span: Sequence[dict]) -> Story:
                     m = COMMIT_OUT.search(out)
                     mm = COMMIT_MSG.search(cmd)
                     msg = (mm.group(1) or mm.group(2) or mm.group(4) or "").strip().splitlines()[0] if mm else ""
-                    if m:
+                    amended = re.search(r"--amend\b", cmd) and _last_commit(story)
+                    if m and amended:  # the amended commit is gone: one commit, the new hash
+                        ep_c, k = amended
+                        ep_c.commits[k] = (m.group(2)[:7], brief(m.group(3), 140) + f" (amended {ep_c.commits[k][0]})")
+                        story.last_commit_index = i
+                        for e in cur.errors:  # a forced add then an amend: the ignored file is in the commit
+                            if not e.resolved and IGNORED.search(e.text) and FORCED.search(cmd):
+                                e.resolved, e.fix = True, f"`{brief(ncmd, 90)}` put it into the commit"
+                    elif m:
                         cur.commits.append((m.group(2)[:7], brief(m.group(3), 140)))
                         story.last_commit_index = i
                     elif msg and "nothing to commit" not in out:
@@ -1186,7 +1202,7 @@ def is_check(cmd: str) -> bool:
     quoted argument, a commit message, an issue description, are not runs)."""
     for part in re.split(r"&&|\|\||;|\n|\|", cmd):
         part = PREFIX.sub("", re.sub(r"^\s*cd\s+\S+\s*$", "", part.strip()))
-        if part and (TEST_CMD.match(part) or CHECK_CMD.match(part)):
+        if part and (TEST_CMD.match(part) or CHECK_CMD.match(part) or REPRO.match(part)):
             return True
     return False
 
@@ -1207,11 +1223,22 @@ def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) ->
     for e in ep.errors:
         if e.resolved:
             continue
+        if IGNORED.search(e.text) and not FORCED.search(how):
+            continue  # a later `git add` of other files leaves the ignored one out: not a fix
         if e.key == key or (not exact and _family(e.key) == key):
             e.resolved = True
             edited = ", ".join(f"`{p.rsplit('/', 1)[-1]}`" for p in e.fix_files[:3])
             ran = ", ".join(f"`{brief(c, 50)}`" for c in e.fix_cmds[:2])
             e.fix = (f"fixed by editing {edited}; " if edited else "") + (f"fixed by running {ran}; " if ran else "") + how
+
+
+def _last_commit(story: Story):
+    """(episode, index) of the span's last commit with a hash, or None."""
+    for ep in reversed(story.episodes):
+        for k in range(len(ep.commits) - 1, -1, -1):
+            if ep.commits[k][0]:
+                return ep, k
+    return None
 
 
 def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:

@@ -49,6 +49,8 @@ class Focus:
 
 def _last_sentences(text: str, n: int = 2) -> str:
     text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
+    # a table row or a rule is not a sentence: the last words are the agent's prose
+    text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
     sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
     return brief(" ".join(sents[-n:]), 240)
 
@@ -74,8 +76,8 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     seen: dict = {}
     for e in tail:
         for fc in e.files.values():
-            if TEMP_PATH.search(fc.path):
-                continue
+            if TEMP_PATH.search(fc.path) or (fc.action == "created" and fc.fate == "later deleted"):
+                continue  # a scratch file made and removed again is no uncommitted work
             if fc.path in seen:  # one line a file, whatever the steps that touched it
                 prev = seen[fc.path]
                 for attr in ("added", "changed", "removed"):
@@ -121,6 +123,11 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     done = {i for i, st in story.item_status.items() if st == "closed"}
     f.next_items = [(i, story.titles.get(i, "")) for i, d in story.listed
                     if not d and i not in done and i != f.item and i != last.item]
+    if not f.next_items and not f.item:  # items the span created and nobody started: the work to come
+        made = [(i, t) for e in eps for i, t in e.created if story.item_status.get(i) not in ("closed", "in_progress")]
+        ids = [i for i, _ in made]
+        f.next_items = [(i, t or story.titles.get(i, "")) for i, t in made
+                        if not any(o.startswith(i + ".") for o in ids)]  # an epic is done through its children
     # the item in progress is the last open child of its epic: finishing it closes the epic too
     if f.item and story.parent and not f.next_items and story.parent not in done and \
             any(i == f.item for i, _ in story.listed) and "bd close" in " ".join(f.finish_pattern):

@@ -309,9 +309,12 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         key = " ".join(re.findall(r"\w+", brief(f.text, 300).lower()))
         if not any(key == " ".join(re.findall(r"\w+", brief(r, 300).lower())) for r in reqs):
             reqs.append(f.text)
-    if len(reqs) > 1:
+    answers = story.answers if story is not None else []
+    if len(reqs) > 1 or (reqs and answers):
         for k, r in enumerate(reqs, 1):
             add("User requests", Item(text=f"{k}. {brief(r, 300)}"))
+    for q, a in answers:  # the user's choices, asked by the agent: decisions that stand
+        add("User requests", Item(text=f"Answered \"{q}\": {a}"))
     steps = [e for e in (story.episodes if story is not None else []) if e.busy()]
     # the steps of an earlier summary come first; a step that continues the last of them merges with it
     units: list[list] = []   # [label, episode or None, items carried from an earlier summary]
@@ -392,7 +395,8 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     if names:
         base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
 
-        texts = story.texts if story is not None else {}
+        changed_paths = {p for e in steps for p in e.files}  # not the plan file, not temporary files
+        texts = {p: t for p, t in (story.texts if story is not None else {}).items() if p in changed_paths}
 
         def where(n: str) -> str:
             last = n.rsplit(".", 1)[-1]
