@@ -515,6 +515,7 @@ class Episode:
     plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
     pushed: bool = False
     created: list = field(default_factory=list)   # work items created: (id, title)
+    plan_parts: list = field(default_factory=list)  # the parts the approved plan names
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -908,9 +909,13 @@ def build(span: Sequence[dict]) -> Story:
             if name == "AskUserQuestion" and out.startswith("User has answered"):
                 story.answers += [(brief(q, 160), brief(a, 200)) for q, a in ANSWER.findall(out)]
             if name == "ExitPlanMode" and not flagged and re.search(r"\bapproved\b", out, re.I):
-                gist = plan_gist(str((_args(call) or {}).get("plan") or "") if isinstance(_args(call), dict) else "")
+                text = str((_args(call) or {}).get("plan") or "") if isinstance(_args(call), dict) else ""
+                gist = plan_gist(text)
                 if gist:
                     cur.plans.append(gist)
+                    parts = plan_parts(text)
+                    if len(parts) >= 2:
+                        cur.plan_parts = parts
             if name == "ExitPlanMode":
                 continue
             claims = _claims(cmd) if cmd else []
@@ -1116,6 +1121,22 @@ def plan_gist(plan: str) -> str:
     if not title and not first:
         return ""
     return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+
+
+PLAN_PART = re.compile(r"^(?:#{3,4}\s+(?:\d+[.)]\s*)?(.+?)\s*$|\*\*\d+[.)]\s*(.+?)\*\*\s*$)", re.M)
+PLAN_SKIP = re.compile(r"^(?:Context|Approach|Strategy\b.*|Files? to \w+|Verification|Testing|Tests?|Summary|Overview|"
+                       r"Notes?|Risks?|Out of scope|Open questions|Goal|Background)$", re.I)
+
+
+def plan_parts(plan: str) -> list[str]:
+    """The parts a plan names (its numbered or third-level headings), in order, without the
+    boilerplate ones (Context, Verification, Files to modify)."""
+    heads, numbered = [], []
+    for m in PLAN_PART.finditer(plan or ""):
+        t = re.sub(r"\*\*|__", "", (m.group(1) or m.group(2) or "")).strip().rstrip(":")
+        if t and not PLAN_SKIP.match(t) and len(t) <= 90:
+            (numbered if m.group(2) else heads).append(t)
+    return _uniq(numbered if len(numbered) >= 2 else heads)[:12]  # numbered parts are the plan's own list
 
 
 REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy|ruff|eslint|tsc|type ?checker|pyright|"

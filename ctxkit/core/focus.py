@@ -316,7 +316,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
 
     if f.next_items:
         nxt = f.next_items[0]
-        out.append(("After that, the next open item: " if out else "The next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + ".")
+        asks = story.descriptions.get(nxt[0], ("", [], []))[0]
+        out.append(("After that, the next open item: " if out else "The next open item: ") + f"`{nxt[0]}`" + (f" — {nxt[1]}" if nxt[1] else "") + "." +
+                   (f" It asks: {brief(asks, 240)}" if asks else ""))
         if len(f.next_items) > 1:
             out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
     elif f.plan_pending:

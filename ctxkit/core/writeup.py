@@ -133,6 +133,8 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     out: list[Item] = []
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
+    if ep.plan_parts:
+        out.append(Item(text="The plan's parts: " + "; ".join(ep.plan_parts)))
     told = [fc for fc in ep.files.values() if not ep.commits and fc.path in uncommitted]
     if told:
         out.append(Item(text="Changed " + ", ".join(f"`{rel(fc.path, cwd)}`" for fc in told) +
