@@ -250,6 +250,7 @@ def key_values(text: str, path: str = "") -> list[str]:
 
 # a script the agent wrote to reproduce or check the bug: running it is a check
 REPRO = re.compile(r"(?:python3?|node|ruby|bash|sh)\s+(?:\S*/)?(?:repro\w*|reproduce\w*|test_\w+|check_\w+|verify\w*)\.\w+\b")
+CANCELLED = re.compile(r"^\W*(?:<tool_use_error>)?\s*(?:Sibling tool call errored|Cancelled: parallel tool call)", re.I)
 IGNORED = re.compile(r"ignored by one of your \.gitignore|paths are ignored", re.I)
 FORCED = re.compile(r"\bgit\s+add\s+(?:[^`;&|]*\s)?(?:-f|--force)\b")
 ANSWER = re.compile(r"\"([^\"\n]{3,300})\"=\"([^\"\n]{1,400})\"")
@@ -431,6 +432,8 @@ class Error:
     fix_files: list = field(default_factory=list)   # files edited after it, before it was resolved
     fix_cmds: list = field(default_factory=list)    # checks that passed after it, before it was resolved
     kind: str = "command"             # check (test, build, lint) | git | command (exploring) | tool
+    commands: list = field(default_factory=list)    # the command lines that failed with it
+    frozen: bool = False              # another check ran after its fixing edits: later edits are other work
     said: list = field(default_factory=list)        # the agent's words while it was open, oldest first
     changes: list = field(default_factory=list)     # (path, lines gone, lines come) of the small edits after it
 
@@ -887,6 +890,8 @@ def build(span: Sequence[dict]) -> Story:
             out = result_text(res)
             cmd = command_of(call)
             flagged = res is not None and result_failed(res)
+            if flagged and CANCELLED.search(out):
+                continue  # cancelled because a sibling call failed: it never ran
             if flagged and REJECTED.search(out):
                 m = REJECT_REASON.search(out)
                 if m and m.group(1).strip():
@@ -1049,6 +1054,9 @@ def build(span: Sequence[dict]) -> Story:
                         _add_error(cur, line, f"`{brief(ncmd, 60)}`", i, "git commit", "git")
                 continue
             if is_check(cmd):
+                for e in cur.errors:  # edits after this run belong to what this run shows
+                    if not e.resolved and e.fix_files:
+                        e.frozen = True
                 counts = test_counts(out) if TEST_CMD.search(cmd) else ""
                 failed = check_failed(out, flagged, counts)
                 chk = cur.checks.get(ncmd)
@@ -1060,10 +1068,10 @@ def build(span: Sequence[dict]) -> Story:
                 if failed:
                     line = key_error(out) or (f"{counts}" if counts else None)
                     if line:
-                        _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, _family(ncmd), "check")
+                        _add_error(cur, line, f"`{brief(ncmd, 70)}`", i, _family(ncmd), "check", ncmd)
                 else:
                     for fam in _families(ncmd):
-                        _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False)
+                        _resolve_key(cur, fam, i, f"`{brief(ncmd, 70)}` then passed", exact=False, ran=ncmd)
                     for e in cur.errors:  # e.g. `mix format` run before the commit a hook refused
                         if not e.resolved and e.kind == "git" and ncmd not in e.fix_cmds:
                             e.fix_cmds.append(ncmd)
@@ -1232,18 +1240,33 @@ def _families(cmd: str) -> list[str]:
     return _uniq([m.group(1) for rx in (TEST_CMD, CHECK_CMD) for m in rx.finditer(cmd)]) or [cmd]
 
 
-def _add_error(ep: Episode, line: str, source: str, i: int, key: str, kind: str = "command") -> None:
+def _add_error(ep: Episode, line: str, source: str, i: int, key: str, kind: str = "command", command: str = "") -> None:
     for e in ep.errors:
         if e.text == line and not e.resolved:
-            e.index, e.key = i, key
+            e.index, e.key, e.frozen = i, key, False
+            e.commands.append(command)
             return
-    ep.errors.append(Error(line, source, i, key, kind=kind))
+    ep.errors.append(Error(line, source, i, key, kind=kind, commands=[command]))
 
 
-def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True) -> None:
+def _file_args(cmd: str) -> set:
+    return {w for w in cmd.split() if "/" in w or re.search(r"\.\w{1,5}(?::\d+)?$", w)}
+
+
+def _covers(passing: str, failing: list) -> bool:
+    """A passing run vouches for a failure when it ran what failed: the same files, or the whole
+    suite (no file arguments)."""
+    ran = _file_args(passing)
+    return not ran or any(c and _file_args(c) and _file_args(c) <= ran for c in failing) or \
+        all(not c for c in failing)
+
+
+def _resolve_key(ep: Episode, key: str, i: int, how: str, exact: bool = True, ran: str = "") -> None:
     for e in ep.errors:
         if e.resolved:
             continue
+        if ran and e.kind == "check" and not _covers(ran, e.commands):
+            continue  # a pass of other test files says nothing about this failure
         if IGNORED.search(e.text) and not FORCED.search(how):
             continue  # a later `git add` of other files leaves the ignored one out: not a fix
         if e.key == key or (not exact and _family(e.key) == key):
@@ -1265,7 +1288,7 @@ def _last_commit(story: Story):
 def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:
     for path, _, old, new in edits:
         small = _small_edit(old or "", new or "") if old is not None else None
-        live = [e for e in ep.errors if not e.resolved and e.kind in ("check", "git")]
+        live = [e for e in ep.errors if not e.resolved and e.kind in ("check", "git") and not e.frozen]
         if small and live:  # what the small edits after an open error changed: the fix of the latest, as made
             max(live, key=lambda e: e.index).changes.append((path, *small))
         for e in ep.errors:
@@ -1273,7 +1296,7 @@ def _resolve_edit_errors(ep: Episode, edits, i: int) -> None:
                 e.resolved = True
                 e.fix = "a later edit of the file applied"
         for e in ep.errors:  # a check failure followed by an edit: remember what was edited
-            if not e.resolved and path not in e.fix_files:
+            if not e.resolved and not e.frozen and path not in e.fix_files:
                 e.fix_files.append(path)
 
 
