@@ -183,6 +183,7 @@ def _map_keys(text: str) -> list[str]:
     """The keys of Elixir map and struct literals (`%{kind: :x}`, `defstruct [:a, b: 1]`) and of
     `Map.put(m, :key, …)`, in order."""
     out = []
+    text = re.sub(r"(?m)^[ \t]*defp?\s.*$", "", text)  # a function head's pattern matches a shape, it makes none
     for m in MAP_OPEN.finditer(text):
         depth, k, body = 0, m.end() - 1, []
         if text[k] not in "{[":
@@ -209,6 +210,17 @@ def _map_keys(text: str) -> list[str]:
     return _uniq(out)
 
 
+ASSIGN_ONE = re.compile(r"\b(?:assign|assign_new|update)\(\s*[\w.]+\s*,\s*:(\w+)")
+ASSIGN_KW = re.compile(r"\bassign\(\s*[\w.]+\s*,\s*((?:[a-z_]\w*:\s*[^,\n)]+,?\s*)+)")
+
+
+def _assigns(text: str) -> list[str]:
+    out = ASSIGN_ONE.findall(text)
+    for m in ASSIGN_KW.finditer(text):
+        out += re.findall(r"([a-z_]\w*):\s", m.group(1))
+    return _uniq(out)
+
+
 def shapes(new: str, old: str, path: str) -> list[str]:
     """What a change introduces besides definitions, each a short label: `keys a, b`, `options
     :x`, `CSS variables --a`, `describe "x"` (not in the old text)."""
@@ -218,6 +230,9 @@ def shapes(new: str, old: str, path: str) -> list[str]:
     if ext in ("ex", "exs", "heex") and not test:  # a test's maps are fixtures
         was = set(_map_keys(old))
         out += [f"key {k}" for k in _map_keys(new) if k not in was and k not in ("do", "else", "into", "when")]
+    if ext in ("ex", "exs") and not test:  # LiveView / Plug assigns: the state a view keeps
+        was = set(_assigns(old))
+        out += [f"assign {k}" for k in _assigns(new) if k not in was]
     was = {a or b or c for a, b, c in OPT_KEY.findall(old)}
     out += [f"option {a or b or c}" for a, b, c in OPT_KEY.findall(new) if (a or b or c) not in was]
     if ext in ("css", "scss", "less"):
@@ -293,7 +308,7 @@ class FileChange:
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
             if names and re.search(r"\.(?:css|scss|less)$", self.path):
-                cap = min(cap, 12)  # selectors: the first few say what the stylesheet covers
+                cap = min(cap, 8)  # selectors: the first few say what the stylesheet covers
             if names:
                 pub = [n for n in names if n not in self.private]
                 priv = [n for n in names if n in self.private]
@@ -301,10 +316,10 @@ class FileChange:
                     parts.append(f"added public {self._names(pub, cap)}; private {self._names(priv, cap)}")
                 else:
                     parts.append(f"{label} {self._names(names, cap)}")
-        for kind, label in (("key", "map keys"), ("option", "options"), ("var", "CSS variables")):
+        for kind, label in (("key", "map keys"), ("assign", "assigns"), ("option", "options"), ("var", "CSS variables")):
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
             if got:
-                fmt = (lambda x: f"`:{x}`") if kind == "option" else (lambda x: f"`{x}`")
+                fmt = (lambda x: f"`:{x}`") if kind in ("option", "assign") else (lambda x: f"`{x}`")
                 k = min(cap, 10)
                 parts.append(f"{label} " + ", ".join(fmt(x) for x in got[:k]) +
                              (f" and {len(got) - k} more" if len(got) > k else ""))
