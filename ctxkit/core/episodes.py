@@ -294,6 +294,7 @@ class FileChange:
     private: set = field(default_factory=set)    # the names defined private (`defp`)
     defaults: dict = field(default_factory=dict)  # name/arity -> how many arguments have defaults
     shapes: list = field(default_factory=list)   # keys, options, CSS variables, test groups (shapes())
+    samples: list = field(default_factory=list)  # the short lines the edits added, while they are few
 
 
     def describe(self, cap: int = 8) -> str:
@@ -335,6 +336,9 @@ class FileChange:
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
             if self.sample and self.plus == 1:
                 parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
+            elif 1 < self.plus <= 4 and len(self.samples) == self.plus:
+                parts.append("added the lines " + ", ".join(f"`{x}`" for x in self.samples) +
+                             (f"; {self.minus} removed" if self.minus else ""))
             else:
                 parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         topics = [v[6:] for v in self.values if v.startswith("topic ")]
@@ -1025,6 +1029,7 @@ def build(span: Sequence[dict]) -> Story:
                 fc.minus += len(olds - news)
                 added = [ln for ln in news - olds]
                 fc.sample = added[0] if len(added) == 1 and len(added[0]) <= 100 and "`" not in added[0] else ""
+                fc.samples += [x for x in sorted(added, key=new.find) if len(x) <= 90 and "`" not in x]
                 cur.last_edit = i
             if edits:
                 _resolve_edit_errors(cur, edits, i)
