@@ -558,7 +558,7 @@ class Story:
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
     parent: str | None = None                          # the item whose children were listed (an epic)
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
-    texts: dict = field(default_factory=dict)          # path -> the new text the span's edits wrote into it
+    texts: dict = field(default_factory=dict)          # path -> the new texts the span's edits wrote into it
     answers: list = field(default_factory=list)        # (question, answer) the user gave to the agent's questions
 
 
@@ -984,7 +984,7 @@ def build(span: Sequence[dict]) -> Story:
                     cur.last_edit = i
                     continue
                 before, after = definitions(old, path), definitions(new, path)
-                story.texts[path] = story.texts.get(path, "") + "\n" + new
+                story.texts.setdefault(path, []).append(new)
                 if path.endswith((".ex", ".exs")):
                     for n, private, dflt in elixir_functions(new):
                         if private:

@@ -398,7 +398,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
 
         changed_paths = {p for e in steps for p in e.files}  # not the plan file, not temporary files
-        texts = {p: t for p, t in (story.texts if story is not None else {}).items() if p in changed_paths}
+        texts = {p: "\n".join(t) for p, t in (story.texts if story is not None else {}).items() if p in changed_paths}
 
         def where(n: str) -> str:
             last = n.rsplit(".", 1)[-1]
