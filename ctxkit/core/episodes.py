@@ -468,7 +468,8 @@ class Error:
 # a sentence that explains: a cause, a conflict, what a tool wants, the way chosen
 CAUSE = re.compile(r"\b(?:because|caus(?:e|es|ed|ing)|known|conflict|the (?:issue|problem|reason|fix) is|due to|"
                    r"wants?|expects?|requires?|instead|workaround|levels? deep|\d+\s*>\s*(?:max\s*)?\d+)\b|—", re.I)
-HEDGE = re.compile(r"\?|\b(?:might|maybe|perhaps|possibly|probably|likely|odd|confusing|wait|not sure|I think|"
+HEDGE = re.compile(r"\?|\b(?:might|may|maybe|perhaps|possibly|probably|likely|appears?|looks like|odd|confusing|wait|"
+                   r"not sure|I think|try again|"
                    r"seems?|let me (?:check|look|see|re-?read|verify))\b", re.I)
 DECIDE = re.compile(r"^(?:I'll|I will|So I'll|Instead,? I'll|The (?:simplest|fix|way)\b|Using\b|Use\b)", re.I)
 
