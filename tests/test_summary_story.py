@@ -92,3 +92,37 @@ def test_detail_grows_with_the_budget(tmp_path):
     big = compact(recs, 6000, tmp_path / "b", "--summary-tokens", "6000")[0]
     assert len(re.findall(r"and \d+ more", small)) > len(re.findall(r"and \d+ more", big))
     assert all(section(small, h).strip() for h in steps(small))  # every step keeps its core lines
+
+
+def whole(name: str, tmp_path, budget: int = 4000) -> str:
+    from conftest import run
+
+    res = run("compact", corpus(name), "--budget", str(budget), "--force", "--workspace", tmp_path)
+    assert res.code == 0, res.stderr
+    return next(r["content"] for r in res.records() if r["kind"] == "summary")
+
+
+def test_beads_drafted_are_not_facts_and_the_first_created_item_is_next(tmp_path):
+    text = whole("claude-code_spotter_491e126e_session.jsonl", tmp_path)
+    assert section(text, "Next step").lstrip("- ").startswith("The next open item: `spotter-0p7.1`")
+    facts = section(text, "Facts")
+    assert "updated with three new dependencies" not in facts and "alias works" not in facts  # a bead's body
+    asked = section(text, "User requests")
+    assert 'Answered "Which tools should we set up?": Credo + Dialyxir + mix_audit' in asked
+    assert "No rig" in asked
+    assert "| spotter-0p7" not in section(text, "Current work")  # last words are prose, not a table row
+
+
+def test_an_amended_commit_is_one_commit_and_a_forced_add_fixes_the_ignored_file(tmp_path):
+    text = whole(A0Y, tmp_path)
+    step = section(text, steps(text)[3])
+    assert "Committed 3114215" in step and "(amended 22450e1)" in step and "Committed 22450e1" not in step
+    err = next(ln for ln in step.splitlines() if "ignored by one of your .gitignore" in ln)
+    assert "git add -f priv/static/assets/spotter.css && git commit --amend" in err
+
+
+def test_a_failure_is_fixed_by_its_own_edits_and_cancelled_calls_are_no_errors(tmp_path):
+    text = whole(FUM, tmp_path)
+    err = next(ln for ln in text.splitlines() if "transcript_renderer_test.exs:728" in ln)
+    assert "fixed by editing `transcript_renderer_test.exs`;" in err  # not mix.exs, test.exs of later failures
+    assert "Sibling tool call errored" not in text
