@@ -266,6 +266,7 @@ def key_values(text: str, path: str = "") -> list[str]:
 # a script the agent wrote to reproduce or check the bug: running it is a check
 REPRO = re.compile(r"(?:python3?|node|ruby|bash|sh)\s+(?:\S*/)?(?:repro\w*|reproduce\w*|test_\w+|check_\w+|verify\w*)\.\w+\b")
 CANCELLED = re.compile(r"^\W*(?:<tool_use_error>)?\s*(?:Sibling tool call errored|Cancelled: parallel tool call)", re.I)
+BACKGROUND = re.compile(r"running in background with ID: (\w+)\.?\s*Output is being written to: (\S+)")
 IGNORED = re.compile(r"ignored by one of your \.gitignore|paths are ignored", re.I)
 FORCED = re.compile(r"\bgit\s+add\s+(?:[^`;&|]*\s)?(?:-f|--force)\b")
 ANSWER = re.compile(r"\"([^\"\n]{3,300})\"=\"([^\"\n]{1,400})\"")
@@ -864,6 +865,7 @@ def build(span: Sequence[dict]) -> Story:
     swe_file = None              # SWE-agent's open file
     pending_report = None        # a check failure the agent reported in its own words, not yet acted on
     pending_said: list = []      # the agent's words since it reported it
+    background: dict = {}        # id or output path of a check run in the background -> its command
     recent_said: list = []       # the agent's last two messages
 
     def new_episode(i: int) -> Episode:
@@ -912,6 +914,24 @@ def build(span: Sequence[dict]) -> Story:
             flagged = res is not None and result_failed(res)
             if flagged and CANCELLED.search(out):
                 continue  # cancelled because a sibling call failed: it never ran
+            # a check run in the background: its result is what a later read of its output shows
+            bg = BACKGROUND.search(out) if cmd and is_check(cmd) else None
+            if bg:
+                background[bg.group(1)] = background[bg.group(2)] = cmd
+                continue
+            if background:
+                args = _args(call)
+                key = (args.get("bash_id") or args.get("shell_id") or args.get("task_id") or "") \
+                    if isinstance(args, dict) and name.lower() in ("bashoutput", "taskoutput") else \
+                    next((p for p in background if "/" in p and p in (cmd or "")), "")
+                ran = background.get(key)
+                done = bool(test_counts(out)) or bool(re.search(r"<status>(?:completed|failed)</status>|exit.code", out, re.I))
+                if ran and out.strip() and (done or not TEST_CMD.search(ran)):
+                    for k in [k for k, v in background.items() if v == ran]:
+                        del background[k]
+                    cmd, name = ran, "Bash"   # the run's own output: count it as that run
+                elif ran:
+                    continue  # still running: a partial output says nothing yet
             if flagged and REJECTED.search(out):
                 m = REJECT_REASON.search(out)
                 if m and m.group(1).strip():
