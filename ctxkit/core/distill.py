@@ -232,6 +232,10 @@ def key_error_line(text: str, flagged: bool) -> str | None:
         return exc[-1]
     if not flagged and not STRONG.search("\n".join(lines)):
         return None
+    if flagged:  # a tool's own error line (esbuild `✘ [ERROR] …`, rustc/clang `error[E0425]: …`) before its stack
+        tagged = next((ln for ln in lines if re.match(r"^(?:✘\s*)?\[ERROR\]\s+\S|^error(?:\[\w+\])?:\s+\w", ln)), None)
+        if tagged and len(re.findall(r"\w+", tagged)) >= 3:
+            return tagged
     for i, ln in enumerate(lines):
         m = LINT_LINE.match(ln)
         if m and len(WORD.findall(m.group(1))) >= 2:
