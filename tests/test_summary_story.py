@@ -126,3 +126,18 @@ def test_a_failure_is_fixed_by_its_own_edits_and_cancelled_calls_are_no_errors(t
     err = next(ln for ln in text.splitlines() if "transcript_renderer_test.exs:728" in ln)
     assert "fixed by editing `transcript_renderer_test.exs`;" in err  # not mix.exs, test.exs of later failures
     assert "Sibling tool call errored" not in text
+
+
+def test_a_background_check_counts_when_its_output_is_read(summaries):
+    s1 = section(summaries[FUM], steps(summaries[FUM])[0])
+    # `mix test` ran in the background; TaskOutput later showed the result
+    assert "`mix test test/spotter/services/transcript_renderer_test.exs`: 49 tests, 0 failures" in s1
+
+
+def test_a_build_error_line_is_the_tools_own():
+    from ctxkit.core.distill import key_error_line
+
+    out = ('Exit code 1\n✘ [ERROR] Could not resolve "js/app.js"\n\n1 error\n'
+           "/x/node_modules/esbuild/lib/main.js:1467\n  let error = new Error(text);\n              ^\n\n"
+           'Error: Build failed with 1 error:\nerror: Could not resolve "js/app.js"\n    at failureErrorWithLog (/x/main.js:1467:15)\n')
+    assert key_error_line(out, True) == '✘ [ERROR] Could not resolve "js/app.js"'
