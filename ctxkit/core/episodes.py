@@ -555,6 +555,7 @@ class Story:
     plan: list = field(default_factory=list)           # (step, status) of the latest TodoWrite / update_plan
     cwd: str | None = None
     last_text: str = ""                                # the agent's last words
+    last_text_index: int = -1                          # the record they were said in
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
@@ -906,6 +907,7 @@ def build(span: Sequence[dict]) -> Story:
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip() \
                 and "thinking" not in (r.get("flags") or ()):
             story.last_text = r["content"]
+            story.last_text_index = i
         for call in r.get("tool_calls") or ():
             name = _name(call)
             res = results.get(call.get("id"))

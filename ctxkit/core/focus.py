@@ -257,7 +257,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     for e in f.open_errors[-3:]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
     if f.last_words:
-        out.append(f"The agent's last words: \"{f.last_words}\"")
+        later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
+        out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
     for said in f.searches:
         out.append("Last check: " + said)
     return out
