@@ -23,8 +23,54 @@ def tiktoken_cache(tmp_path_factory):
     return str(d)
 
 
+# CTX_TEST_STORE=pg: every test runs against a real PostgreSQL store (tests/pgcluster.py starts a
+# throwaway server on a Unix socket for the whole run; each test gets its own store project, so no
+# test sees another's rows). Tests of the embedded store's own files are marked `embedded_only`.
+TEST_STORE = os.environ.get("CTX_TEST_STORE", "embedded")
+if TEST_STORE not in ("embedded", "pg"):
+    raise pytest.UsageError(f"CTX_TEST_STORE={TEST_STORE!r}: use embedded or pg")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "embedded_only: the test checks the embedded store's own files "
+                                       "(skipped when CTX_TEST_STORE=pg)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if TEST_STORE != "pg":
+        return
+    skip = pytest.mark.skip(reason="checks the embedded store's files (CTX_TEST_STORE=pg)")
+    for item in items:
+        if item.get_closest_marker("embedded_only"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def test_store_url():
+    """The PostgreSQL store every test uses when CTX_TEST_STORE=pg (None otherwise)."""
+    if TEST_STORE != "pg":
+        yield None
+        return
+    from pgcluster import Cluster, usable_bin_dirs
+
+    bins = usable_bin_dirs()
+    if not bins:
+        raise pytest.UsageError("CTX_TEST_STORE=pg: no usable PostgreSQL binaries (pg_ctl/initdb) on this machine")
+    c = Cluster(bins[0][1]).start()
+    try:
+        url = c.url(c.new_db())
+        from ctxkit.store.pg import PgStore
+
+        s = PgStore(url, "init")
+        s.init()
+        s.close()
+        yield url
+    finally:
+        c.stop()
+
+
 @pytest.fixture(autouse=True)
-def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
+def ctx_home(tmp_path, monkeypatch, tiktoken_cache, test_store_url):
     home = tmp_path / "ctx-home"
     monkeypatch.setenv("CTX_HOME", str(home))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", tiktoken_cache)
@@ -35,6 +81,11 @@ def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
     # One fixed workspace for tests that look for CONTEXT.md there; tests of the per-project
     # default (tests/test_hook_sessions.py, tests/e2e) remove it.
     monkeypatch.setenv("CTX_WORKSPACE", str(home / "workspace"))
+    if test_store_url:
+        import uuid
+
+        monkeypatch.setenv("CTX_STORE_URL", test_store_url)
+        monkeypatch.setenv("CTX_STORE_PROJECT", "t-" + uuid.uuid4().hex[:12])
     return home
 
 
@@ -65,6 +116,19 @@ def run(*args, input=None, env=None) -> Result:
         stdout = out.getvalue().decode("utf-8", "replace")
         stderr = err.getvalue().decode("utf-8", "replace")
     return Result(code, stdout, stderr)
+
+
+def memory_docs(home, workspace=None) -> dict[str, str]:
+    """What the configured store holds as memory ({"MEMORY.md": text, "observations/NAME": text}):
+    the workspace's files on the embedded store, the project's rows on PostgreSQL."""
+    from ctxkit.store.backend import close_store, memory_store
+    from ctxkit.store.home import Home
+
+    h = Home(str(home))
+    try:
+        return dict(memory_store(h, str(workspace or Path(home) / "workspace")).documents())
+    finally:
+        close_store(h)
 
 
 def corpus(name: str) -> str:

@@ -16,8 +16,8 @@ def store():
     PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The database's owner
     runs `ctx store init` once; `ctx store grant-sql ROLE PROJECT` prints the SQL for a login role that
     row-level security keeps to its project's rows; `ctx store migrate` moves a home's data in and out
-    exactly. Not on the shared store yet (refused there, never written to local files): memory search,
-    observe, reflect, maintain, reset. Step by step: docs/store.md.
+    exactly. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
+    the workspace's own files (CONTEXT.md, AGENTS.md, SOUL.md, …) stay local. Step by step: docs/store.md.
 
     \b
     Examples:

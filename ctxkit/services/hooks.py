@@ -321,9 +321,10 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
         pass
     try:
         from ..sources.memory import search
+        from ..store.backend import memory_store
         from .embedding import make_embedder
 
-        found, _ = search(workspace, q, limit, 0.0, make_embedder(home, "keyword", 0))
+        found, _ = search(memory_store(home, workspace), q, limit, 0.0, make_embedder(home, "keyword", 0))
         for h in found:
             hits.append({"score": h.get("score", 0), "text": h.get("snippet", ""), "source": h.get("source", "")})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook

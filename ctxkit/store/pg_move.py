@@ -68,8 +68,7 @@ def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
     if os.path.exists(sidx):
         with open(sidx, encoding="utf-8") as f:
             local = json.load(f)
-        with pg.sessions.edit() as idx:
-            _merge_sessions(idx, local, rep)
+        pg.sessions.update(lambda idx: _merge_sessions(idx, local, rep))
     for sid, text, version in _local_states(home):
         res = pg.state_file(sid).write_raw(text, version)
         rep.counts[f"states_{res}"] += 1
