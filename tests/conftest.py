@@ -70,7 +70,7 @@ def test_store_url():
 
 
 @pytest.fixture(autouse=True)
-def ctx_home(tmp_path, monkeypatch, tiktoken_cache, test_store_url):
+def ctx_home(tmp_path, monkeypatch, tiktoken_cache, test_store_url, request):
     home = tmp_path / "ctx-home"
     monkeypatch.setenv("CTX_HOME", str(home))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", tiktoken_cache)
@@ -81,7 +81,7 @@ def ctx_home(tmp_path, monkeypatch, tiktoken_cache, test_store_url):
     # One fixed workspace for tests that look for CONTEXT.md there; tests of the per-project
     # default (tests/test_hook_sessions.py, tests/e2e) remove it.
     monkeypatch.setenv("CTX_WORKSPACE", str(home / "workspace"))
-    if test_store_url:
+    if test_store_url and not getattr(request.module, "OWN_PG_SERVER", False):
         import uuid
 
         monkeypatch.setenv("CTX_STORE_URL", test_store_url)
