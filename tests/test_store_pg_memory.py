@@ -200,3 +200,27 @@ def test_context_archive_goes_to_the_store(pg_url, ctx_home):
     assert first.startswith("postgresql:proj-a/archive/CONTEXT-") and second.startswith("postgresql:proj-a/observations/")
     assert not (ctx_home / "archive").exists() and not (ctx_home / "workspace" / "observations").exists()
     assert run("memory", "search", "ship the JWT fix", "--embedder", "keyword", "--json").stdout.strip()
+
+
+def test_migrate_moves_the_workspaces_memory_in_and_out(cluster, ctx_home, monkeypatch, tmp_path):
+    ws = ctx_home / "workspace"
+    assert run("observe", corpus(CC)).code == 0  # on the embedded store: files in the workspace
+    assert run("reflect", "--embedder", "keyword").code == 0
+    before = memory_docs(ctx_home)
+    assert "MEMORY.md" in before and any(k.startswith("observations/") for k in before)
+    url = cluster.url(cluster.new_db())
+    assert run("store", "init", "--url", url).code == 0
+    first = run("store", "migrate", "--to", url)
+    assert first.code == 0, first.stderr
+    assert "memory_added 1" in first.stderr and "observations_added" in first.stderr
+    again = run("store", "migrate", "--to", url)
+    assert "memory_present 1" in again.stderr and "_added" not in again.stderr
+    monkeypatch.setenv("CTX_STORE_URL", url)
+    assert memory_docs(ctx_home) == before
+    monkeypatch.delenv("CTX_STORE_URL")
+    ws2 = tmp_path / "ws2"
+    monkeypatch.setenv("CTX_WORKSPACE", str(ws2))
+    back = run("store", "migrate", "--to", "embedded", "--from", url)
+    assert back.code == 0, back.stderr
+    assert memory_docs(ctx_home, ws2) == before
+    assert (ws2 / "MEMORY.md").read_text() == (ws / "MEMORY.md").read_text()
