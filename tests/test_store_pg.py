@@ -112,7 +112,7 @@ def test_drop_on_pg_then_recover_byte_exact_and_nothing_local(pg_url, ctx_home, 
     chk = run("store", "check", "--json")
     assert chk.code == 0, chk.stderr
     info = json.loads(chk.stdout)
-    assert info["schema_version"] == 1 and info["chunks"] == 0 and info["log_events"] > 0
+    assert info["schema_version"] == 2 and info["chunks"] == 0 and info["log_events"] > 0
 
 
 def _writer(url, records, barrier, out):

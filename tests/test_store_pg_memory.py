@@ -224,3 +224,18 @@ def test_migrate_moves_the_workspaces_memory_in_and_out(cluster, ctx_home, monke
     assert back.code == 0, back.stderr
     assert memory_docs(ctx_home, ws2) == before
     assert (ws2 / "MEMORY.md").read_text() == (ws / "MEMORY.md").read_text()
+
+
+def test_a_store_at_schema_1_is_refused_until_init_migrates_it(pg_url):
+    import psycopg
+
+    from ctxkit.store.pg_schema import TENANT_TABLES_V2
+
+    with psycopg.connect(pg_url, autocommit=True) as c:  # as an older ctx left it
+        c.execute("DROP TABLE " + ", ".join(TENANT_TABLES_V2))
+        c.execute("DELETE FROM ctx_schema_migrations WHERE version = 2")
+    old = run("memory", "search", "anything", "--embedder", "keyword")
+    assert old.code != 0 and "schema version 1" in old.stderr and "ctx store init" in old.stderr, old.stderr
+    res = run("store", "init")
+    assert res.code == 0 and "applied migration 2:" in res.stderr, res.stderr
+    assert run("memory", "search", "anything", "--embedder", "keyword").code == 0
