@@ -131,6 +131,77 @@ def memory_docs(home, workspace=None) -> dict[str, str]:
         close_store(h)
 
 
+def put_memory(workspace, memory: str | None = None, observations: dict | None = None) -> None:
+    """Seed a workspace's memory where the configured store keeps it: MEMORY.md and
+    observations/NAME files on the embedded store, the project's rows on PostgreSQL."""
+    from ctxkit.store.backend import close_store, memory_store
+    from ctxkit.store.home import Home
+
+    h = Home()
+    try:
+        m = memory_store(h, str(workspace))
+        if memory is not None:
+            m.update_memory(lambda _: memory)
+        for name, text in (observations or {}).items():
+            m.write_observation(name, text)
+    finally:
+        close_store(h)
+
+
+def stored_text(where) -> str | None:
+    """The text ctx stored at `where`, a path it printed: a file, or on PostgreSQL a locator
+    (postgresql:PROJECT/archive/NAME, …/observations/NAME, …/MEMORY.md, …/sessions/ID/CONTEXT.md);
+    None when there is none."""
+    where = str(where)
+    if not where.startswith("postgresql:"):
+        return open(where, encoding="utf-8").read() if os.path.exists(where) else None
+    import psycopg
+
+    project, rest = where[len("postgresql:"):].split("/", 1)
+    if rest == "MEMORY.md":
+        q, args = "SELECT body FROM ctx_memory WHERE project=%s", (project,)
+    elif rest.startswith("observations/"):
+        q, args = "SELECT body FROM ctx_observations WHERE project=%s AND name=%s", (project, rest.split("/", 1)[1])
+    elif rest.startswith("archive/"):
+        q, args = "SELECT body FROM ctx_context_archive WHERE project=%s AND name=%s", (project, rest.split("/", 1)[1])
+    elif rest.startswith("sessions/") and rest.endswith("/CONTEXT.md"):
+        q, args = "SELECT body FROM ctx_state WHERE project=%s AND session=%s", (project, rest[9:-11])
+    else:
+        raise ValueError(f"not a locator ctx prints: {where}")
+    with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+        row = c.execute(q, args).fetchone()
+    return row[0] if row else None
+
+
+def stored_sessions(home) -> list[str]:
+    """The sessions that have stored state (their CONTEXT.md in the session store)."""
+    if os.environ.get("CTX_STORE_URL"):
+        import psycopg
+
+        with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+            return [s for (s,) in c.execute("SELECT session FROM ctx_state WHERE project=%s ORDER BY session",
+                                            (os.environ.get("CTX_STORE_PROJECT", "default"),)).fetchall()]
+    return sorted(p.parent.name for p in (Path(home) / "sessions").glob("*/CONTEXT.md"))
+
+
+def stored_archives(home) -> list[str]:
+    """The CONTEXT.md copies `ctx context archive` and session ends made."""
+    if os.environ.get("CTX_STORE_URL"):
+        import psycopg
+
+        with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+            return [n for (n,) in c.execute("SELECT name FROM ctx_context_archive WHERE project=%s ORDER BY name",
+                                            (os.environ.get("CTX_STORE_PROJECT", "default"),)).fetchall()]
+    return sorted(p.name for p in (Path(home) / "archive").glob("*.md"))
+
+
+def log_events(name: str) -> list[dict]:
+    """The `name` log's events, from whichever store is configured (through `ctx logs`)."""
+    res = run("logs", name, "--json")
+    assert res.code == 0, res.stderr
+    return [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
+
+
 def corpus(name: str) -> str:
     matches = sorted(CORPUS.glob(name))
     if not matches:

@@ -5,7 +5,7 @@ import shlex
 import subprocess
 import sys
 
-from conftest import ROOT, run
+from conftest import ROOT, log_events, run
 
 CTX = [sys.executable, "-m", "ctxkit"]
 
@@ -50,7 +50,7 @@ def test_redrop_refreshes_recoverable_until_and_is_logged_as_a_redrop(ctx_home):
     assert first.keys() == second.keys()
     for k in first:
         assert second[k]["expires"] > first[k]["expires"]
-    events = [json.loads(x) for x in open(ctx_home / "logs" / "drops.jsonl")]
+    events = log_events("drops")
     assert sum(e["event"] == "chunk_dropped" for e in events) == len(first)
     assert sum(e["event"] == "chunk_redropped" for e in events) == len(first)
     assert all(e["tokens"] == 0 for e in events if e["event"] == "chunk_redropped")

@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 
-from conftest import corpus, run
+from conftest import corpus, log_events, run
 
 MAIN = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
 
@@ -153,7 +153,7 @@ def test_session_end_goes_to_cold_storage_and_only_its_project_recalls_it(tmp_pa
     assert hook("Stop", {"session_id": sid, "transcript_path": t, "cwd": str(a)}).code == 0
     # what SessionEnd's detached worker does, run here in the foreground
     assert run("hook", "curate", "--transcript", t, "--session", sid, "--ended").code == 0
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")]
+    ev = log_events("compaction")
     assert any(e.get("event") == "session_to_cold_storage" and e["chunks"] > 0 for e in ev)
     prompt = "how do I set up credo and dialyzer with mix_audit"
     env = {"CTX_HOOK_RECALL_MIN_SCORE": "0"}

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import corpus, run
+from conftest import corpus, log_events, run
 from ctxkit.cli.hook import CONTEXT_CAP, KNOWN
 
 T = "claude-code_spotter_8463c716_session.jsonl"
@@ -53,7 +53,7 @@ def test_user_prompt_submit_reports_the_providers_numbers(tmp_path, ctx_home):
     assert f"{want:,} tokens, provider-reported" in ctx and "200,000-token window" in ctx
     assert f"{want / 200000:.0%}" in ctx
     assert "# Working state" in ctx and "## Task" in ctx and len(ctx) <= CONTEXT_CAP
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "context-health.jsonl")][-1]
+    ev = log_events("context-health")[-1]
     assert ev["method"] == "provider-reported" and ev["tokens"] == want
 
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, log_events, run
 from ctxkit.core.score import record_importance
 
 
@@ -164,10 +164,10 @@ def test_drop_keeps_summarizes_drops_and_writes_cold_storage(ctx_home):
         assert entry["drop_reason"] == "low_relevance" and entry["relevance_score"] <= 0.25
         assert meta["cold_storage_path"].startswith(str(ctx_home / "cold-storage" / "s1"))
     assert any("summarize" in r.get("flags", []) for r in out)
-    drops = [json.loads(x) for x in open(ctx_home / "logs" / "drops.jsonl")]
+    drops = log_events("drops")
     assert len(drops) == len(stubs)
     assert drops[0]["event"] == "chunk_dropped" and drops[0]["threshold_used"] == 0.25
-    comp = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")]
+    comp = log_events("compaction")
     assert comp[-1]["chunks_dropped"] == len(stubs) and comp[-1]["tokens_after"] < comp[-1]["tokens_before"]
 
 
@@ -207,7 +207,7 @@ def test_recover_by_id_exact_and_into_file(ctx_home, tmp_path):
     again = run("recover", "--chunk-id", cid, "--into", f)
     assert again.code == 1 and "no stub for chunk" in again.stderr
     assert f.read_text() == "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in after)
-    log = [json.loads(x) for x in open(ctx_home / "logs" / "recovery.jsonl")]
+    log = log_events("recovery")
     assert [e["method"] for e in log] == ["id", "id"] and log[1]["into"] == str(f)
 
 
@@ -310,7 +310,7 @@ def test_auto_recover_brings_back_relevant_cold_chunks(ctx_home):
     out = res.records()
     back = {r["id"] for r in out if r["kind"] == "message"}
     assert {"m3", "m4"} & back  # the pasta chunk came back
-    log = [json.loads(x) for x in open(ctx_home / "logs" / "recovery.jsonl")]
+    log = log_events("recovery")
     assert log and all(e["method"] == "auto" for e in log)
 
 
