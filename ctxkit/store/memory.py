@@ -62,6 +62,3 @@ class FileMemory:
         """MEMORY.md (when there is one) and every observation: (relative name, text)."""
         out = [(MEMORY, self.memory_text())] if os.path.lexists(self.memory_path) else []
         return out + self.observations()
-
-    def clear(self) -> int:  # pragma: no cover - the embedded reset keeps workspaces
-        return 0
