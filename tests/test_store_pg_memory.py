@@ -8,18 +8,10 @@ import os
 import pytest
 
 from conftest import corpus, memory_docs, run
-from pgcluster import Cluster, usable_bin_dirs
-from test_store_pg import BINS, drop_pipeline, pytestmark  # noqa: F401  (skip without PostgreSQL)
+from test_store_pg import cluster, drop_pipeline, pytestmark  # noqa: F401  (its server; skip without PostgreSQL)
 
 OWN_PG_SERVER = True
 CC = "claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl"
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster(BINS[0][1]).start()
-    yield c
-    c.stop()
 
 
 @pytest.fixture
