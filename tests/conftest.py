@@ -200,6 +200,19 @@ def stored_archives(home) -> list[str]:
     return sorted(p.name for p in (Path(home) / "archive").glob("*.md"))
 
 
+def session_index(home=None) -> dict:
+    """The session index of whichever store is configured."""
+    from ctxkit.store import sessions
+    from ctxkit.store.backend import close_store
+    from ctxkit.store.home import Home
+
+    h = Home(str(home) if home else None)
+    try:
+        return sessions.load(h)
+    finally:
+        close_store(h)
+
+
 def log_events(name: str) -> list[dict]:
     """The `name` log's events, from whichever store is configured (through `ctx logs`)."""
     res = run("logs", name, "--json")

@@ -415,7 +415,18 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     sub = f"{target.session}.agent-{agent or 'unknown'}"
     recs = [dict(r, session=sub) for r in records_of(path, target.ignored)]
     sf = state_file(home, sub)
-    rep = fold(home, target, recs, workspace=sf.workspace) if recs else None
+    rep = None
+    if recs and hasattr(sf, "workspace"):  # the embedded session store: its folder is its workspace
+        rep = fold(home, target, recs, workspace=sf.workspace)
+    elif recs:  # the shared store keeps the state; the fold's workspace copy is scratch, never the project's
+        import shutil
+        import tempfile
+
+        scratch = tempfile.mkdtemp(prefix="ctx-subagent-")
+        try:
+            rep = fold(home, target, recs, workspace=scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     _remember(home, path)
     sessions.add_subagent(home, target.session, agent, {
         "type": target.data.get("agent_type") or None, "transcript": os.path.abspath(path),
