@@ -59,6 +59,7 @@ def test_dry_run_writes_nothing(ctx_home):
     d = json.loads(res.stdout)
     assert d["would_compact"] and d["groups_summarized"] > 0 and "Files" in d["context"]["sections"]
     assert not (ctx_home / "workspace").exists() and not (ctx_home / "logs").exists()
+    assert not log_events("compaction")  # nor in a shared store
 
 
 def test_two_steps_give_the_same_files_as_one(tmp_path):
