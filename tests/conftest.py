@@ -155,7 +155,8 @@ def put_memory(workspace, memory: str | None = None, observations: dict | None =
 
 def stored_text(where) -> str | None:
     """The text ctx stored at `where`, a path it printed: a file, or on PostgreSQL a locator
-    (postgresql:PROJECT/archive/NAME, …/observations/NAME, …/MEMORY.md, …/sessions/ID/CONTEXT.md);
+    (postgresql:PROJECT/archive/NAME, …/observations/NAME, …/MEMORY.md, …/sessions/ID/CONTEXT.md,
+    …/SESSION/CHUNK);
     None when there is none."""
     where = str(where)
     if not where.startswith("postgresql:"):
@@ -171,8 +172,9 @@ def stored_text(where) -> str | None:
         q, args = "SELECT body FROM ctx_context_archive WHERE project=%s AND name=%s", (project, rest.split("/", 1)[1])
     elif rest.startswith("sessions/") and rest.endswith("/CONTEXT.md"):
         q, args = "SELECT body FROM ctx_state WHERE project=%s AND session=%s", (project, rest[9:-11])
-    else:
-        raise ValueError(f"not a locator ctx prints: {where}")
+    else:  # a cold-storage chunk: postgresql:PROJECT/SESSION/CHUNK
+        session, chunk = rest.rsplit("/", 1)
+        q, args = "SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s", (project, session, chunk)
     with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
         row = c.execute(q, args).fetchone()
     return row[0] if row else None

@@ -3,6 +3,8 @@ store is chosen, DSN passwords masked, the `store` knobs validated."""
 import json
 import subprocess
 
+import pytest
+
 from conftest import PY, ROOT, ctx_subprocess_env, run
 
 from test_startup_help import HEAVY, PROBE as HEAVY_PROBE
@@ -37,6 +39,7 @@ def test_store_check_on_the_embedded_store_and_a_bad_url(ctx_home, monkeypatch):
     assert bad.code != 0 and "topsecret" not in bad.stderr and "postgresql://" in bad.stderr
 
 
+@pytest.mark.embedded_only
 def test_store_knob_in_config_selects_the_backend(ctx_home):
     ctx_home.mkdir(parents=True, exist_ok=True)
     (ctx_home / "config.yaml").write_text("store: postgresql://nobody:pw-in-config@/nodb?host=/nonexistent\n"

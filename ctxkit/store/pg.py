@@ -30,6 +30,19 @@ RETRIES = 3
 TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees a chunk's first 200k chars
 
 
+def _no_nul(x):
+    """PostgreSQL text and jsonb hold no NUL character: U+FFFD stands in for it in what ctx derives
+    (index text, gists, state and memory documents, session entries). A chunk's own text (`raw`,
+    JSON) keeps it exactly, escaped."""
+    if isinstance(x, str):
+        return x.replace("\x00", "\ufffd") if "\x00" in x else x
+    if isinstance(x, dict):
+        return {_no_nul(k): _no_nul(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_no_nul(v) for v in x]
+    return x
+
+
 def _lock_key(*parts: str) -> str:
     return "\x1f".join(parts)
 
@@ -178,7 +191,7 @@ class PgStore:
         (BASE.md, else BASE-2.md, …: never over an earlier copy); its locator."""
         from . import redaction
 
-        text = redaction.text(text)
+        text = _no_nul(redaction.text(text))
 
         def tx(cur):
             k = 1
@@ -263,10 +276,10 @@ class PgColdStore:
             "reason, prompt, recoverable_until, gist, body, bytes) VALUES "
             "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (project, session, chunk_id) DO NOTHING",
             (self.s.project, entry["session_id"], entry["chunk_id"], raw, records_hash(entry["records"]),
-             entry.get("timestamp"), entry.get("dropped_at"), entry.get("tokens"), entry.get("relevance_score"),
-             entry.get("drop_reason"), entry.get("prompt_at_drop"), entry.get("recoverable_until"),
-             entry.get("gist"), text[:TSV_MAX_CHARS] if len(text) > TSV_MAX_CHARS else text,
-             len(raw.encode("utf-8"))))
+             *map(_no_nul, (entry.get("timestamp"), entry.get("dropped_at"))), entry.get("tokens"),
+             entry.get("relevance_score"), *map(_no_nul, (entry.get("drop_reason"), entry.get("prompt_at_drop"),
+                                                          entry.get("recoverable_until"), entry.get("gist"))),
+             _no_nul(text[:TSV_MAX_CHARS] if len(text) > TSV_MAX_CHARS else text), len(raw.encode("utf-8"))))
         return cur.rowcount == 1
 
     def _put(self, entry: dict) -> tuple[str, str, bool]:
@@ -501,7 +514,7 @@ class PgSessionIndex:
             idx = {s: e for s, e in cur.fetchall()}
             old = json.loads(json.dumps(idx))
             change(idx)
-            changed = [(self.s.project, k, Jsonb(v)) for k, v in idx.items() if old.get(k) != v]
+            changed = [(self.s.project, k, Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
             if changed:
                 cur.executemany(
                     "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
@@ -565,10 +578,10 @@ class PgStateFile:
             for section, items in gone.items():  # nothing a user wrote leaves silently: kept, as archive/SECTION.md
                 cur.executemany("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
                                 "ON CONFLICT DO NOTHING",
-                                [(self.s.project, self.session, section, redaction.text(i)) for i in items])
+                                [(self.s.project, self.session, section, _no_nul(redaction.text(i))) for i in items])
             new.version = ctx.version + 1
             new.updated = now_iso()
-            text = redaction.text(render(new))
+            text = _no_nul(redaction.text(render(new)))
             if row is None:
                 cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
                             "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
@@ -639,7 +652,7 @@ class PgMemory:
             new = change(text)
             if new is None or new == text:
                 return
-            new = redaction.text(new)
+            new = _no_nul(redaction.text(new))
             if row is None:
                 cur.execute("INSERT INTO ctx_memory (project, version, body) VALUES (%s, 1, %s) "
                             "ON CONFLICT (project) DO NOTHING", (self.s.project, new))
@@ -654,7 +667,7 @@ class PgMemory:
     def write_observation(self, name: str, text: str, session: str | None = None) -> str:
         from . import redaction
 
-        text = redaction.text(text)
+        text = _no_nul(redaction.text(text))
         self.s.run(lambda cur: cur.execute(
             "INSERT INTO ctx_observations (project, name, session, body) VALUES (%s,%s,%s,%s) "
             "ON CONFLICT (project, name) DO UPDATE SET body=EXCLUDED.body, session=EXCLUDED.session, "
