@@ -12,6 +12,7 @@ from test_startup_help import HEAVY, PROBE as HEAVY_PROBE
 PROBE = HEAVY_PROBE.replace(repr(HEAVY), repr(("psycopg", "psycopg_binary")))
 
 
+@pytest.mark.embedded_only
 def test_embedded_commands_never_import_psycopg(tmp_path):
     f = tmp_path / "s.jsonl"
     f.write_text(json.dumps({"v": 1, "kind": "message", "id": "m1", "session": "s", "role": "user",
@@ -31,6 +32,7 @@ def test_redact_dsn_masks_passwords_in_every_spelling():
     assert redact_dsn("postgresql://bob@db/x") == "postgresql://bob@db/x"
 
 
+@pytest.mark.embedded_only
 def test_store_check_on_the_embedded_store_and_a_bad_url(ctx_home, monkeypatch):
     res = run("store", "check", "--json")
     assert res.code == 0 and json.loads(res.stdout)["store"] == "embedded"
