@@ -5,6 +5,8 @@ import shlex
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, log_events, run
 
 CTX = [sys.executable, "-m", "ctxkit"]
