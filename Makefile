@@ -51,6 +51,8 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest
+	@echo "== the same suite on the shared PostgreSQL store (a throwaway server on a Unix socket; skipped without PostgreSQL)"
+	CTX_TEST_STORE=pg $(BIN)/python -m pytest
 
 bench: setup
 	$(BIN)/python -m pip install -q ttok

@@ -23,8 +23,59 @@ def tiktoken_cache(tmp_path_factory):
     return str(d)
 
 
+# CTX_TEST_STORE=pg: every test runs against a real PostgreSQL store (tests/pgcluster.py starts a
+# throwaway server on a Unix socket for the whole run; each test gets its own store project, so no
+# test sees another's rows). Tests of the embedded store's own files are marked `embedded_only`.
+TEST_STORE = os.environ.get("CTX_TEST_STORE", "embedded")
+if TEST_STORE not in ("embedded", "pg"):
+    raise pytest.UsageError(f"CTX_TEST_STORE={TEST_STORE!r}: use embedded or pg")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "embedded_only: the test checks the embedded store's own files "
+                                       "(skipped when CTX_TEST_STORE=pg)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if TEST_STORE != "pg":
+        return
+    from pgcluster import bin_dirs, usable_bin_dirs
+
+    if not usable_bin_dirs():  # as the PostgreSQL tests do: skipped, said once
+        why = ("CTX_TEST_STORE=pg: no PostgreSQL binaries (pg_ctl/initdb) on this machine" if not bin_dirs() else
+               "CTX_TEST_STORE=pg: running as root, there is no `postgres` user who can run the PostgreSQL binaries")
+        for item in items:
+            item.add_marker(pytest.mark.skip(reason=why))
+        return
+    skip = pytest.mark.skip(reason="checks the embedded store's files (CTX_TEST_STORE=pg)")
+    for item in items:
+        if item.get_closest_marker("embedded_only"):
+            item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def test_store_url():
+    """The PostgreSQL store every test uses when CTX_TEST_STORE=pg (None otherwise)."""
+    if TEST_STORE != "pg":
+        yield None
+        return
+    from pgcluster import Cluster, usable_bin_dirs
+
+    c = Cluster(usable_bin_dirs()[0][1]).start()
+    try:
+        url = c.url(c.new_db())
+        from ctxkit.store.pg import PgStore
+
+        s = PgStore(url, "init")
+        s.init()
+        s.close()
+        yield url
+    finally:
+        c.stop()
+
+
 @pytest.fixture(autouse=True)
-def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
+def ctx_home(tmp_path, monkeypatch, tiktoken_cache, test_store_url, request):
     home = tmp_path / "ctx-home"
     monkeypatch.setenv("CTX_HOME", str(home))
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", tiktoken_cache)
@@ -35,6 +86,11 @@ def ctx_home(tmp_path, monkeypatch, tiktoken_cache):
     # One fixed workspace for tests that look for CONTEXT.md there; tests of the per-project
     # default (tests/test_hook_sessions.py, tests/e2e) remove it.
     monkeypatch.setenv("CTX_WORKSPACE", str(home / "workspace"))
+    if test_store_url and not getattr(request.module, "OWN_PG_SERVER", False):
+        import uuid
+
+        monkeypatch.setenv("CTX_STORE_URL", test_store_url)
+        monkeypatch.setenv("CTX_STORE_PROJECT", "t-" + uuid.uuid4().hex[:12])
     return home
 
 
@@ -65,6 +121,105 @@ def run(*args, input=None, env=None) -> Result:
         stdout = out.getvalue().decode("utf-8", "replace")
         stderr = err.getvalue().decode("utf-8", "replace")
     return Result(code, stdout, stderr)
+
+
+def memory_docs(home, workspace=None) -> dict[str, str]:
+    """What the configured store holds as memory ({"MEMORY.md": text, "observations/NAME": text}):
+    the workspace's files on the embedded store, the project's rows on PostgreSQL."""
+    from ctxkit.store.backend import close_store, memory_store
+    from ctxkit.store.home import Home
+
+    h = Home(str(home))
+    try:
+        return dict(memory_store(h, str(workspace or Path(home) / "workspace")).documents())
+    finally:
+        close_store(h)
+
+
+def put_memory(workspace, memory: str | None = None, observations: dict | None = None) -> None:
+    """Seed a workspace's memory where the configured store keeps it: MEMORY.md and
+    observations/NAME files on the embedded store, the project's rows on PostgreSQL."""
+    from ctxkit.store.backend import close_store, memory_store
+    from ctxkit.store.home import Home
+
+    h = Home()
+    try:
+        m = memory_store(h, str(workspace))
+        if memory is not None:
+            m.update_memory(lambda _: memory)
+        for name, text in (observations or {}).items():
+            m.write_observation(name, text)
+    finally:
+        close_store(h)
+
+
+def stored_text(where) -> str | None:
+    """The text ctx stored at `where`, a path it printed: a file, or on PostgreSQL a locator
+    (postgresql:PROJECT/archive/NAME, …/observations/NAME, …/MEMORY.md, …/sessions/ID/CONTEXT.md,
+    …/SESSION/CHUNK);
+    None when there is none."""
+    where = str(where)
+    if not where.startswith("postgresql:"):
+        return open(where, encoding="utf-8").read() if os.path.exists(where) else None
+    import psycopg
+
+    project, rest = where[len("postgresql:"):].split("/", 1)
+    if rest == "MEMORY.md":
+        q, args = "SELECT body FROM ctx_memory WHERE project=%s", (project,)
+    elif rest.startswith("observations/"):
+        q, args = "SELECT body FROM ctx_observations WHERE project=%s AND name=%s", (project, rest.split("/", 1)[1])
+    elif rest.startswith("archive/"):
+        q, args = "SELECT body FROM ctx_context_archive WHERE project=%s AND name=%s", (project, rest.split("/", 1)[1])
+    elif rest.startswith("sessions/") and rest.endswith("/CONTEXT.md"):
+        q, args = "SELECT body FROM ctx_state WHERE project=%s AND session=%s", (project, rest[9:-11])
+    else:  # a cold-storage chunk: postgresql:PROJECT/SESSION/CHUNK
+        session, chunk = rest.rsplit("/", 1)
+        q, args = "SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s", (project, session, chunk)
+    with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+        row = c.execute(q, args).fetchone()
+    return row[0] if row else None
+
+
+def stored_sessions(home) -> list[str]:
+    """The sessions that have stored state (their CONTEXT.md in the session store)."""
+    if os.environ.get("CTX_STORE_URL"):
+        import psycopg
+
+        with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+            return [s for (s,) in c.execute("SELECT session FROM ctx_state WHERE project=%s ORDER BY session",
+                                            (os.environ.get("CTX_STORE_PROJECT", "default"),)).fetchall()]
+    return sorted(p.parent.name for p in (Path(home) / "sessions").glob("*/CONTEXT.md"))
+
+
+def stored_archives(home) -> list[str]:
+    """The CONTEXT.md copies `ctx context archive` and session ends made."""
+    if os.environ.get("CTX_STORE_URL"):
+        import psycopg
+
+        with psycopg.connect(os.environ["CTX_STORE_URL"]) as c:
+            return [n for (n,) in c.execute("SELECT name FROM ctx_context_archive WHERE project=%s ORDER BY name",
+                                            (os.environ.get("CTX_STORE_PROJECT", "default"),)).fetchall()]
+    return sorted(p.name for p in (Path(home) / "archive").glob("*.md"))
+
+
+def session_index(home=None) -> dict:
+    """The session index of whichever store is configured."""
+    from ctxkit.store import sessions
+    from ctxkit.store.backend import close_store
+    from ctxkit.store.home import Home
+
+    h = Home(str(home) if home else None)
+    try:
+        return sessions.load(h)
+    finally:
+        close_store(h)
+
+
+def log_events(name: str) -> list[dict]:
+    """The `name` log's events, from whichever store is configured (through `ctx logs`)."""
+    res = run("logs", name, "--json")
+    assert res.code == 0, res.stderr
+    return [json.loads(x) for x in res.stdout.splitlines() if x.strip()]
 
 
 def corpus(name: str) -> str:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import ROOT, corpus, run
+from conftest import ROOT, corpus, log_events, put_memory, run
 from ctxkit.core.timeinfo import gap_class
 from ctxkit.core.timeutil import parse_ts
 
@@ -34,10 +34,8 @@ def workspace(tmp_path):
     (ws / "SOUL.md").write_text(SOUL)
     (ws / "USER.md").write_text(USER)
     (ws / "AGENTS.md").write_text(AGENTS)
-    (ws / "MEMORY.md").write_text(MEMORY)
     (ws / "tools.json").write_text(json.dumps(TOOLS))
-    (ws / "observations").mkdir()
-    (ws / "observations" / "2026-01-01_s1.md").write_text("- Trained a LoRA adapter for 3 epochs\n")
+    put_memory(ws, MEMORY, {"2026-01-01_s1.md": "- Trained a LoRA adapter for 3 epochs\n"})
     return ws
 
 
@@ -65,7 +63,7 @@ def test_static_part_is_byte_identical_and_first(workspace):
 def test_query_adds_relevant_memory_within_its_budget(workspace, ctx_home):
     res = run("prompt", "build", "--workspace", workspace, "--query", "LoRA training", "--embedder", "keyword")
     assert "# Relevant Memory" in res.stdout and "rank 16" in res.stdout
-    cur = [json.loads(x) for x in open(ctx_home / "logs" / "curation.jsonl")]
+    cur = log_events("curation")
     assert cur[-1]["query"] == "LoRA training" and cur[-1]["hits_found"] >= 1
     assert cur[-1]["total_hits_before_curation"] >= cur[-1]["hits_found"]
 

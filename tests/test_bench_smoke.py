@@ -16,6 +16,7 @@ EXPECT = {"startup": "startup", "memory": "memory", "count": "count", "ttok": "t
           "streaming": "streaming", "defaults": "defaults", "crash": "crash"}
 
 
+@pytest.mark.embedded_only  # the benchmarks measure the embedded store (bench_pg.py the other one)
 def test_every_benchmark_runs_to_its_end_in_smoke_mode(tmp_path):
     if not (ROOT.parent / "shared" / "corpus").is_dir():
         pytest.skip("the benchmarks read the shared corpus (../shared/corpus), which is not beside this checkout")

@@ -5,7 +5,7 @@ import os
 import subprocess
 
 
-from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, log_events, run
 from ctxkit.core import context_md as C
 from ctxkit.core.artifacts import shell_actions, trail
 from ctxkit.core.hygiene import clean, faithful, is_meta, unsupported
@@ -36,7 +36,7 @@ def test_compact_extractive_on_corpus_writes_summary_and_context(ctx_home):
     assert parsed.task.startswith("Explore the Elixir/Phoenix project")
     assert len(C.files_of(parsed.sections["Files"])) == 30
     assert "<think" not in text.lower()
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["event"] == "compaction_triggered" and ev["tokens_after"] < ev["tokens_before"] and ev["summarizer"] == "extractive"
     assert ev["groups_summarized"] > 0 and "duration_s" in ev
 
@@ -49,7 +49,7 @@ def test_below_trigger_passes_through_unchanged(ctx_home):
     assert [r["id"] for r in res.records()] == [json.loads(x)["id"] for x in imported.strip().split("\n")]
     assert "not due" in res.stderr
     assert not (ctx_home / "workspace" / "CONTEXT.md").exists()
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["event"] == "compaction_skipped"
 
 
@@ -59,6 +59,7 @@ def test_dry_run_writes_nothing(ctx_home):
     d = json.loads(res.stdout)
     assert d["would_compact"] and d["groups_summarized"] > 0 and "Files" in d["context"]["sections"]
     assert not (ctx_home / "workspace").exists() and not (ctx_home / "logs").exists()
+    assert not log_events("compaction")  # nor in a shared store
 
 
 def test_two_steps_give_the_same_files_as_one(tmp_path):
@@ -95,7 +96,7 @@ def test_openai_unreachable_degrades_to_extractive_and_says_so(ctx_home):
     res = run("compact", path, "--budget", budget_for(path), "--force", "--summarizer", "openai")
     assert res.code == 0, res.stderr
     assert "degraded: openai failed" in res.stderr
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["summarizer"] == "extractive" and ev["degraded"].startswith("openai failed")
 
 
@@ -109,7 +110,7 @@ def test_extractive_failure_falls_to_truncate(ctx_home, monkeypatch):
     path = corpus(CC)
     res = run("compact", path, "--budget", budget_for(path), "--force")
     assert res.code == 0
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["summarizer"] == "truncate" and "extractive failed: injected" in ev["degraded"]
 
 

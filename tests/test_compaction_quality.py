@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import CORPUS_FILES, CORPUS, corpus, run
+from conftest import CORPUS, CORPUS_FILES, corpus, put_memory, run, stored_archives, stored_sessions, stored_text
 from ctxkit.core import context_md as C
 from ctxkit.core.hygiene import ends_mid_word, is_narration, near_duplicate
 
@@ -72,7 +72,7 @@ def test_subagent_never_replaces_the_main_sessions_state(tmp_path, ctx_home):
     assert res.code == 0 and "belongs to another session" in res.stderr
     after = C.parse((ws / "CONTEXT.md").read_text())
     assert after.task == before.task and after.state["session"] == before.state["session"]
-    stored = list((ctx_home / "sessions").glob("*agent-acompact*/CONTEXT.md"))
+    stored = [s for s in stored_sessions(ctx_home) if "agent-acompact" in s]
     assert stored, "the subagent's state is kept in the session store"
 
 
@@ -97,11 +97,11 @@ def test_context_archive_and_clear(tmp_path, ctx_home):
     run("compact", corpus("claude-code_spotter_491e126e_session.jsonl"), "--budget", "3000", "--force", "--workspace", ws)
     run("remember", "the deploy key is in vault", "--workspace", ws)
     dest = run("context", "archive", "--workspace", ws).stdout.strip()
-    assert os.path.exists(dest) and "## Task" in open(dest).read()
+    assert "## Task" in (stored_text(dest) or "")
     assert run("context", "clear", "--workspace", ws).code == 0
     ctx = C.parse((ws / "CONTEXT.md").read_text())
     assert not ctx.task and list(ctx.sections) == ["Pinned"]
-    assert len(list((ctx_home / "archive").glob("*.md"))) == 2  # clear archived first
+    assert len(stored_archives(ctx_home)) == 2  # clear archived first
 
 
 def _recs(rows):
@@ -142,20 +142,19 @@ def test_maintain_cadence_refreshes_the_summary_and_archives(tmp_path, ctx_home)
     refresh = [e for e in events if e["event"] == "summary_refresh"]
     assert len(refresh) == 2 and all(e["groups_summarized"] > 0 for e in refresh)
     archived = [e for e in events if e["event"] == "archive"]
-    assert len(archived) == 1 and os.path.exists(archived[0]["path"])
+    assert len(archived) == 1 and stored_text(archived[0]["path"])
     assert C.parse((ws / "CONTEXT.md").read_text()).task.startswith("Explore the Elixir/Phoenix")
 
 
 def test_reflect_keeps_narration_out_of_memory(tmp_path):
     ws = tmp_path / "ws"
-    (ws / "observations").mkdir(parents=True)
-    (ws / "observations" / "20260101T000000Z_s.md").write_text(
+    put_memory(ws, observations={"20260101T000000Z_s.md":
         "# Observation: s\n\n## Decisions\n- That's the bug - my code was treating it as a list.\n"
         "- Let me use find_file to locate the handler.\n"
-        "- Uploads are limited to 10 MB by `MAX_UPLOAD` in settings.py.\n\n## Outcomes\n- Now update the tests.\n")
+        "- Uploads are limited to 10 MB by `MAX_UPLOAD` in settings.py.\n\n## Outcomes\n- Now update the tests.\n"})
     out = run("reflect", "--workspace", ws, "--json")
     assert out.code == 0, out.stderr
-    memory = (ws / "MEMORY.md").read_text()
+    memory = stored_text(out.json()["memory"])
     assert "MAX_UPLOAD" in memory
     assert "my code" not in memory and "Let me" not in memory and "Now update" not in memory
 

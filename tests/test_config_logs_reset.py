@@ -2,11 +2,14 @@
 import json
 import os
 
+import pytest
+
 
 from conftest import run
 from ctxkit.store.config import KNOBS
 
 
+@pytest.mark.embedded_only
 def test_config_init_show_validate_path(ctx_home):
     res = run("config", "path")
     assert res.stdout.strip() == str(ctx_home / "config.yaml")
@@ -101,6 +104,7 @@ def test_reserved_knobs_are_not_read_yet():
     assert stale == []
 
 
+@pytest.mark.embedded_only
 def test_logs_since_jq_and_table(ctx_home):
     logs = ctx_home / "logs"
     logs.mkdir(parents=True)
@@ -117,6 +121,7 @@ def test_logs_since_jq_and_table(ctx_home):
     assert run("logs", "path").stdout.strip() == str(logs)
 
 
+@pytest.mark.embedded_only
 def test_reset_refuses_without_force(ctx_home):
     (ctx_home / "logs").mkdir(parents=True)
     (ctx_home / "logs" / "drops.jsonl").write_text("{}\n")

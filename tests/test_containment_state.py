@@ -24,6 +24,7 @@ def _drop(data=DATA):
     return res.records()
 
 
+@pytest.mark.embedded_only
 def test_workspace_context_and_memory_links_are_refused(tmp_path):
     ws = tmp_path / ".ctx"
     ws.mkdir()
@@ -107,6 +108,7 @@ def test_ancestor_layers_only_from_trusted_folders(tmp_path):
         os.chdir(old)
 
 
+@pytest.mark.embedded_only
 def test_reindex_refuses_a_linked_index(ctx_home, tmp_path):
     _drop()
     other = tmp_path / "other.sqlite"
@@ -122,6 +124,7 @@ def test_reindex_refuses_a_linked_index(ctx_home, tmp_path):
     assert tables == {"t"}
 
 
+@pytest.mark.embedded_only
 def test_reindex_swaps_a_complete_index_in(ctx_home):
     _drop()
     before = run("cold-storage", "list", "--json").records()
@@ -133,6 +136,7 @@ def test_reindex_swaps_a_complete_index_in(ctx_home):
     assert not [p for p in (ctx_home / "cold-storage").iterdir() if p.name.startswith("index.sqlite.new")]
 
 
+@pytest.mark.embedded_only
 def test_a_drop_killed_between_file_and_index_is_repaired(ctx_home, monkeypatch):
     from ctxkit.store import cold
 
@@ -149,6 +153,7 @@ def test_a_drop_killed_between_file_and_index_is_repaired(ctx_home, monkeypatch)
     assert len(listed) == len(files)
 
 
+@pytest.mark.embedded_only
 def test_health_reports_and_repairs_chunk_files_missing_from_the_index(ctx_home):
     _drop()
     n = len(run("cold-storage", "list", "--json").records())

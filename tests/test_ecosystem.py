@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, log_events, run
 from ctxkit.cli import docgen
 from ctxkit.cli.completion import script
 from ctxkit.cli.main import COMMANDS
@@ -54,6 +54,7 @@ def _bash_complete(words, cword, home):
     return p.stdout.split()
 
 
+@pytest.mark.embedded_only
 def test_bash_completes_commands_and_cold_ids_for_real(tmp_path, ctx_home):
     home = tmp_path / "h"
     assert _bash_complete("ctx cold-st", 1, home) == ["cold-storage"]
@@ -233,7 +234,7 @@ def test_seed_003_names_and_log_fields(tmp_path, ctx_home):
     src = os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")
     assert run("health", src, "--notify-if-pct", "0.01", "--json").code == 3  # seed 003's `ctx health`
     assert run("compact", src, "--now", "--budget", "3000", "--workspace", tmp_path / "ws").code == 0
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["chunks_dropped"] == 0 and "summary_target_tokens=" in ev["config_used"]
     rows = run("session", "list", "--json").records()
     assert rows[0]["ago"].endswith("ago") and rows[0]["records"] == 36

@@ -5,7 +5,9 @@ import shlex
 import subprocess
 import sys
 
-from conftest import ROOT, run
+import pytest
+
+from conftest import ROOT, log_events, run
 
 CTX = [sys.executable, "-m", "ctxkit"]
 
@@ -50,7 +52,7 @@ def test_redrop_refreshes_recoverable_until_and_is_logged_as_a_redrop(ctx_home):
     assert first.keys() == second.keys()
     for k in first:
         assert second[k]["expires"] > first[k]["expires"]
-    events = [json.loads(x) for x in open(ctx_home / "logs" / "drops.jsonl")]
+    events = log_events("drops")
     assert sum(e["event"] == "chunk_dropped" for e in events) == len(first)
     assert sum(e["event"] == "chunk_redropped" for e in events) == len(first)
     assert all(e["tokens"] == 0 for e in events if e["event"] == "chunk_redropped")
@@ -220,6 +222,7 @@ def _ctx(home, *args, input=None):
     return subprocess.run(CTX + [str(a) for a in args], env=env, input=input, capture_output=True, text=True)
 
 
+@pytest.mark.embedded_only
 def test_garbage_index_is_rebuilt_and_bad_chunk_files_quarantined(tmp_path):
     home = tmp_path / "home"
     out = _ctx(home, "drop", "--cutoff", "0.5", "--keep", "1.0", "--min-keep", "0", input=_session("cold")).stdout
@@ -242,6 +245,7 @@ def test_garbage_index_is_rebuilt_and_bad_chunk_files_quarantined(tmp_path):
     assert again.returncode == 0, again.stderr
 
 
+@pytest.mark.embedded_only
 def test_moved_home_recovers_without_reindex(ctx_home, tmp_path):
     stubs = _dropped(ctx_home)
     moved = tmp_path / "moved-home"
@@ -251,6 +255,7 @@ def test_moved_home_recovers_without_reindex(ctx_home, tmp_path):
     assert res.records()
 
 
+@pytest.mark.embedded_only
 def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
     _dropped(ctx_home)
     p = ctx_home / "sessions.json"
@@ -260,6 +265,7 @@ def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
     assert p.read_text().startswith(p.read_text()[:10]) and len(p.read_text()) == 10  # left as it was
 
 
+@pytest.mark.embedded_only
 def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_path):
     _dropped(ctx_home)
     outside = tmp_path / "outside"

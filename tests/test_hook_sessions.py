@@ -4,7 +4,7 @@ import json
 import os
 import subprocess
 
-from conftest import corpus, run
+from conftest import corpus, log_events, run, session_index, stored_text
 
 MAIN = "8463c716-a2ea-4c14-9efa-87158ebd9f20"
 
@@ -54,7 +54,7 @@ def test_hooks_on_an_interactive_transcript_exit_0(tmp_path, monkeypatch):
     for ev in ("UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"):
         res = hook(ev, {**base, "prompt": "go on"})
         assert res.code == 0, (ev, res.stderr)
-    ev = [json.loads(x) for x in open(os.environ["CTX_HOME"] + "/logs/context-health.jsonl")]
+    ev = log_events("context-health")
     assert any((e.get("skipped_lines") or {}).get("mode") == 1 for e in ev)
 
 
@@ -88,7 +88,7 @@ def test_each_project_and_session_keeps_its_own_state(tmp_path, monkeypatch, ctx
     assert task[:40] not in text
     out = hook("SessionStart", {"session_id": sid, "source": "resume", "cwd": str(a)})
     assert task[:40] in json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
-    idx = json.load(open(ctx_home / "sessions.json"))
+    idx = session_index(ctx_home)
     assert idx[sid]["project"] == str(a) and idx["b-1"]["project"] == str(b)
     assert [d.split("-")[0] for d in os.listdir(ctx_home / "projects")] == ["a"]  # B wrote nothing
 
@@ -104,14 +104,14 @@ def test_subagent_stop_records_the_subagent_under_its_parent(tmp_path, ctx_home)
                "--workspace", ws)
     assert res.code == 0 and "subagent a2898e3 recorded" in res.stderr
     assert (ws / "CONTEXT.md").read_text() == before  # the parent's state is untouched
-    e = json.load(open(ctx_home / "sessions.json"))[MAIN]["subagents"]["a2898e3"]
-    assert e["type"] == "Explore" and e["records"] > 0 and os.path.exists(e["state"])
+    e = session_index(ctx_home)[MAIN]["subagents"]["a2898e3"]
+    assert e["type"] == "Explore" and e["records"] > 0 and stored_text(e["state"]) is not None
     # Claude Code's own compaction agent costs nothing
     comp = corpus("claude-code_spotter_8463c716_subagents_agent-acompact-f46190.jsonl")
     res = hook("SubagentStop", {"session_id": MAIN, "transcript_path": main, "agent_id": "acompact-f46190",
                                 "agent_transcript_path": comp}, "--workspace", ws)
     assert res.code == 0 and res.stderr == ""
-    assert "acompact-f46190" not in json.load(open(ctx_home / "sessions.json"))[MAIN]["subagents"]
+    assert "acompact-f46190" not in session_index(ctx_home)[MAIN]["subagents"]
 
 
 def test_working_state_is_injected_once_per_change(tmp_path):
@@ -153,7 +153,7 @@ def test_session_end_goes_to_cold_storage_and_only_its_project_recalls_it(tmp_pa
     assert hook("Stop", {"session_id": sid, "transcript_path": t, "cwd": str(a)}).code == 0
     # what SessionEnd's detached worker does, run here in the foreground
     assert run("hook", "curate", "--transcript", t, "--session", sid, "--ended").code == 0
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")]
+    ev = log_events("compaction")
     assert any(e.get("event") == "session_to_cold_storage" and e["chunks"] > 0 for e in ev)
     prompt = "how do I set up credo and dialyzer with mix_audit"
     env = {"CTX_HOOK_RECALL_MIN_SCORE": "0"}

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from conftest import corpus, run
+from conftest import corpus, log_events, run, session_index, stored_text
 from ctxkit.cli.hook import CONTEXT_CAP, KNOWN
 
 T = "claude-code_spotter_8463c716_session.jsonl"
@@ -53,7 +53,7 @@ def test_user_prompt_submit_reports_the_providers_numbers(tmp_path, ctx_home):
     assert f"{want:,} tokens, provider-reported" in ctx and "200,000-token window" in ctx
     assert f"{want / 200000:.0%}" in ctx
     assert "# Working state" in ctx and "## Task" in ctx and len(ctx) <= CONTEXT_CAP
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "context-health.jsonl")][-1]
+    ev = log_events("context-health")[-1]
     assert ev["method"] == "provider-reported" and ev["tokens"] == want
 
 
@@ -92,9 +92,9 @@ def test_stop_is_a_no_op_when_the_transcript_did_not_grow_and_session_end_archiv
     assert again.code == 0 and again.stderr == ""  # nothing new: nothing read, nothing written
     end = hook("SessionEnd", base, "--workspace", tmp_path / "ws")
     assert end.code == 0
-    idx = json.load(open(ctx_home / "sessions.json"))
+    idx = session_index(ctx_home)
     e = idx["491e126e-1e71-469c-ade2-fcc8af567c74"]
-    assert e["status"] == "ended" and os.path.exists(e["archive"])
+    assert e["status"] == "ended" and stored_text(e["archive"]) is not None
 
 
 def test_subagent_stop_never_replaces_the_main_state(tmp_path):

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from conftest import PY, ROOT, corpus, ctx_subprocess_env, run
+from conftest import PY, ROOT, corpus, ctx_subprocess_env, memory_docs, run
 from ctxkit.core import context_md as C
 from ctxkit.core.entities import extract
 
@@ -133,12 +133,12 @@ def test_observe_then_reflect_fill_memory_with_traceable_facts(ctx_home):
     assert res.code == 0, res.stderr
     obs = res.stdout.strip()
     assert os.path.basename(obs).endswith("_6c2214d7-b87e-4432-8e41-22ba294ea584.agent-afc096d.md")
-    text = open(obs).read()
+    text = memory_docs(ctx_home)["observations/" + os.path.basename(obs)]
     for s in ("## Requests", "## Decisions", "## Outcomes", "## Files", "## Errors"):
         assert s in text
     assert doc(ctx_home).sections["Recent"]
     r1 = run("reflect", "--json", "--embedder", "keyword").json()
-    mem = (ws / "MEMORY.md").read_text()
+    mem = memory_docs(ctx_home)["MEMORY.md"]
     assert r1["added"] >= 1
     for line in mem.strip().split("\n"):
         assert line.startswith("- ") and "(from observations/" in line and "<think" not in line

@@ -51,13 +51,15 @@ NOT_REPORTING = {
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, test_store_url):
     """A home with something in every log, cold storage, CONTEXT.md, goals, a tools registry, and a
-    git repository to look at."""
+    git repository to look at (with CTX_TEST_STORE=pg: a store project of its own)."""
     root = tmp_path_factory.mktemp("contract")
     home, work = root / "home", root / "work"
     work.mkdir()
     env = {"CTX_HOME": str(home), "CTX_WORKSPACE": str(home / "workspace"), "CTX_EMBEDDER": "keyword"}
+    if test_store_url:
+        env.update(CTX_STORE_URL=test_store_url, CTX_STORE_PROJECT=f"contract-{root.name}")
     s = str(work / "s.jsonl")
 
     def ok(*args, **kw):
@@ -202,7 +204,8 @@ def test_session_prefix_that_is_ambiguous_lists_the_candidates(tmp_path):
 @pytest.mark.skipif(not shutil.which("script"), reason="script(1) not installed")
 def test_on_a_terminal_reports_are_for_people(world, tmp_path):
     """On a real TTY (script(1)), at 80 columns: tables or text, never JSON, and tables fit."""
-    env = {**ctx_subprocess_env(world["home"]), "CTX_EMBEDDER": "keyword", "COLUMNS": "80", "LINES": "50"}
+    env = {**ctx_subprocess_env(world["home"]), **world["env"], "CTX_EMBEDDER": "keyword", "COLUMNS": "80",
+           "LINES": "50"}
     args = reporting_args(world)
     for name in REPORTING:
         cmd = " ".join([PY, "-m", "ctxkit", name] + [f"'{a}'" for a in args[name]])

@@ -1,7 +1,7 @@
 """ctx status: breakdown, budget, thresholds, exit 3, context-health log."""
 import json
 
-from conftest import corpus, run
+from conftest import corpus, log_events, run
 
 
 def stream(*recs):
@@ -51,9 +51,9 @@ def test_notify_if_pct_exit_3():
 def test_log_appends_context_health(ctx_home):
     for _ in range(2):
         assert run("status", "--budget", "1000", "--log", input=RECS).code == 0
-    lines = (ctx_home / "logs" / "context-health.jsonl").read_text().splitlines()
+    lines = log_events("context-health")
     assert len(lines) == 2
-    ev = json.loads(lines[0])
+    ev = lines[0]
     for key in ("timestamp", "current_tokens", "limit", "pct_used", "next_compaction_estimate",
                 "memcached_chunks", "cold_storage_chunks"):
         assert key in ev

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.skipif(not BINS, reason="no PostgreSQL binaries (pg_ctl
                                 not bin_dirs() else "PostgreSQL binaries exist, but running as root there is no "
                                 "`postgres` user who can run them")
 
+OWN_PG_SERVER = True  # these tests start their own server and choose the store per test (CTX_TEST_STORE aside)
 FILLER = " Some more words about it follow here to make the message longer than its stub would be." * 6
 
 
@@ -111,7 +112,7 @@ def test_drop_on_pg_then_recover_byte_exact_and_nothing_local(pg_url, ctx_home, 
     chk = run("store", "check", "--json")
     assert chk.code == 0, chk.stderr
     info = json.loads(chk.stdout)
-    assert info["schema_version"] == 1 and info["chunks"] == 0 and info["log_events"] > 0
+    assert info["schema_version"] == 2 and info["chunks"] == 0 and info["log_events"] > 0
 
 
 def _writer(url, records, barrier, out):
@@ -289,12 +290,6 @@ def test_no_schema_is_a_clear_error(cluster, monkeypatch):
     monkeypatch.setenv("CTX_STORE_URL", cluster.url(cluster.new_db()))
     res = run("cold-storage", "list")
     assert res.code == 1 and "no ctx schema" in res.stderr and "ctx store init" in res.stderr
-
-
-def test_not_yet_ported_commands_refuse_on_pg(pg_url):
-    for args in (("memory", "search", "x"), ("reset", "--force"), ("reflect",)):
-        res = run(*args)
-        assert res.code != 0 and "not supported on the postgresql store yet" in res.stderr, (args, res.stderr)
 
 
 def test_vector_search_with_pgvector(cluster, pg_url):

@@ -3,6 +3,8 @@ store is chosen, DSN passwords masked, the `store` knobs validated."""
 import json
 import subprocess
 
+import pytest
+
 from conftest import PY, ROOT, ctx_subprocess_env, run
 
 from test_startup_help import HEAVY, PROBE as HEAVY_PROBE
@@ -10,6 +12,7 @@ from test_startup_help import HEAVY, PROBE as HEAVY_PROBE
 PROBE = HEAVY_PROBE.replace(repr(HEAVY), repr(("psycopg", "psycopg_binary")))
 
 
+@pytest.mark.embedded_only
 def test_embedded_commands_never_import_psycopg(tmp_path):
     f = tmp_path / "s.jsonl"
     f.write_text(json.dumps({"v": 1, "kind": "message", "id": "m1", "session": "s", "role": "user",
@@ -29,6 +32,7 @@ def test_redact_dsn_masks_passwords_in_every_spelling():
     assert redact_dsn("postgresql://bob@db/x") == "postgresql://bob@db/x"
 
 
+@pytest.mark.embedded_only
 def test_store_check_on_the_embedded_store_and_a_bad_url(ctx_home, monkeypatch):
     res = run("store", "check", "--json")
     assert res.code == 0 and json.loads(res.stdout)["store"] == "embedded"
@@ -37,6 +41,7 @@ def test_store_check_on_the_embedded_store_and_a_bad_url(ctx_home, monkeypatch):
     assert bad.code != 0 and "topsecret" not in bad.stderr and "postgresql://" in bad.stderr
 
 
+@pytest.mark.embedded_only
 def test_store_knob_in_config_selects_the_backend(ctx_home):
     ctx_home.mkdir(parents=True, exist_ok=True)
     (ctx_home / "config.yaml").write_text("store: postgresql://nobody:pw-in-config@/nodb?host=/nonexistent\n"

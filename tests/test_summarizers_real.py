@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from conftest import PY, run
+from conftest import PY, log_events, run
 from ctxkit.core import context_md as C
 from ctxkit.core.hygiene import PATH
 
@@ -36,7 +36,7 @@ def test_llama_smollm2_compaction_is_verified(ctx_home):
     stream = "".join(json.dumps(r) + "\n" for r in SMALL)
     res = run("compact", "--budget", "60", "--force", "--summarizer", "llama", input=stream)
     assert res.code == 0, res.stderr
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     # the model ran: either its verified bullets were used, or none survived and the ladder said so
     assert ev["summarizer"] == "llama" or "survived verification" in ev.get("degraded", ""), ev
     assert "model_bullets_discarded" in ev or "survived verification" in ev.get("degraded", "")
@@ -88,7 +88,7 @@ def test_openai_summarizer_against_a_real_local_server(ctx_home, smollm_server):
     stream = "".join(json.dumps(r) + "\n" for r in SMALL)
     res = run("compact", "--budget", "60", "--force", "--summarizer", "openai", input=stream)
     assert res.code == 0, res.stderr
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")][-1]
+    ev = log_events("compaction")[-1]
     assert ev["summarizer"] == "openai" or "survived verification" in ev.get("degraded", ""), ev
     text = (ctx_home / "workspace" / "CONTEXT.md").read_text()
     _paths_all_in_source(text, " ".join(r["content"] for r in SMALL))

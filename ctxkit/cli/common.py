@@ -26,6 +26,9 @@ def get_home(ctx: click.Context | None = None) -> Home:
         home.check_links()
         root.meta["ctx.home"] = home
         redaction.configure(home)
+        from ..store.backend import close_store
+
+        root.call_on_close(lambda: close_store(home))  # a shared store's connection ends with the command
     return home
 
 

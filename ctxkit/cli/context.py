@@ -170,8 +170,10 @@ def archive(title):
     click.echo(dest)
     if title:
         from ..services.memory import archive_fragment
+        from ..store.backend import memory_store
 
-        click.echo(archive_fragment(get_workspace(), cf.read(), title))
+        click.echo(archive_fragment(get_workspace(), cf.read(), title,
+                                    memory=memory_store(get_home(), get_workspace())))
 
 
 @context.command("clear")

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from ..services.memory import observe as run_observe
 from ..services.memory import reflect as run_reflect
 from ..store import logs
-from ..store.atomic import atomic_write, locked
 from .common import (InputRecords, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
                      workspace_option)
 
@@ -27,11 +25,10 @@ def observe(file, from_, skip_invalid):
     Example:
       ctx observe ~/.claude/projects/x/abc.jsonl && ls "$(dirname "$(ctx context path)")/observations"
     """
-    from ..store.backend import not_supported
+    from ..store.backend import memory_store
 
-    not_supported(get_home(), "ctx observe (observations)")
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
-    path, ctx = run_observe(records, get_workspace())
+    path, ctx = run_observe(records, get_workspace(), memory=memory_store(get_home(), get_workspace()))
     click.echo(path)
     note(f"ctx: CONTEXT.md is at version {ctx.version}")
 
@@ -52,17 +49,17 @@ def reflect(embedder, jq_expr, table, as_json, table_fmt):
     Example:
       ctx reflect && tail "$(dirname "$(ctx context path)")/MEMORY.md"
     """
-    home = get_home()
-    from ..store.backend import not_supported
+    from ..store.backend import memory_store
 
-    not_supported(home, "ctx reflect (MEMORY.md)")
+    home = get_home()
     name = home.config.get("embedder", embedder)
     emb = None
     if name == "minilm":
         from .score import make_embedder
 
         emb = make_embedder(home, name, 0)
-    res = run_reflect(get_workspace(), emb, home.config.get("context_max_age_hours"))
+    res = run_reflect(get_workspace(), emb, home.config.get("context_max_age_hours"),
+                      memory=memory_store(home, get_workspace()))
     skipped = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in res["skipped"].items() if n) or "none"
     emit_object(res, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt, human=lambda: click.echo(
         f"added {res['added']} fact(s) to {res['memory']}; skipped: {skipped}"
@@ -70,10 +67,6 @@ def reflect(embedder, jq_expr, table, as_json, table_fmt):
 
 
 CLUSTER_WINDOW = 300  # chunks compared pairwise per maintain pass (measured: 380 chunks take 0.75 s)
-
-
-def _state_path(home) -> str:
-    return os.path.join(home.path, "maintain-state.json")
 
 
 @click.command("maintain")
@@ -95,27 +88,21 @@ def maintain(file, from_, skip_invalid, session_end):
       ctx maintain ~/.claude/projects/x/abc.jsonl
       */5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log
     """
-    home = get_home()
-    from ..store.backend import not_supported
+    from ..store.backend import run_state
 
-    not_supported(home, "ctx maintain")
+    home = get_home()
     cfg = home.config
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
     session = next((r.get("session") for r in records if r.get("session")), "default")
     last_id = records[-1].get("id") if records else None
     events = []
-    sp = _state_path(home)
-    with locked(sp):
-        state = json.load(open(sp)) if os.path.exists(sp) else {}
-        st = state.get(session, {})
+    with run_state(home).hold("maintain", session) as st:  # one pass per session at a time
         if st.get("last_id") == last_id and not session_end:
             events.append({"event": "nothing_to_do", "session": session, "reason": "no new records"})
         else:
             events += _policy(home, cfg, records, session, st, session_end)
             st["last_id"] = last_id
             st["records"] = len(records)
-            state[session] = st
-            atomic_write(sp, json.dumps(state, indent=1, sort_keys=True) + "\n")
     for ev in events:
         click.echo(json.dumps(ev))
 
@@ -200,7 +187,9 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
             st["archived_at"] = len(records)
             done_something = True
     if session_end or pct >= cfg.get("observe_trigger_pct"):
-        path, _ = run_observe(records, get_workspace())
+        from ..store.backend import memory_store
+
+        path, _ = run_observe(records, get_workspace(), memory=memory_store(home, get_workspace()))
         events.append({"event": "observation", "path": path, "reason": "session_end" if session_end else "threshold"})
         done_something = True
     if not done_something:

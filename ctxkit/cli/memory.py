@@ -15,14 +15,13 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
                   include_cold: bool = False):
     from .score import make_embedder
 
-    home = get_home()
-    from ..store.backend import not_supported
+    from ..store.backend import memory_store
 
-    not_supported(home, "memory search (MEMORY.md and observations)")
+    home = get_home()
     name = home.config.get("embedder", embedder_name)
-    ws = get_workspace()
+    mem = memory_store(home, get_workspace())
     emb = make_embedder(home, name, 0)
-    hits, total = search(ws, query, k, min_score, emb)
+    hits, total = search(mem, query, k, min_score, emb)
     if include_cold:
         from ..store.backend import open_store
         from ..services.cold import search_cold
@@ -38,7 +37,7 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
         tok = resolve_tokenizer(None, None)
         from ..sources.memory import snippets
 
-        all_tokens = sum(tok.count(s["snippet"]) for s in snippets(ws))
+        all_tokens = sum(tok.count(s["snippet"]) for s in snippets(mem))
         hit_tokens = sum(tok.count(h["snippet"]) for h in hits)
         logs.append(home, "curation", {"event": "memory_search", "query": query, "hits_found": len(hits),
                                        "total_hits_before_curation": total,
@@ -49,6 +48,9 @@ def memory_search(query: str, k: int, min_score: float, embedder_name: str | Non
 @click.group("memory")
 def memory():
     """Long-term memory: MEMORY.md bullets and observations/*.md, retrieved on demand.
+
+    On the embedded store they are files in the workspace; on a shared PostgreSQL store
+    (CTX_STORE_URL) they are the project's rows, shared by every machine of the fleet.
 
     \b
     Example:

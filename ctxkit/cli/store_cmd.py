@@ -4,7 +4,8 @@ from __future__ import annotations
 import click
 
 from ..errors import CtxError, UsageProblem
-from .common import emit_listing, get_home, home_option, jq_option, note, output_options
+from .common import (emit_listing, get_home, get_workspace, home_option, jq_option, note, output_options,
+                     workspace_option)
 
 
 @click.group("store")
@@ -16,8 +17,8 @@ def store():
     PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The database's owner
     runs `ctx store init` once; `ctx store grant-sql ROLE PROJECT` prints the SQL for a login role that
     row-level security keeps to its project's rows; `ctx store migrate` moves a home's data in and out
-    exactly. Not on the shared store yet (refused there, never written to local files): memory search,
-    observe, reflect, maintain, reset. Step by step: docs/store.md.
+    exactly. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
+    the workspace's own files (CONTEXT.md, AGENTS.md, SOUL.md, …) stay local. Step by step: docs/store.md.
 
     \b
     Examples:
@@ -98,10 +99,13 @@ def check(url, jq_expr, table, as_json, table_fmt):
 @click.option("--to", "to", required=True, metavar="URL|embedded",
               help="postgresql://… to move this home's files there; `embedded` to bring a store's rows home.")
 @click.option("--from", "from_", metavar="URL", help="With --to embedded: the store to read (default: the configured one).")
+@workspace_option
 @home_option
 def migrate(to, from_):
     """Copy everything between the embedded store and PostgreSQL, exactly and resumably.
 
+    Cold storage, logs, the session index and sessions' state of the home, and the
+    workspace's memory (MEMORY.md, observations/: the store project's memory on PostgreSQL).
     Chunks move as their exact bytes; what the destination already has is skipped, never
     overwritten (run it again to finish an interrupted move); progress goes to stderr.
     Exits non-zero when a chunk at the destination differs from the source.
@@ -117,13 +121,13 @@ def migrate(to, from_):
     if to == "embedded":
         pg = _pg(from_)
         pg.require_schema()
-        rep = pg_move.to_embedded(home, pg, note)
+        rep = pg_move.to_embedded(home, pg, note, get_workspace())
     else:
         pg = _pg(to)
         pg.require_schema()
-        rep = pg_move.to_pg(home, pg, note)
+        rep = pg_move.to_pg(home, pg, note, get_workspace())
     if rep.differs:
-        raise CtxError(f"{len(rep.differs)} chunk(s) differ at the destination and were left as they are, "
+        raise CtxError(f"{len(rep.differs)} item(s) differ at the destination and were left as they are, "
                        f"first: {rep.differs[0]}")
 
 

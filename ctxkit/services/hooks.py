@@ -321,9 +321,10 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
         pass
     try:
         from ..sources.memory import search
+        from ..store.backend import memory_store
         from .embedding import make_embedder
 
-        found, _ = search(workspace, q, limit, 0.0, make_embedder(home, "keyword", 0))
+        found, _ = search(memory_store(home, workspace), q, limit, 0.0, make_embedder(home, "keyword", 0))
         for h in found:
             hits.append({"score": h.get("score", 0), "text": h.get("snippet", ""), "source": h.get("source", "")})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
@@ -414,7 +415,18 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     sub = f"{target.session}.agent-{agent or 'unknown'}"
     recs = [dict(r, session=sub) for r in records_of(path, target.ignored)]
     sf = state_file(home, sub)
-    rep = fold(home, target, recs, workspace=sf.workspace) if recs else None
+    rep = None
+    if recs and hasattr(sf, "workspace"):  # the embedded session store: its folder is its workspace
+        rep = fold(home, target, recs, workspace=sf.workspace)
+    elif recs:  # the shared store keeps the state; the fold's workspace copy is scratch, never the project's
+        import shutil
+        import tempfile
+
+        scratch = tempfile.mkdtemp(prefix="ctx-subagent-")
+        try:
+            rep = fold(home, target, recs, workspace=scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
     _remember(home, path)
     sessions.add_subagent(home, target.session, agent, {
         "type": target.data.get("agent_type") or None, "transcript": os.path.abspath(path),

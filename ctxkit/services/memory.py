@@ -7,7 +7,6 @@ CONTEXT.md refreshed from the newest observation.
 """
 from __future__ import annotations
 
-import glob
 import os
 import re
 from datetime import datetime
@@ -19,7 +18,6 @@ from ..core.distill import first_person
 from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_session_state, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
-from ..store.atomic import atomic_write, locked
 from ..store.cold import safe_component
 
 OBS_SECTIONS = ("Requests", "Decisions", "Outcomes", "Files", "Errors", "Pending")
@@ -45,7 +43,18 @@ def observation(records: list[dict]) -> dict[str, list[str]]:
             "Pending": [i.text for i in ctx.sections.get("Pending", [])]}
 
 
-def observe(records: list[dict], workspace: str, when: datetime | None = None) -> tuple[str, C.Context]:
+def _mem(workspace: str, memory):
+    if memory is not None:
+        return memory
+    from ..store.memory import FileMemory
+
+    return FileMemory(workspace)
+
+
+def observe(records: list[dict], workspace: str, when: datetime | None = None,
+            memory=None) -> tuple[str, C.Context]:
+    """Write the observation into the memory store (the workspace's observations/ by default,
+    `memory`: a MemoryStore) and fold the session into the workspace's CONTEXT.md."""
     when = when or now()
     session = next((r.get("session") for r in records if r.get("session")), "session")
     obs = observation(records)
@@ -54,11 +63,8 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
         lines.append(f"## {name}")
         lines += [f"- {x}" for x in obs[name]]
         lines.append("")
-    d = os.path.join(workspace, "observations")
-    path = os.path.join(d, f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(session)}.md")
-    from ..store import redaction
-
-    atomic_write(path, redaction.text("\n".join(lines)))
+    name = f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(session)}.md"
+    path = _mem(workspace, memory).write_observation(name, "\n".join(lines), session)  # redacted there
     task = latest_request(records)
 
     def change(ctx: C.Context) -> C.Context:
@@ -84,12 +90,10 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None) -
     return path, ContextFile(workspace).update(change)
 
 
-def _bullets(path: str) -> list[tuple[str, int, str]]:
+def _bullets(text: str) -> list[tuple[str, int, str]]:
     out, section = [], None
-    from ..store.atomic import read_text
-
     if True:
-        for n, line in enumerate(read_text(path).splitlines(True), 1):
+        for n, line in enumerate(text.splitlines(True), 1):
             h = re.match(r"^##\s+(.+?)\s*$", line)
             if h:
                 section = h.group(1)
@@ -105,7 +109,7 @@ def _said(text: str, others: list[set]) -> bool:
     return any(jaccard(sh, o) >= 0.6 for o in others)
 
 
-def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime | None = None) -> str:
+def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime | None = None, memory=None) -> str:
     """A CONTEXT.md kept as a long-term memory entry: observations/<stamp>_archive_<title>.md with
     the title, task, decisions, facts and outcomes, found again by `ctx memory search` (and
     folded into MEMORY.md by `ctx reflect`). Returns its path."""
@@ -124,31 +128,34 @@ def archive_fragment(workspace: str, ctx: C.Context, title: str, when: datetime 
         if items:
             lines += [f"## {name}", *items, ""]
     slug = _re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower()[:60] or "archive"
-    path = os.path.join(workspace, "observations", f"{when.strftime('%Y%m%dT%H%M%SZ')}_archive_{slug}.md")
-    from ..store import redaction
-
-    atomic_write(path, redaction.text("\n".join(lines).rstrip("\n") + "\n"))
-    return path
+    name = f"{when.strftime('%Y%m%dT%H%M%SZ')}_archive_{slug}.md"
+    return _mem(workspace, memory).write_observation(name, "\n".join(lines).rstrip("\n") + "\n", sess)
 
 
-def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
-    memory_path = os.path.join(workspace, "MEMORY.md")
+def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0, memory=None) -> dict:
+    """Fold the observations' facts into MEMORY.md (in the memory store: the workspace's by
+    default), under its lock; the identity files are read from the workspace."""
     from ..store.atomic import read_text
 
+    mem = _mem(workspace, memory)
     identity = []
     for name in ("AGENTS.md", "SOUL.md", "USER.md"):
         p = os.path.join(workspace, name)
         if os.path.exists(p):
             identity += [shingles(x) for x in read_text(p).split("\n") if len(x.split()) >= 4]
-    added, skipped = [], {"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0, "session_state": 0}
-    with locked(memory_path):
-        existing = read_text(memory_path) if os.path.lexists(memory_path) else ""
+    added: list[str] = []
+    skipped: dict[str, int] = {}
+
+    def change(existing: str) -> str | None:
+        # called again from the start when a shared store's connection drops mid-write
+        added.clear()
+        skipped.clear()
+        skipped.update({"narrative": 0, "duplicate": 0, "in_identity_files": 0, "meta": 0, "session_state": 0})
         have = [re.sub(r"\s+\(from [^)]*\)$", "", m.group(1)) for m in re.finditer(r"^-\s+(.*)$", existing, re.M)]
         have_sh = [shingles(h) for h in have]
         cands = []
-        for obs in sorted(glob.glob(os.path.join(workspace, "observations", "*.md"))):
-            rel = os.path.relpath(obs, workspace)
-            for section, line, text in _bullets(obs):
+        for rel, body in mem.observations():
+            for section, line, text in _bullets(body):
                 if section in FACT_SECTIONS:
                     cands.append((text, f"{rel}:{line}"))
 
@@ -177,25 +184,25 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0) -> dict:
             have.append(text)
             have_sh.append(shingles(text))
             added.append(f"- {text} (from {src})")
-        if added:
-            body = existing.rstrip("\n") + ("\n" if existing.strip() else "") + "\n".join(added) + "\n"
-            from ..store import redaction
+        if not added:
+            return None
+        return existing.rstrip("\n") + ("\n" if existing.strip() else "") + "\n".join(added) + "\n"
 
-            atomic_write(memory_path, redaction.text(body))
-    refreshed = refresh_context(workspace, max_age_hours)
+    memory_path = mem.update_memory(change)
+    refreshed = refresh_context(workspace, max_age_hours, mem)
     return {"added": len(added), "skipped": skipped, "memory": memory_path, "context_refreshed": refreshed,
             "bullets": added}
 
 
-def refresh_context(workspace: str, max_age_hours: float) -> bool:
+def refresh_context(workspace: str, max_age_hours: float, memory=None) -> bool:
     """CONTEXT.md older than max_age_hours -> refreshed from the newest observation."""
     cf = ContextFile(workspace)
-    obs = sorted(glob.glob(os.path.join(workspace, "observations", "*.md")))
+    obs = _mem(workspace, memory).observations()
     if not obs:
         return False
     if cf.exists() and (now().timestamp() - os.path.getmtime(cf.path)) < max_age_hours * 3600:
         return False
-    latest = _bullets(obs[-1])
+    latest = _bullets(obs[-1][1])
     new = C.Context()
     mapping = {"Decisions": "Decisions", "Outcomes": "Facts", "Errors": "Errors", "Pending": "Pending"}
     for section, _, text in latest:

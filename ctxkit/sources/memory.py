@@ -1,29 +1,31 @@
-"""Long-term memory snippets: MEMORY.md bullets and observations/*.md, searchable."""
-from __future__ import annotations
+"""Long-term memory snippets: MEMORY.md bullets and observations, searchable.
 
-import glob
-import os
+`memory`: a MemoryStore (store/backend.py: the workspace's files, or the shared store's project),
+or a workspace folder (its files)."""
+from __future__ import annotations
 
 from ..core.dedupe import passages
 
 
-def snippets(workspace: str) -> list[dict]:
-    files = [os.path.join(workspace, "MEMORY.md")] + sorted(glob.glob(os.path.join(workspace, "observations", "*.md")))
-    out = []
-    for f in files:
-        if not os.path.lexists(f):
-            continue
-        from ..store.atomic import read_text
+def _store(memory):
+    if isinstance(memory, str):
+        from ..store.memory import FileMemory
 
-        text = read_text(f)  # a link is refused
-        for _, line, body in passages(os.path.relpath(f, workspace), text):
-            out.append({"snippet": body, "source": f"{os.path.relpath(f, workspace)}:{line}"})
+        return FileMemory(memory)
+    return memory
+
+
+def snippets(memory) -> list[dict]:
+    out = []
+    for name, text in _store(memory).documents():
+        for _, line, body in passages(name, text):
+            out.append({"snippet": body, "source": f"{name}:{line}"})
     return out
 
 
-def search(workspace: str, query: str, k: int, min_score: float, embedder) -> tuple[list[dict], int]:
+def search(memory, query: str, k: int, min_score: float, embedder) -> tuple[list[dict], int]:
     """(top hits, number of snippets that matched at all before the cut)."""
-    items = snippets(workspace)
+    items = snippets(memory)
     if not items:
         return [], 0
     sims = embedder.similarities(query, [i["snippet"] for i in items])

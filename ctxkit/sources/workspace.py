@@ -63,6 +63,30 @@ def _item_key(section: str, item) -> str:
     return item.key()
 
 
+def kept_before(ctx: Context) -> dict:
+    """The kept sections' items before a change (what `left_kept_sections` compares with)."""
+    return {s: list(ctx.sections.get(s, [])) for s in KEPT_SECTIONS}
+
+
+def left_kept_sections(before: dict, new: Context) -> dict[str, list[str]]:
+    """{section: the items (rendered, without their "- ") that left it} between `before` (from
+    `kept_before`) and `new`: what must be archived, never dropped silently."""
+    out = {}
+    for section, old in before.items():
+        have = {_item_key(section, i) for i in new.sections.get(section, [])}
+        gone = [i for i in old if _item_key(section, i) not in have]
+        if gone:
+            out[section] = list(dict.fromkeys(r[2:] if r.startswith("- ") else r for r in (i.render() for i in gone)))
+    return out
+
+
+def note_archived(n: int, section: str, where: str) -> None:
+    if os.environ.get("CTX_QUIET", "") in ("", "0"):
+        import sys
+
+        print(f"ctx: {n} item{'s' if n != 1 else ''} left {section} in CONTEXT.md; kept in {where}", file=sys.stderr)
+
+
 class ContextFile:
     def __init__(self, workspace: str):
         self.workspace = workspace
@@ -98,22 +122,13 @@ class ContextFile:
     def _archive_gone(self, before: dict, new: Context) -> None:
         """Nothing a user wrote leaves CONTEXT.md silently: what left a kept section (a cap, a
         compaction merge, a removal) is appended to archive/SECTION.md, with one line on stderr."""
-        for section, old in before.items():
-            have = {_item_key(section, i) for i in new.sections.get(section, [])}
-            gone = [i for i in old if _item_key(section, i) not in have]
-            if not gone:
-                continue
+        for section, gone in left_kept_sections(before, new).items():
             path = self.archive_path(section)
             with locked(path):
                 existing = self.archived(section)
-                lines = existing + [r for r in (i.render()[2:] if i.render().startswith("- ") else i.render()
-                                                for i in gone) if r not in existing]
+                lines = existing + [r for r in gone if r not in existing]
                 atomic_write(path, "".join(f"- {x}\n" for x in lines))
-            if os.environ.get("CTX_QUIET", "") in ("", "0"):
-                import sys
-
-                print(f"ctx: {len(gone)} item{'s' if len(gone) != 1 else ''} left {section} in CONTEXT.md; "
-                      f"kept in {path}", file=sys.stderr)
+            note_archived(len(gone), section, path)
 
     def update(self, change: Callable[[Context], Context | None], if_version: int | None = None) -> Context:
         """Locked read-modify-write: re-read, check the version, change, bump, write atomically.
@@ -130,7 +145,7 @@ class ContextFile:
             if if_version is not None and ctx.version != if_version:
                 raise ConflictError(f"{self.path}: version is {ctx.version}, not {if_version}; "
                                     f"nothing changed", hint="re-read it (ctx context show --json) and retry")
-            before = {s: list(ctx.sections.get(s, [])) for s in KEPT_SECTIONS}
+            before = kept_before(ctx)
             new = change(ctx) or ctx
             self._archive_gone(before, new)
             new.version = ctx.version + 1

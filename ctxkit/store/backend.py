@@ -42,13 +42,32 @@ class SessionIndex(Protocol):
     """The session index: one entry per session, edited as a whole under a lock."""
 
     def load(self) -> dict: ...
-    def edit(self): ...   # a context manager yielding the index dict, saved on exit
+    def update(self, change) -> None: ...   # change(index dict) under the lock, saved after
 
 
 class StateStore(Protocol):
     """Per-session working state (CONTEXT.md) with versions: a ContextFile-like object per session."""
 
     def state_file(self, session: str): ...
+
+
+class MemoryStore(Protocol):
+    """Long-term memory: MEMORY.md and the observations (store/memory.py's FileMemory is one)."""
+
+    memory_path: str     # where MEMORY.md is, for messages: a path or a postgresql: locator
+
+    def memory_text(self) -> str: ...
+    def update_memory(self, change) -> str: ...          # change(text) -> new text | None, under a lock
+    def write_observation(self, name: str, text: str, session: str | None = None) -> str: ...
+    def observation_names(self) -> list[str]: ...
+    def observations(self) -> list[tuple[str, str]]: ...  # ("observations/NAME", text), oldest first
+    def documents(self) -> list[tuple[str, str]]: ...     # MEMORY.md first, then the observations
+
+
+class RunState(Protocol):
+    """Per-session state of `ctx maintain`, held (locked) for a whole pass."""
+
+    def hold(self, name: str, key: str): ...  # a context manager yielding a dict, saved on exit
 
 
 class Store(Protocol):
@@ -113,6 +132,13 @@ def open_store(home):
     return store
 
 
+def close_store(home) -> None:
+    """End the home's store connection, if it opened one."""
+    store = home.__dict__.pop("_ctx_store", None)
+    if store is not None and hasattr(store, "close"):
+        store.close()
+
+
 def shared(home):
     """The shared store when one is configured, else None (the embedded path runs as before)."""
     if not store_url(home):
@@ -120,9 +146,21 @@ def shared(home):
     return open_store(home)
 
 
-def not_supported(home, what: str) -> None:
-    """Refuse a command that is not ported to the shared store yet, rather than use local files."""
+def memory_store(home, workspace: str):
+    """Where the workspace's long-term memory lives: the workspace folder (embedded), or the
+    shared store's project (PostgreSQL: one memory per project, for the whole fleet)."""
     s = shared(home)
     if s is not None:
-        raise CtxError(f"{what} is not supported on the postgresql store yet ({s.where})",
-                       hint="unset CTX_STORE_URL / `store` in config.yaml to use the embedded store")
+        return s.memory
+    from .memory import FileMemory
+
+    return FileMemory(workspace)
+
+
+def run_state(home):
+    s = shared(home)
+    if s is not None:
+        return s.runstate
+    from .runstate import FileRunState
+
+    return FileRunState(home)

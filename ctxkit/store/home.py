@@ -60,12 +60,16 @@ class Home:
         for name in ("logs", "sessions", "cold-storage", "cache", "archive", "sessions.json"):
             no_links(os.path.join(self.path, name))
 
-    def owned_paths(self) -> list[str]:
+    def owned_paths(self, local_only: bool = False) -> list[str]:
         """What `ctx reset` deletes: logs, cold storage, caches, and the maintain and hook state
-        (what they remember having done), so the next maintain or hook starts afresh."""
+        (what they remember having done), so the next maintain or hook starts afresh.
+        `local_only` (a shared store holds the logs, cold storage and maintain state): the caches
+        and the hook state, which stay on each machine."""
         out = []
-        states = [os.path.join(self.path, f"{name}{ext}") for name in STATE_FILES for ext in ("", ".lock")]
-        for p in (self.logs_dir, self.cold_storage_dir, self.cache_dir, *states):
+        names = ("hooks-state.json",) if local_only else STATE_FILES
+        states = [os.path.join(self.path, f"{name}{ext}") for name in names for ext in ("", ".lock")]
+        kept = (self.cache_dir,) if local_only else (self.logs_dir, self.cold_storage_dir, self.cache_dir)
+        for p in (*kept, *states):
             if os.path.exists(p):
                 out.append(p)
         return out

@@ -30,6 +30,19 @@ RETRIES = 3
 TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees a chunk's first 200k chars
 
 
+def _no_nul(x):
+    """PostgreSQL text and jsonb hold no NUL character: U+FFFD stands in for it in what ctx derives
+    (index text, gists, state and memory documents, session entries). A chunk's own text (`raw`,
+    JSON) keeps it exactly, escaped."""
+    if isinstance(x, str):
+        return x.replace("\x00", "\ufffd") if "\x00" in x else x
+    if isinstance(x, dict):
+        return {_no_nul(k): _no_nul(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_no_nul(v) for v in x]
+    return x
+
+
 def _lock_key(*parts: str) -> str:
     return "\x1f".join(parts)
 
@@ -51,6 +64,8 @@ class PgStore:
         self.cold = PgColdStore(self)
         self.logs = PgLogs(self)
         self.sessions = PgSessionIndex(self)
+        self.memory = PgMemory(self)
+        self.runstate = PgRunState(self)
 
     # ---- connection, errors, retries ----
     def _scrub(self, text: str) -> str:
@@ -156,8 +171,11 @@ class PgStore:
         if v:
             def counts(cur):
                 res = {}
-                for t, name in (("ctx_chunks", "chunks"), ("ctx_logs", "log_events"), ("ctx_sessions", "sessions"),
-                                ("ctx_state", "session_states")):
+                tables = [("ctx_chunks", "chunks"), ("ctx_logs", "log_events"), ("ctx_sessions", "sessions"),
+                          ("ctx_state", "session_states")]
+                if v >= 2:
+                    tables += [("ctx_memory", "memory_documents"), ("ctx_observations", "observations")]
+                for t, name in tables:
                     cur.execute(f"SELECT COUNT(*) FROM {t} WHERE project = %s", (self.project,))
                     res[name] = cur.fetchone()[0]
                 return res
@@ -167,6 +185,47 @@ class PgStore:
     # ---- per-session state ----
     def state_file(self, session: str) -> "PgStateFile":
         return PgStateFile(self, session)
+
+    def archive_context(self, base: str, text: str) -> str:
+        """Keep a copy of a CONTEXT.md (`ctx context archive`, a session's end) under a new name
+        (BASE.md, else BASE-2.md, …: never over an earlier copy); its locator."""
+        from . import redaction
+
+        text = _no_nul(redaction.text(text))
+
+        def tx(cur):
+            k = 1
+            while True:
+                name = f"{base}.md" if k == 1 else f"{base}-{k}.md"
+                cur.execute("INSERT INTO ctx_context_archive (project, name, body) VALUES (%s,%s,%s) "
+                            "ON CONFLICT DO NOTHING", (self.project, name, text))
+                if cur.rowcount == 1:
+                    return name
+                k += 1
+        return f"postgresql:{self.project}/archive/{self.run(tx, 'archiving session state')}"
+
+    # ---- ctx reset ----
+    RESET_TABLES = (("ctx_chunks", "cold-storage chunks"), ("ctx_logs", "log events"),
+                    ("ctx_runstate", "maintain states"))
+
+    def reset_counts(self) -> dict[str, int]:
+        """What `ctx reset` deletes of this project (cold storage, logs, maintain state), counted."""
+        def q(cur):
+            return {what: cur.execute(f"SELECT COUNT(*) FROM {t} WHERE project=%s", (self.project,)).fetchone()[0]
+                    for t, what in self.RESET_TABLES}
+        return self.run(q, "counting what a reset deletes")
+
+    def reset(self) -> dict[str, int]:
+        """Delete this project's cold storage (with its vectors), logs and maintain state in one
+        transaction; memory, observations, session state and the session index stay (as the
+        embedded reset keeps workspaces and sessions' CONTEXT.md)."""
+        def tx(cur):
+            out = {}
+            for t, what in self.RESET_TABLES:
+                cur.execute(f"DELETE FROM {t} WHERE project=%s", (self.project,))
+                out[what] = cur.rowcount
+            return out
+        return self.run(tx, "resetting the project's data")
 
 
 class PgColdStore:
@@ -217,10 +276,10 @@ class PgColdStore:
             "reason, prompt, recoverable_until, gist, body, bytes) VALUES "
             "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (project, session, chunk_id) DO NOTHING",
             (self.s.project, entry["session_id"], entry["chunk_id"], raw, records_hash(entry["records"]),
-             entry.get("timestamp"), entry.get("dropped_at"), entry.get("tokens"), entry.get("relevance_score"),
-             entry.get("drop_reason"), entry.get("prompt_at_drop"), entry.get("recoverable_until"),
-             entry.get("gist"), text[:TSV_MAX_CHARS] if len(text) > TSV_MAX_CHARS else text,
-             len(raw.encode("utf-8"))))
+             *map(_no_nul, (entry.get("timestamp"), entry.get("dropped_at"))), entry.get("tokens"),
+             entry.get("relevance_score"), *map(_no_nul, (entry.get("drop_reason"), entry.get("prompt_at_drop"),
+                                                          entry.get("recoverable_until"), entry.get("gist"))),
+             _no_nul(text[:TSV_MAX_CHARS] if len(text) > TSV_MAX_CHARS else text), len(raw.encode("utf-8"))))
         return cur.rowcount == 1
 
     def _put(self, entry: dict) -> tuple[str, str, bool]:
@@ -442,31 +501,25 @@ class PgSessionIndex:
                                                   (self.s.project,)).fetchall(), "reading the session index")
         return {s: e for s, e in rows}
 
-    @contextmanager
-    def edit(self):
-        """The index as a dict, under one advisory lock per project; changed entries saved on exit."""
+    def update(self, change) -> None:
+        """`change(index dict)` under one advisory lock per project, the changed entries saved in
+        the same transaction; the whole read-change-write is retried (bounded, noted) when the
+        connection drops, so it sees the index as it then is."""
         from psycopg.types.json import Jsonb
 
-        conn = self.s.connect()
-        if not self.s._checked:
-            self.s.require_schema()
-        try:
-            with conn.transaction():
-                with conn.cursor() as cur:
-                    cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                                (_lock_key(self.s.project, "session-index"),))
-                    cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
-                    idx = {s: e for s, e in cur.fetchall()}
-                    before = json.dumps(idx, sort_keys=True)
-                    yield idx
-                    if json.dumps(idx, sort_keys=True) != before:
-                        old = json.loads(before)
-                        cur.executemany(
-                            "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
-                            "ON CONFLICT (project, session) DO UPDATE SET entry = EXCLUDED.entry",
-                            [(self.s.project, k, Jsonb(v)) for k, v in idx.items() if old.get(k) != v])
-        except psycopg.Error as e:
-            raise self.s.error(e, "updating the session index") from None
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                        (_lock_key(self.s.project, "session-index"),))
+            cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
+            idx = {s: e for s, e in cur.fetchall()}
+            old = json.loads(json.dumps(idx))
+            change(idx)
+            changed = [(self.s.project, k, Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
+            if changed:
+                cur.executemany(
+                    "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
+                    "ON CONFLICT (project, session) DO UPDATE SET entry = EXCLUDED.entry", changed)
+        self.s.run(tx, "updating the session index")
 
 
 class PgStateFile:
@@ -504,6 +557,7 @@ class PgStateFile:
         on the write, and a caller's `if_version` that is not the stored one is a conflict."""
         from ..core.context_md import Context, parse, render
         from ..core.timeutil import now_iso
+        from ..sources.workspace import kept_before, left_kept_sections, note_archived
         from . import redaction
 
         def tx(cur):
@@ -517,10 +571,17 @@ class PgStateFile:
             if if_version is not None and ctx.version != if_version:
                 raise ConflictError(f"{self.path}: version is {ctx.version}, not {if_version}; nothing changed",
                                     hint="re-read it (ctx context show --json) and retry")
+            before = kept_before(ctx)
             new = change(ctx) or ctx
+            gone.clear()
+            gone.update(left_kept_sections(before, new))
+            for section, items in gone.items():  # nothing a user wrote leaves silently: kept, as archive/SECTION.md
+                cur.executemany("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
+                                "ON CONFLICT DO NOTHING",
+                                [(self.s.project, self.session, section, _no_nul(redaction.text(i))) for i in items])
             new.version = ctx.version + 1
             new.updated = now_iso()
-            text = redaction.text(render(new))
+            text = _no_nul(redaction.text(render(new)))
             if row is None:
                 cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
                             "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
@@ -533,7 +594,20 @@ class PgStateFile:
             cur.execute("INSERT INTO ctx_state_history (project, session, version, body) VALUES (%s,%s,%s,%s) "
                         "ON CONFLICT DO NOTHING", (self.s.project, self.session, stored + 1, text))
             return parse(text) if text != render(new) else new
-        return self.s.run(tx, "saving session state")
+        gone: dict = {}
+        out = self.s.run(tx, "saving session state")
+        for section, items in gone.items():
+            note_archived(len(items), section, self.archive_path(section))
+        return out
+
+    def archive_path(self, section: str) -> str:
+        return f"postgresql:{self.s.project}/sessions/{self.session}/archive/{section.lower()}.md"
+
+    def archived(self, section: str) -> list[str]:
+        """The items that left `section` of this session's state, oldest first."""
+        return [i for (i,) in self.s.run(lambda cur: cur.execute(
+            "SELECT item FROM ctx_archive WHERE project=%s AND session=%s AND section=%s ORDER BY id",
+            (self.s.project, self.session, section)).fetchall(), "reading the state archive")]
 
     def write_raw(self, text: str, version: int) -> str:
         """Migration: store a state document as it is ('added', 'present' or 'differs')."""
@@ -546,6 +620,122 @@ class PgStateFile:
                         (self.s.project, self.session, version, text))
             return "added"
         return self.s.run(tx, "importing session state")
+
+
+class PgMemory:
+    """MEMORY.md and the observations of the store's project (MemoryStore): MEMORY.md is one row
+    with a version column, edited under an advisory lock; an observation is one row by name."""
+
+    kind = "postgresql"
+
+    def __init__(self, store: PgStore):
+        self.s = store
+        self.memory_path = f"postgresql:{store.project}/MEMORY.md"
+
+    def _row(self, cur):
+        return cur.execute("SELECT version, body FROM ctx_memory WHERE project=%s", (self.s.project,)).fetchone()
+
+    def memory_text(self) -> str:
+        row = self.s.run(self._row, "reading MEMORY.md")
+        return row[1] if row else ""
+
+    def update_memory(self, change) -> str:
+        """`change(text)` -> the new text (None: unchanged), read and written in one transaction
+        under the project's memory lock, the version checked on the write; redacted before it is
+        sent. Retried whole (change called again) when the connection drops."""
+        from . import redaction
+
+        def tx(cur):
+            cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_key(self.s.project, "memory"),))
+            row = self._row(cur)
+            text = row[1] if row else ""
+            new = change(text)
+            if new is None or new == text:
+                return
+            new = _no_nul(redaction.text(new))
+            if row is None:
+                cur.execute("INSERT INTO ctx_memory (project, version, body) VALUES (%s, 1, %s) "
+                            "ON CONFLICT (project) DO NOTHING", (self.s.project, new))
+            else:
+                cur.execute("UPDATE ctx_memory SET version=version+1, body=%s, updated_at=now() "
+                            "WHERE project=%s AND version=%s", (new, self.s.project, row[0]))
+            if cur.rowcount != 1:  # only a writer that ignores the lock gets here
+                raise ConflictError(f"{self.memory_path}: changed by another writer; nothing changed")
+        self.s.run(tx, "saving MEMORY.md")
+        return self.memory_path
+
+    def write_observation(self, name: str, text: str, session: str | None = None) -> str:
+        from . import redaction
+
+        text = _no_nul(redaction.text(text))
+        self.s.run(lambda cur: cur.execute(
+            "INSERT INTO ctx_observations (project, name, session, body) VALUES (%s,%s,%s,%s) "
+            "ON CONFLICT (project, name) DO UPDATE SET body=EXCLUDED.body, session=EXCLUDED.session, "
+            "created_at=now()", (self.s.project, name, session, text)), "saving an observation")
+        return f"postgresql:{self.s.project}/observations/{name}"
+
+    def observation_names(self) -> list[str]:
+        return [n for (n,) in self.s.run(lambda cur: cur.execute(
+            "SELECT name FROM ctx_observations WHERE project=%s ORDER BY name", (self.s.project,)).fetchall(),
+            "listing observations")]
+
+    def observations(self) -> list[tuple[str, str]]:
+        return [(f"observations/{n}", b) for n, b in self.s.run(lambda cur: cur.execute(
+            "SELECT name, body FROM ctx_observations WHERE project=%s ORDER BY name", (self.s.project,)).fetchall(),
+            "reading observations")]
+
+    def documents(self) -> list[tuple[str, str]]:
+        row = self.s.run(self._row, "reading MEMORY.md")
+        return ([("MEMORY.md", row[1])] if row else []) + self.observations()
+
+
+class PgRunState:
+    """`ctx maintain`'s per-session state (RunState): held by a session-level advisory lock for the
+    whole pass; the row's version is checked when it is written back."""
+
+    def __init__(self, store: PgStore):
+        self.s = store
+
+    @contextmanager
+    def hold(self, name: str, key: str):
+        from psycopg.types.json import Jsonb
+
+        p = self.s.project
+        lock = _lock_key(p, "runstate", name, key)
+        row = None
+        conn = self.s.connect()
+        if not self.s._checked:
+            self.s.require_schema()
+        try:
+            conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (lock,))
+        except psycopg.Error as e:
+            raise self.s.error(e, f"locking the {name} state") from None
+        try:
+            row = self.s.run(lambda cur: cur.execute(
+                "SELECT version, value FROM ctx_runstate WHERE project=%s AND name=%s AND key=%s",
+                (p, name, key)).fetchone(), f"reading the {name} state")
+            entry = dict(row[1]) if row and isinstance(row[1], dict) else {}
+            before = json.dumps(entry, sort_keys=True)
+            yield entry
+            if json.dumps(entry, sort_keys=True) != before:
+                def tx(cur):
+                    if row is None:
+                        cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) "
+                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, key, Jsonb(entry)))
+                    else:
+                        cur.execute("UPDATE ctx_runstate SET version=version+1, value=%s, updated_at=now() "
+                                    "WHERE project=%s AND name=%s AND key=%s AND version=%s",
+                                    (Jsonb(entry), p, name, key, row[0]))
+                    if cur.rowcount != 1:  # the lock was lost with a dropped connection, and someone wrote
+                        raise ConflictError(f"the {name} state of {key} changed meanwhile; not saved",
+                                            hint="run it again")
+                self.s.run(tx, f"saving the {name} state")
+        finally:
+            try:
+                if not (conn.closed or conn.broken):
+                    conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (lock,))
+            except psycopg.Error:
+                pass  # a lost connection released it
 
 
 def state_versions(store: PgStore, session: str) -> list[int]:

@@ -1,7 +1,8 @@
 """Moving a home's store between the embedded files and PostgreSQL, exactly and resumably.
 
 Chunks move as the exact text of their file (byte for byte, both ways); logs line by line;
-the session index entry by entry; per-session state as its document. What the destination
+the session index entry by entry; per-session state as its document; the workspace's memory
+(MEMORY.md, observations/) as its documents, into the store's project. What the destination
 already holds is skipped (so an interrupted move is finished by running it again), and
 nothing there is ever overwritten: a chunk that differs is reported, not replaced.
 """
@@ -31,8 +32,30 @@ def _progress(note: Callable | None, what: str, n: int, total: int | None = None
         note(f"ctx store migrate: {what} {n}" + (f"/{total}" if total is not None else ""))
 
 
-def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
-    """The home's embedded store (files) into `pg` (a PgStore)."""
+def _move_memory(src, dst, rep: MoveReport, note: Callable | None) -> None:
+    """MEMORY.md and every observation from one MemoryStore into another: added where the
+    destination has none, skipped where it has the same text, reported where it differs."""
+    docs = src.documents()
+    have = dict(dst.documents())
+    for name, text in docs:
+        kind = "memory" if name == "MEMORY.md" else "observations"
+        if name not in have:
+            if kind == "memory":
+                dst.update_memory(lambda cur, text=text: text if not cur else None)
+            else:
+                dst.write_observation(name.split("/", 1)[1], text)
+            rep.counts[f"{kind}_added"] += 1
+        elif have[name] == text:
+            rep.counts[f"{kind}_present"] += 1
+        else:
+            rep.counts[f"{kind}_differs"] += 1
+            rep.differs.append(name)
+    if docs and note:
+        note(f"ctx store migrate: memory done ({len(docs)} documents)")
+
+
+def to_pg(home, pg, note: Callable | None = None, workspace: str | None = None) -> MoveReport:
+    """The home's embedded store (files), and `workspace`'s memory, into `pg` (a PgStore)."""
     rep = MoveReport()
     cold = ColdStorage(home.cold_storage_dir)
     files = [p for p, _ in cold.iter_files()]
@@ -68,11 +91,20 @@ def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
     if os.path.exists(sidx):
         with open(sidx, encoding="utf-8") as f:
             local = json.load(f)
-        with pg.sessions.edit() as idx:
-            _merge_sessions(idx, local, rep)
+        box: dict = {}
+
+        def merge(idx):  # run again when a dropped connection retries the edit: counted once
+            box["rep"] = MoveReport()
+            _merge_sessions(idx, local, box["rep"])
+        pg.sessions.update(merge)
+        rep.counts.update(box["rep"].counts)
     for sid, text, version in _local_states(home):
         res = pg.state_file(sid).write_raw(text, version)
         rep.counts[f"states_{res}"] += 1
+    if workspace:
+        from .memory import FileMemory
+
+        _move_memory(FileMemory(workspace), pg.memory, rep, note)
     if note:
         note(f"ctx store migrate: done: {_summary(rep)}")
     return rep
@@ -93,8 +125,9 @@ def _local_states(home):
             yield ctx.state.get("session") or d.name, text, ctx.version
 
 
-def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
-    """`pg`'s rows for its project into the home's embedded store (files + index)."""
+def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = None) -> MoveReport:
+    """`pg`'s rows for its project into the home's embedded store (files + index), and its
+    memory into `workspace`."""
     from .atomic import append_line, atomic_write, locked, makedirs
 
     rep = MoveReport()
@@ -155,6 +188,10 @@ def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
             else:
                 atomic_write(p, body)
                 rep.counts["states_added"] += 1
+    if workspace:
+        from .memory import FileMemory
+
+        _move_memory(pg.memory, FileMemory(workspace), rep, note)
     if note:
         note(f"ctx store migrate: done: {_summary(rep)}")
     return rep

@@ -1,14 +1,18 @@
 """The shared store's schema as numbered migrations, each recorded in ctx_schema_migrations.
 
 `ctx store init` applies the missing ones under an advisory lock (several machines may run it
-at once). Migration 1 is the schema every store has; the vector table (pgvector, HNSW) is an
+at once). Migrations 1 and 2 are the schema every store has (2: memory, observations, the
+archive of what left a kept section of a session's state, and the maintain state); the vector table (pgvector, HNSW) is an
 optional step recorded as version 101, applied when the extension can be installed.
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 VECTOR_DIM = 384          # all-MiniLM-L6-v2, the embedder ctx ships
-TENANT_TABLES = ("ctx_chunks", "ctx_logs", "ctx_sessions", "ctx_state", "ctx_state_history")
+TENANT_TABLES_V1 = ("ctx_chunks", "ctx_logs", "ctx_sessions", "ctx_state", "ctx_state_history")
+TENANT_TABLES_V2 = ("ctx_memory", "ctx_observations", "ctx_archive", "ctx_context_archive", "ctx_runstate")
+TENANT_TABLES = TENANT_TABLES_V1 + TENANT_TABLES_V2
+SEQUENCES = ("ctx_logs_id_seq", "ctx_archive_id_seq")
 
 V1 = """
 CREATE TABLE IF NOT EXISTS ctx_project_roles (
@@ -47,6 +51,28 @@ CREATE TABLE IF NOT EXISTS ctx_state_history (
     saved_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, session, version));
 """
 
+# MEMORY.md (one versioned document per project), observations (one row per observation file),
+# what left a kept section of a session's state (the embedded store's archive/SECTION.md), the
+# copies `ctx context archive` and session ends make ($CTX_HOME/archive/), and the per-session
+# state of `ctx maintain` (maintain-state.json), each with a version checked on update
+V2 = """
+CREATE TABLE IF NOT EXISTS ctx_memory (
+    project text NOT NULL PRIMARY KEY, version integer NOT NULL, body text NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now());
+CREATE TABLE IF NOT EXISTS ctx_observations (
+    project text NOT NULL, name text NOT NULL, session text, body text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, name));
+CREATE TABLE IF NOT EXISTS ctx_archive (
+    id bigserial PRIMARY KEY, project text NOT NULL, session text NOT NULL, section text NOT NULL,
+    item text NOT NULL, at timestamptz NOT NULL DEFAULT now(), UNIQUE (project, session, section, item));
+CREATE TABLE IF NOT EXISTS ctx_context_archive (
+    project text NOT NULL, name text NOT NULL, body text NOT NULL,
+    created_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, name));
+CREATE TABLE IF NOT EXISTS ctx_runstate (
+    project text NOT NULL, name text NOT NULL, key text NOT NULL, version integer NOT NULL,
+    value jsonb NOT NULL, updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (project, name, key));
+"""
+
 RLS = """
 ALTER TABLE {t} ENABLE ROW LEVEL SECURITY;
 DROP POLICY IF EXISTS ctx_tenant ON {t};
@@ -81,11 +107,18 @@ def migrate(conn, note=None) -> list[str]:
         schema = cur.execute("SELECT quote_ident(current_schema())").fetchone()[0]
         if 1 not in have:
             cur.execute(V1.format(schema=schema))
-            for t in TENANT_TABLES:
+            for t in TENANT_TABLES_V1:
                 cur.execute(RLS.format(t=t))
             cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (1, 'chunks, logs, sessions, "
                         "state, row-level security')")
             done.append("1: chunks, logs, sessions, state, row-level security")
+        if 2 not in have:
+            cur.execute(V2)
+            for t in TENANT_TABLES_V2:
+                cur.execute(RLS.format(t=t))
+            cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (2, 'memory, observations, "
+                        "state archive, context archive, maintain state')")
+            done.append("2: memory, observations, state archive, context archive, maintain state")
     if 101 not in have:
         try:
             with conn.transaction():
@@ -128,7 +161,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role};
 -- the vector table exists only where pgvector is installed
 DO $$ BEGIN IF to_regclass('ctx_vectors') IS NOT NULL THEN
   EXECUTE 'GRANT SELECT, INSERT, UPDATE, DELETE ON ctx_vectors TO {role}'; END IF; END $$;
-GRANT USAGE ON SEQUENCE ctx_logs_id_seq TO {role};
+GRANT USAGE ON SEQUENCE {", ".join(SEQUENCES)} TO {role};
 GRANT EXECUTE ON FUNCTION ctx_may_access(text, name) TO {role};
 INSERT INTO ctx_project_roles (role_name, project) VALUES ('{role}', '{proj}') ON CONFLICT DO NOTHING;
 -- the agent's machines then set: CTX_STORE_URL=postgresql://{role}@HOST/DB?sslmode=verify-full

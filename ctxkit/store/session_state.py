@@ -67,16 +67,20 @@ def activate(home, workspace: str, session: str) -> Context | None:
 
 
 def archive_context(home, ctx_file: ContextFile) -> str | None:
-    """Copy a CONTEXT.md into $CTX_HOME/archive/ (atomically, never over an earlier copy)."""
+    """Copy a CONTEXT.md into $CTX_HOME/archive/ (atomically, never over an earlier copy), or
+    into the shared store's archive when one is configured; where the copy is."""
     from ..core.context_md import render
     from ..core.timeutil import now_iso
     from .atomic import atomic_write, makedirs
+    from .backend import shared
 
     if not ctx_file.exists():
         return None
     ctx = ctx_file.read()
     sess = re.sub(r"[^A-Za-z0-9._-]+", "_", ctx.state.get("session") or "workspace")[:80]
     stamp = now_iso().replace(":", "").replace("-", "")
+    if shared(home) is not None:
+        return shared(home).archive_context(f"CONTEXT-{sess}-{stamp}", render(ctx))
     base = os.path.join(home.path, "archive", f"CONTEXT-{sess}-{stamp}")
     dest, k = base + ".md", 1
     while os.path.exists(dest):

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
 from typing import Iterable
 
 from ..core.timeutil import now_iso
@@ -89,7 +88,7 @@ def commit(home, t, source: str | None = None) -> list[str]:
         return []
     from . import redaction
 
-    with _edit(home) as idx:
+    def change(idx: dict) -> None:
         for sid in t.sessions:
             s = t.summary(sid)
             e = idx.get(sid, {})
@@ -106,47 +105,48 @@ def commit(home, t, source: str | None = None) -> list[str]:
             if source and source != "-":
                 e["source"] = os.path.abspath(source)
             idx[sid] = e
+
+    _update(home, change)
     return list(t.sessions)
 
 
 def mark(home, session: str, **fields) -> None:
     """Set fields (status, archive, …) on one session's entry (locked read-modify-write)."""
-    with _edit(home) as idx:
+    def change(idx: dict) -> None:
         e = idx.get(session, {"session": session})
         e.update({k: v for k, v in fields.items() if v is not None})
         e["seen_at"] = now_iso()
         idx[session] = e
 
+    _update(home, change)
 
-@contextmanager
-def _edit(home):
-    """The index as a dict under the store's lock, saved on exit (the file atomically, or the
-    shared store's changed rows in one transaction)."""
+
+def _update(home, change) -> None:
+    """`change(index dict)` under the store's lock, saved after (the file atomically, or the shared
+    store's changed rows in one transaction, the whole edit retried when the connection drops)."""
     from .backend import shared
 
     if shared(home) is not None:
-        with shared(home).sessions.edit() as idx:
-            yield idx
+        shared(home).sessions.update(change)
         return
     p = index_path(home)
     with locked(p):
         idx = load(home)
-        yield idx
+        change(idx)
         atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
 
 
 def add_subagent(home, parent: str, agent_id: str, info: dict) -> None:
     """Record a subagent's run under its parent's entry (`subagents`), leaving the rest as it is."""
-    p = index_path(home)
-    with locked(p):
-        idx = load(home)
+    def change(idx: dict) -> None:
         e = idx.get(parent, {"session": parent})
         subs = e.get("subagents") if isinstance(e.get("subagents"), dict) else {}
         subs[agent_id] = {**subs.get(agent_id, {}), **{k: v for k, v in info.items() if v is not None}}
         e["subagents"] = subs
         e["seen_at"] = now_iso()
         idx[parent] = e
-        atomic_write(p, json.dumps(idx, indent=1, sort_keys=True) + "\n")
+
+    _update(home, change)
 
 
 def of_project(home, root: str) -> list[dict]:
