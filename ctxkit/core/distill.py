@@ -169,23 +169,37 @@ def denarrate(s: str) -> str | None:
     return t[0].upper() + t[1:]
 
 
+URL = re.compile(r"https?://\S+")
+_IDENT_OF: dict = {}  # raw token -> the identifier it is, or None (a token's verdict depends on it alone)
+
+
 def identifiers(text: str) -> set[str]:
-    text = re.sub(r"https?://\S+", " ", text)
     found = set()
-    for tok in RAW_TOKEN.findall(text):
-        t = tok.strip(".:,;-?!")
-        if not t or len(t) < 3 or "/" in t:
-            continue
-        t = t.lstrip(":")
-        for i, rx in enumerate(IDENT_RX):
-            if rx.match(t):
-                if i == 2 and t.rsplit(".", 1)[-1].lower() in FILE_EXT:
-                    break
-                if i == 3 and not re.search(r"\d", t):
-                    break
-                found.add(t)
-                break
+    known = _IDENT_OF
+    if len(known) > 1 << 18:
+        known.clear()
+    for tok in RAW_TOKEN.findall(URL.sub(" ", text)):
+        t = known.get(tok, 0)
+        if t == 0:
+            t = known[tok] = _identifier(tok)
+        if t is not None:
+            found.add(t)
     return found
+
+
+def _identifier(tok: str) -> str | None:
+    t = tok.strip(".:,;-?!")
+    if not t or len(t) < 3 or "/" in t:
+        return None
+    t = t.lstrip(":")
+    for i, rx in enumerate(IDENT_RX):
+        if rx.match(t):
+            if i == 2 and t.rsplit(".", 1)[-1].lower() in FILE_EXT:
+                return None
+            if i == 3 and not re.search(r"\d", t):
+                return None
+            return t
+    return None
 
 
 def _norm_cmd(cmd: str) -> str:
@@ -517,12 +531,19 @@ def mmr(cands: list[Fact], k: int, lam: float = 0.7) -> list[Fact]:
     bags = [_bag(c.text) for c in cands]
     chosen: list[int] = []
     left = set(range(len(cands)))
+    sims = [0.0] * len(cands)  # each candidate's highest overlap with those chosen so far
     while left and len(chosen) < k:
+        new = bags[chosen[-1]] if chosen else None  # only the newest choice can raise an overlap
         best, best_s = None, -1e9
         for i in left:
-            sim = max((len(bags[i] & bags[j]) / (len(bags[i] | bags[j]) or 1) for j in chosen), default=0.0)
+            sim = sims[i]
             if sim >= 0.6:
                 continue
+            if new is not None:
+                both = len(bags[i] & new)
+                sim = sims[i] = max(sim, both / ((len(bags[i]) + len(new) - both) or 1))
+                if sim >= 0.6:
+                    continue
             s = lam * cands[i].weight / top - (1 - lam) * sim
             if s > best_s:
                 best, best_s = i, s
