@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache, wraps
 from typing import Sequence
 
 from .artifacts import _args
@@ -102,6 +103,18 @@ MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|
                     r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
 
 
+def _by_content(fn):
+    """`fn` answered once per (text, path): the same edit is read by every pass over the span.
+    Each caller gets its own copy of the list."""
+    once = lru_cache(maxsize=4096)(lambda text, path: tuple(fn(text, path)))
+
+    @wraps(fn)
+    def cached(text: str, path: str = "") -> list:
+        return list(once(text, path))
+    return cached
+
+
+@_by_content
 def key_values(text: str, path: str = "") -> list[str]:
     """The values worth knowing in a new text, in order, each short (see VALUE_RXS). Not for
     shell scripts (their variables are plumbing) nor tests (their values are fixtures)."""
@@ -385,6 +398,7 @@ def check_failed(out: str, flagged: bool, counts: str) -> bool:
                           r"(?:issues?|warnings?|errors?))", out)) and not re.search(r"found no issues", out)
 
 
+@_by_content
 def definitions(text: str, path: str) -> list[str]:
     """The names a piece of code defines, in order (functions, modules, classes, hooks, CSS rules,
     config keys, attributes, routes, test names)."""
@@ -436,16 +450,16 @@ def _body(text: str, name: str, names: list) -> str:
     a CSS rule to its closing brace."""
     lines = text.splitlines()
     key = _def_key(name)
-    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", ln)]
+    named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
+    starts = [k for k, ln in enumerate(lines) if named.search(ln)]
     if not starts:
         return ""
     k = starts[0]
     if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
         end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
         return " ".join(" ".join(lines[k:end]).split())
-    others = [_def_key(n) for n in names if n != name]
-    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}(?![\w])", lines[j])
-                                                             for o in others)), len(lines))
+    others = [re.compile(rf"\s*(?:\S+\s+)?{re.escape(_def_key(n))}(?![\w])") for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(o.match(lines[j]) for o in others)), len(lines))
     return " ".join(" ".join(lines[k:end]).split())
 
 
@@ -479,10 +493,14 @@ def _drop_plan_files(story: Story, recs: Sequence[dict], known: dict) -> None:
                 continue
             for path, *_ in file_edits(call):
                 last_md = path if path.lower().endswith(".md") else None
+    plan_file: dict = {}  # path -> is it the plan's (decided once a path, not once a step)
     for ep in story.episodes:
         for path in list(ep.files):
-            text = " ".join((known.get(path) or "").split())
-            if path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text for p in plans)):
+            if path not in plan_file:
+                text = " ".join((known.get(path) or "").split())
+                plan_file[path] = path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text
+                                                                             for p in plans))
+            if plan_file[path]:
                 del ep.files[path]
 
 
@@ -558,11 +576,16 @@ def _closes(cmd: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def _item_titles(out: str) -> tuple:
+    """(item id, title) of each line of a tool output that lists work items (read once per output)."""
+    return tuple((m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(out[:20000]))
+
+
 def _titles(story: Story, out: str) -> None:
-    for m in ITEM_TITLE.finditer(out[:20000]):
-        t = m.group(2).strip().rstrip("·").strip()
-        if 8 <= len(t) <= 200 and m.group(1) not in story.titles and not t.startswith(("[", "--")):
-            story.titles[m.group(1)] = t
+    for item, t in _item_titles(out):
+        if 8 <= len(t) <= 200 and item not in story.titles and not t.startswith(("[", "--")):
+            story.titles[item] = t
     m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
     if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
         body = out.split("\nDESCRIPTION\n", 1)[1]
@@ -580,7 +603,7 @@ def _titles(story: Story, out: str) -> None:
         dod = [brief(re.sub(r"^\s*-\s+(?:\[[ xX]\]\s+)?", "", ln), 160) for ln in dm.group(1).splitlines()
                if ln.strip().startswith("-")] if dm else []
         story.descriptions[m.group(1)] = (brief(para, 300), files[:20], dod[:8])
-    if "CHILDREN" in out or re.search(r"(?m)^\s*↳", out):
+    if "CHILDREN" in out or ("↳" in out and re.search(r"(?m)^\s*↳", out)):
         listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
         if listed:
             story.listed = [(i, mark == "✓") for mark, i in listed]
@@ -714,8 +737,9 @@ def build(span: Sequence[dict]) -> Story:
                 was = set(key_values(old, path))
                 fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
                 if action == "modified":
-                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new.splitlines()]
-                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old.splitlines()]
+                    old_lines, new_lines = set(old.splitlines()), set(new.splitlines())
+                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new_lines]
+                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old_lines]
                     if len(gone) == 1 and len(came) == 1 and max(len(gone[0]), len(came[0])) <= 70 and \
                             "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
                         fc.swaps.append((gone[0], came[0]))
