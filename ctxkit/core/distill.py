@@ -295,8 +295,34 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: 
     """Typed facts of `span`. Requests come from `context` (the whole stream) when given, so the
     task is the session's first request even when only a later span is summarized. With
     `story`, also the span's episodes and where the work stands at its end (core.focus)."""
-    d = Distilled()
     recs = [r for r in span if isinstance(r, dict)]
+    d = _read_before(recs, context) or _facts(recs, context)
+    if story:
+        from .focus import for_span
+
+        set_story(d, *for_span(recs))
+    return d
+
+
+_LAST: list = []  # (records, context, a copy of their facts) of the last distill: compaction reads a span twice
+
+
+def _read_before(recs: list[dict], context) -> Distilled | None:
+    """The facts of the same records (the very same objects; ctx's passes never change a record)
+    distilled by the call before, once; None when these are new."""
+    if not _LAST:
+        return None
+    seen, ctx_seen, facts = _LAST.pop()
+
+    def same(a, b) -> bool:
+        return a is b or (a is not None and b is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b)))
+    return facts if same(recs, seen) and same(context, ctx_seen) else None
+
+
+def _facts(recs: list[dict], context) -> Distilled:
+    import copy
+
+    d = Distilled()
     for r in (context if context is not None else recs):
         if isinstance(r, dict):
             t = request_text(r)
@@ -314,10 +340,7 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: 
     _constraints(d)
     _decisions_findings(d, recs)
     _entities(d, recs)
-    if story:
-        from .focus import for_span
-
-        set_story(d, *for_span(recs))
+    _LAST[:] = [(recs, context, copy.deepcopy(d))]
     return d
 
 

@@ -232,7 +232,9 @@ class Redactor:
         low = text.lower()
         if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
             low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
-        if not self.extra and (len(text) < 40 or not AWS_BARE.search(text)):
+        # a bare AWS secret needs 40 characters; its first match, once searched, is where its scan resumes
+        aws = AWS_BARE.search(text) if len(text) >= 40 else None
+        if not self.extra and aws is None:
             for lit in _ANY_LITERAL:
                 if lit in text:
                     break
@@ -286,7 +288,7 @@ class Redactor:
             v = m.group(1)
             if random_looking(v) or entropy(v) >= 3.5 and len(v) >= 20:
                 found.append((m.start(1), m.end(1), "auth-token"))
-        for m in AWS_BARE.finditer(text):
+        for m in (AWS_BARE.finditer(text, aws.start()) if aws is not None else ()):
             if _aws_bare(m.group(0)):
                 found.append((m.start(), m.end(), "aws-secret-key"))
         for rx in self.extra:
