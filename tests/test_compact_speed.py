@@ -140,3 +140,21 @@ def test_a_bare_aws_secret_after_an_earlier_40_character_run_is_still_redacted()
         assert key not in out and "[REDACTED:aws-secret-key#" in out
         assert out.startswith("x" * 40)
     assert Redactor().text("short text, no secret") == "short text, no secret"
+
+
+def test_answers_by_content_are_remembered_within_bounds_only():
+    calls = []
+
+    def defs(text, path):
+        calls.append(text)
+        return [text[:3]]
+
+    cached = E._by_content(defs, max_text=10, max_chars=25)
+    assert cached("abcdef", "p") == ["abc"] and cached("abcdef", "p") == ["abc"]
+    assert calls == ["abcdef"]                      # asked twice, computed once
+    cached("x" * 11, "p"), cached("x" * 11, "p")    # over max_text: never held
+    assert len(calls) == 3
+    for t in ("0123456789", "abcdefghij", "ABCDEFGHIJ", "klmnopqrst"):
+        cached(t, ""), cached(t, "")
+    assert calls.count("klmnopqrst") == 2           # past max_chars in all: computed, not held
+    assert cached("abcdef", "q") == ["abc"] and calls.count("abcdef") == 2  # the path is part of the key

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import wraps
 from typing import Sequence
 
 from .artifacts import _args
@@ -103,14 +103,23 @@ MARKER = re.compile(r"\bdataset\.(\w+)\s*=\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')|
                     r"setAttribute\(\s*[\"'](data-[\w-]+)[\"']\s*,\s*(\"[^\"\n]{0,30}\"|'[^'\n]{0,30}')")
 
 
-def _by_content(fn):
-    """`fn` answered once per (text, path): the same edit is read by every pass over the span.
-    Each caller gets its own copy of the list."""
-    once = lru_cache(maxsize=4096)(lambda text, path: tuple(fn(text, path)))
+def _by_content(fn, max_text: int = 1 << 16, max_chars: int = 1 << 25):
+    """`fn(text, path)` answered once per (text, path): the same edit is read by every pass over
+    the span. Texts up to `max_text` characters are remembered, up to `max_chars` in all (first
+    come, never evicted: a pass over more texts than fit does not push out what the next pass
+    will ask again); each caller gets its own copy of the list."""
+    memo: dict = {}
+    held = [0]
 
     @wraps(fn)
     def cached(text: str, path: str = "") -> list:
-        return list(once(text, path))
+        hit = memo.get((text, path))
+        if hit is None:
+            hit = tuple(fn(text, path))
+            if len(text) <= max_text and held[0] < max_chars:
+                memo[(text, path)] = hit
+                held[0] += len(text) + len(path)
+        return list(hit)
     return cached
 
 
@@ -576,14 +585,14 @@ def _closes(cmd: str) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=4096)
-def _item_titles(out: str) -> tuple:
-    """(item id, title) of each line of a tool output that lists work items (read once per output)."""
-    return tuple((m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(out[:20000]))
+@_by_content
+def _item_titles(head: str, path: str = "") -> list:
+    """(item id, title) of each line of a tool output's head that lists work items."""
+    return [(m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(head)]
 
 
 def _titles(story: Story, out: str) -> None:
-    for item, t in _item_titles(out):
+    for item, t in _item_titles(out[:20000]):
         if 8 <= len(t) <= 200 and item not in story.titles and not t.startswith(("[", "--")):
             story.titles[item] = t
     m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
