@@ -77,6 +77,43 @@ def build_session(target_tokens: int | None = None, target_bytes: int | None = N
                     return path
 
 
+def build_transcript_session(target_tokens: int, name: str = "cc") -> Path:
+    """One long session shaped as real work: the corpus's Claude Code session transcripts
+    (the main sessions, not their subagents), imported as `ctx import` writes them (no token
+    counts) and repeated in turn under ONE session id with fresh record ids until the target
+    size (compaction's episodes and focus see one long story, not many short sessions);
+    cached in bench/data."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    files = [f for f in corpus_files(smoke_n=1) if f.name.startswith("claude-code") and f.name.endswith("_session.jsonl")]
+    if not files:  # no Claude Code session here (a smoke run reads the smallest corpus file only)
+        return build_session(target_tokens=target_tokens, name=name)
+    if SMOKE:
+        target_tokens = max(2000, target_tokens // 100)
+    path = DATA / f"{name}-{target_tokens}.jsonl"
+    if path.exists():
+        return path
+    from ctxkit.backends.tokenizers import annotate, get_tokenizer
+    from ctxkit.io.adapters import open_records
+    from ctxkit.io.jsonl import Source
+
+    sources = [list(annotate(get_tokenizer("cl100k_base"), open_records(Source(str(f))))) for f in files]
+    sid = next(r["session"] for r in sources[0] if r.get("session"))
+    tokens, n = 0, 0
+    with open(path, "w") as f:
+        while True:
+            for recs in sources:
+                n += 1
+                for r in recs:  # as `ctx import` writes them: no token counts (compaction counts them)
+                    r2 = {k: v for k, v in r.items() if k not in ("tokens", "tokenizer")}
+                    r2.update(session=sid, id=f"{r.get('id')}-{n}")
+                    if r.get("group"):
+                        r2["group"] = f"{r['group']}-{n}"
+                    f.write(json.dumps(r2, ensure_ascii=False) + "\n")
+                    tokens += r.get("tokens") or 0
+                    if tokens >= target_tokens:
+                        return path
+
+
 def timed(cmd: list[str], stdin=None, repeat: int = 1) -> float:
     """Best wall time of `repeat` runs, in seconds."""
     best = float("inf")

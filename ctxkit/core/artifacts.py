@@ -28,13 +28,31 @@ PLAIN_WORDS = re.compile(r"[^'\"\\#]*")
 SHELL_BLANKS = re.compile(r"[ \t\r\n]+")  # shlex's whitespace
 
 
+_PARSED: dict = {}  # arguments text -> its parse: a call is read by several passes, parsed once
+
+
 def _args(call: dict) -> dict | str:
+    """A call's arguments as a dict (or the raw text when they are not a JSON object). The dict
+    may be shared with other readers of the same call: read it, never change it."""
     fn = call.get("function") or {}
     raw = fn.get("arguments", "")
     if isinstance(raw, dict):
         return raw
+    if not raw:
+        return {}
+    if isinstance(raw, str):
+        v = _PARSED.get(raw)
+        if v is None:
+            if len(_PARSED) > 1 << 14:
+                _PARSED.clear()
+            v = _PARSED[raw] = _parse_args(raw)
+        return v
+    return _parse_args(raw)
+
+
+def _parse_args(raw) -> dict | str:
     try:
-        v = json.loads(raw) if raw else {}
+        v = json.loads(raw)
         return v if isinstance(v, dict) else raw
     except (json.JSONDecodeError, TypeError):
         return raw

@@ -169,23 +169,37 @@ def denarrate(s: str) -> str | None:
     return t[0].upper() + t[1:]
 
 
+URL = re.compile(r"https?://\S+")
+_IDENT_OF: dict = {}  # raw token -> the identifier it is, or None (a token's verdict depends on it alone)
+
+
 def identifiers(text: str) -> set[str]:
-    text = re.sub(r"https?://\S+", " ", text)
     found = set()
-    for tok in RAW_TOKEN.findall(text):
-        t = tok.strip(".:,;-?!")
-        if not t or len(t) < 3 or "/" in t:
-            continue
-        t = t.lstrip(":")
-        for i, rx in enumerate(IDENT_RX):
-            if rx.match(t):
-                if i == 2 and t.rsplit(".", 1)[-1].lower() in FILE_EXT:
-                    break
-                if i == 3 and not re.search(r"\d", t):
-                    break
-                found.add(t)
-                break
+    known = _IDENT_OF
+    if len(known) > 1 << 18:
+        known.clear()
+    for tok in RAW_TOKEN.findall(URL.sub(" ", text)):
+        t = known.get(tok, 0)
+        if t == 0:
+            t = known[tok] = _identifier(tok)
+        if t is not None:
+            found.add(t)
     return found
+
+
+def _identifier(tok: str) -> str | None:
+    t = tok.strip(".:,;-?!")
+    if not t or len(t) < 3 or "/" in t:
+        return None
+    t = t.lstrip(":")
+    for i, rx in enumerate(IDENT_RX):
+        if rx.match(t):
+            if i == 2 and t.rsplit(".", 1)[-1].lower() in FILE_EXT:
+                return None
+            if i == 3 and not re.search(r"\d", t):
+                return None
+            return t
+    return None
 
 
 def _norm_cmd(cmd: str) -> str:
@@ -285,8 +299,34 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: 
     """Typed facts of `span`. Requests come from `context` (the whole stream) when given, so the
     task is the session's first request even when only a later span is summarized. With
     `story`, also the span's episodes and where the work stands at its end (core.focus)."""
-    d = Distilled()
     recs = [r for r in span if isinstance(r, dict)]
+    d = _read_before(recs, context) or _facts(recs, context)
+    if story:
+        from .focus import for_span
+
+        set_story(d, *for_span(recs))
+    return d
+
+
+_LAST: list = []  # (records, context, a copy of their facts) of the last distill: compaction reads a span twice
+
+
+def _read_before(recs: list[dict], context) -> Distilled | None:
+    """The facts of the same records (the very same objects; ctx's passes never change a record)
+    distilled by the call before, once; None when these are new."""
+    if not _LAST:
+        return None
+    seen, ctx_seen, facts = _LAST.pop()
+
+    def same(a, b) -> bool:
+        return a is b or (a is not None and b is not None and len(a) == len(b) and all(x is y for x, y in zip(a, b)))
+    return facts if same(recs, seen) and same(context, ctx_seen) else None
+
+
+def _facts(recs: list[dict], context) -> Distilled:
+    import copy
+
+    d = Distilled()
     for r in (context if context is not None else recs):
         if isinstance(r, dict):
             t = request_text(r)
@@ -304,10 +344,7 @@ def distill(span: Sequence[dict], context: Sequence[dict] | None = None, story: 
     _constraints(d)
     _decisions_findings(d, recs)
     _entities(d, recs)
-    if story:
-        from .focus import for_span
-
-        set_story(d, *for_span(recs))
+    _LAST[:] = [(recs, context, copy.deepcopy(d))]
     return d
 
 
@@ -544,12 +581,19 @@ def mmr(cands: list[Fact], k: int, lam: float = 0.7) -> list[Fact]:
     bags = [_bag(c.text) for c in cands]
     chosen: list[int] = []
     left = set(range(len(cands)))
+    sims = [0.0] * len(cands)  # each candidate's highest overlap with those chosen so far
     while left and len(chosen) < k:
+        new = bags[chosen[-1]] if chosen else None  # only the newest choice can raise an overlap
         best, best_s = None, -1e9
         for i in left:
-            sim = max((len(bags[i] & bags[j]) / (len(bags[i] | bags[j]) or 1) for j in chosen), default=0.0)
+            sim = sims[i]
             if sim >= 0.6:
                 continue
+            if new is not None:
+                both = len(bags[i] & new)
+                sim = sims[i] = max(sim, both / ((len(bags[i]) + len(new) - both) or 1))
+                if sim >= 0.6:
+                    continue
             s = lam * cands[i].weight / top - (1 - lam) * sim
             if s > best_s:
                 best, best_s = i, s

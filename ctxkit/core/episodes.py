@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import wraps
 from typing import Sequence
 
 from .artifacts import _args
@@ -243,6 +244,27 @@ def shapes(new: str, old: str, path: str) -> list[str]:
     return _uniq(out)
 
 
+def _by_content(fn, max_text: int = 1 << 16, max_chars: int = 1 << 25):
+    """`fn(text, path)` answered once per (text, path): the same edit is read by every pass over
+    the span. Texts up to `max_text` characters are remembered, up to `max_chars` in all (first
+    come, never evicted: a pass over more texts than fit does not push out what the next pass
+    will ask again); each caller gets its own copy of the list."""
+    memo: dict = {}
+    held = [0]
+
+    @wraps(fn)
+    def cached(text: str, path: str = "") -> list:
+        hit = memo.get((text, path))
+        if hit is None:
+            hit = tuple(fn(text, path))
+            if len(text) <= max_text and held[0] < max_chars:
+                memo[(text, path)] = hit
+                held[0] += len(text) + len(path)
+        return list(hit)
+    return cached
+
+
+@_by_content
 def key_values(text: str, path: str = "") -> list[str]:
     """The values worth knowing in a new text, in order, each short (see VALUE_RXS). Not for
     shell scripts (their variables are plumbing) nor tests (their values are fixtures)."""
@@ -636,6 +658,7 @@ def check_failed(out: str, flagged: bool, counts: str) -> bool:
                           r"(?:issues?|warnings?|errors?))", out)) and not re.search(r"found no issues", out)
 
 
+@_by_content
 def definitions(text: str, path: str) -> list[str]:
     """The names a piece of code defines, in order (functions, modules, classes, hooks, CSS rules,
     config keys, attributes, routes, test names)."""
@@ -693,16 +716,16 @@ def _body(text: str, name: str, names: list) -> str:
     a CSS rule to its closing brace."""
     lines = text.splitlines()
     key = _def_key(name)
-    starts = [k for k, ln in enumerate(lines) if re.search(rf"(?<![\w.]){re.escape(key)}(?![\w])", ln)]
+    named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
+    starts = [k for k, ln in enumerate(lines) if named.search(ln)]
     if not starts:
         return ""
     k = starts[0]
     if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
         end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
         return " ".join(" ".join(lines[k:end]).split())
-    others = [_def_key(n) for n in names if n != name]
-    end = next((j for j in range(k + 1, len(lines)) if any(re.match(rf"\s*(?:\S+\s+)?{re.escape(o)}(?![\w])", lines[j])
-                                                             for o in others)), len(lines))
+    others = [re.compile(rf"\s*(?:\S+\s+)?{re.escape(_def_key(n))}(?![\w])") for n in names if n != name]
+    end = next((j for j in range(k + 1, len(lines)) if any(o.match(lines[j]) for o in others)), len(lines))
     return " ".join(" ".join(lines[k:end]).split())
 
 
@@ -736,10 +759,14 @@ def _drop_plan_files(story: Story, recs: Sequence[dict], known: dict) -> None:
                 continue
             for path, *_ in file_edits(call):
                 last_md = path if path.lower().endswith(".md") else None
+    plan_file: dict = {}  # path -> is it the plan's (decided once a path, not once a step)
     for ep in story.episodes:
         for path in list(ep.files):
-            text = " ".join((known.get(path) or "").split())
-            if path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text for p in plans)):
+            if path not in plan_file:
+                text = " ".join((known.get(path) or "").split())
+                plan_file[path] = path in marked or (len(text) >= 80 and any(text[:200] in p or p[:200] in text
+                                                                             for p in plans))
+            if plan_file[path]:
                 del ep.files[path]
 
 
@@ -815,11 +842,16 @@ def _closes(cmd: str) -> list[str]:
     return out
 
 
+@_by_content
+def _item_titles(head: str, path: str = "") -> list:
+    """(item id, title) of each line of a tool output's head that lists work items."""
+    return [(m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(head)]
+
+
 def _titles(story: Story, out: str) -> None:
-    for m in ITEM_TITLE.finditer(out[:20000]):
-        t = m.group(2).strip().rstrip("·").strip()
-        if 8 <= len(t) <= 200 and m.group(1) not in story.titles and not t.startswith(("[", "--")):
-            story.titles[m.group(1)] = t
+    for item, t in _item_titles(out[:20000]):
+        if 8 <= len(t) <= 200 and item not in story.titles and not t.startswith(("[", "--")):
+            story.titles[item] = t
     m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
     if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
         body = out.split("\nDESCRIPTION\n", 1)[1]
@@ -837,7 +869,7 @@ def _titles(story: Story, out: str) -> None:
         dod = [brief(re.sub(r"^\s*-\s+(?:\[[ xX]\]\s+)?", "", ln), 160) for ln in dm.group(1).splitlines()
                if ln.strip().startswith("-")] if dm else []
         story.descriptions[m.group(1)] = (brief(para, 300), files[:20], dod[:8])
-    if "CHILDREN" in out or re.search(r"(?m)^\s*↳", out):
+    if "CHILDREN" in out or ("↳" in out and re.search(r"(?m)^\s*↳", out)):
         listed = re.findall(rf"(?m)^\s*↳\s*([○●✓◐])\s*({ITEM_ID}):", out)
         if listed:
             story.listed = [(i, mark == "✓") for mark, i in listed]
@@ -1018,8 +1050,9 @@ def build(span: Sequence[dict]) -> Story:
                 was = set(key_values(old, path))
                 fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
                 if action == "modified":
-                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new.splitlines()]
-                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old.splitlines()]
+                    old_lines, new_lines = set(old.splitlines()), set(new.splitlines())
+                    gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new_lines]
+                    came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old_lines]
                     if len(gone) == 1 and len(came) == 1 and max(len(gone[0]), len(came[0])) <= 70 and \
                             "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
                         fc.swaps.append((gone[0], came[0]))

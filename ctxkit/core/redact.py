@@ -47,10 +47,13 @@ AUTH = re.compile(r"(?i)\b(?:bearer|authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[
 AWS_BARE = re.compile(r"(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")  # not inside base64url
 # each own pattern runs only when its literal is in the text (a C-speed `in` each)
 GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
-         "github-token": ("gh", "github_pat"), "gitlab-token": ("gl",), "hf-token": ("hf_", "api_org_"),
+         "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+         "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glft-", "glsoat-",
+                          "glagent-"), "hf-token": ("hf_", "api_org_"),
          "aws-access-key": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"), "url-password": ("://",),
          "slack-token": ("xox",), "google-api-key": ("AIza",), "stripe-key": ("k_live_", "k_test_")}
 KEY_HINT = re.compile(r"pass|pwd|secret|token|key|credential")  # run on the lower-cased text
+_HINT_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")  # KEY_HINT's words: a C-speed `in` each first
 DS_LITERALS = ("AccountKey=", "npm_", "_authToken", "pypi-", "SG.", "sq0", ":AA", "-us", "rtifactory", "AKC",
                "loudant", "oftlayer", "AC", "SK")
 OWN = [
@@ -215,6 +218,8 @@ class Redactor:
     def _assignments(self, text: str, low: str):
         """ASSIGN's matches, run only on windows around a keyword (found in the lower-cased text)."""
         windows: list[list[int]] = []
+        if not any(w in low for w in _HINT_WORDS):
+            return
         for m in KEY_HINT.finditer(low):
             a, b = max(0, m.start() - 16), m.end() + 1100
             if windows and a <= windows[-1][1]:
@@ -232,7 +237,9 @@ class Redactor:
         low = text.lower()
         if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
             low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
-        if not self.extra and (len(text) < 40 or not AWS_BARE.search(text)):
+        # a bare AWS secret needs 40 characters; its first match, once searched, is where its scan resumes
+        aws = AWS_BARE.search(text) if len(text) >= 40 else None
+        if not self.extra and aws is None:
             for lit in _ANY_LITERAL:
                 if lit in text:
                     break
@@ -267,7 +274,9 @@ class Redactor:
                     len(val) >= 8 and entropy(val) >= 3.0 and plausible(val, key, quoted=False, strict=True)
             if ok:
                 found.append((m.start(g), m.end(g), "secret-assignment"))
-        for m in (CLI_FLAG.finditer(text) if "--" in text else ()):
+        # every flag CLI_FLAG knows names pass, token, secret or key (lower-cased in `low` either way)
+        cli = "--" in text and ("pass" in low or "token" in low or "secret" in low or "key" in low)
+        for m in (CLI_FLAG.finditer(text) if cli else ()):
             if plausible(m.group(1), "password", quoted=True, strict=False):
                 found.append((m.start(1), m.end(1), "cli-password"))
         covered = 0
@@ -286,7 +295,7 @@ class Redactor:
             v = m.group(1)
             if random_looking(v) or entropy(v) >= 3.5 and len(v) >= 20:
                 found.append((m.start(1), m.end(1), "auth-token"))
-        for m in AWS_BARE.finditer(text):
+        for m in (AWS_BARE.finditer(text, aws.start()) if aws is not None else ()):
             if _aws_bare(m.group(0)):
                 found.append((m.start(), m.end(), "aws-secret-key"))
         for rx in self.extra:
