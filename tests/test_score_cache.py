@@ -136,3 +136,27 @@ def test_bm25_from_kept_statistics_matches_bm25_over_the_texts():
     q = "fix the refresh token bug"
     assert bm25_of_stats(q, [doc_stats(d) for d in docs]) == pytest.approx(bm25_scores(q, docs))
     assert bm25_of_stats(q, []) == []
+
+
+def _call(i, name, args, result, group):
+    return [
+        {"v": 1, "kind": "message", "id": f"a{i}", "session": "s", "role": "assistant", "group": group, "content": "",
+         "tool_calls": [{"id": f"t{i}", "type": "function",
+                         "function": {"name": name, "arguments": json.dumps(args)}}]},
+        {"v": 1, "kind": "message", "id": f"r{i}", "session": "s", "role": "tool", "group": group,
+         "tool_call_id": f"t{i}", "content": result},
+    ]
+
+
+def test_a_search_whose_listed_file_was_then_opened_is_superseded():
+    from ctxkit.core.working_set import found_paths
+    from ctxkit.services.scoring import signals
+
+    grep = _call(1, "Grep", {"pattern": "refresh_token"}, "src/auth/jwt.py\nsrc/auth/session.py", "g1")
+    glob_ = _call(2, "Bash", {"command": "cd /repo && find . -name '*.toml'"}, "./pyproject.toml\n./ruff.toml", "g2")
+    read = _call(3, "Read", {"file_path": "/repo/src/auth/jwt.py"}, "def refresh_token(): ...", "g3")
+    other = _call(4, "Bash", {"command": "pytest -q tests/test_jwt.py"}, "1 passed", "g4")
+    assert found_paths(grep) == ("src/auth/jwt.py", "src/auth/session.py") and found_paths(glob_)
+    assert found_paths(other) == () and found_paths(read) == ()
+    _, sup = signals([grep, glob_, read, other])
+    assert sup == [1.0, 0.0, 0.0, 0.0]   # the grep served to find jwt.py, which g3 shows; no toml was opened

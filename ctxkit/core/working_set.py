@@ -339,3 +339,72 @@ def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[st
         elif action == CREATED:
             writes.add(path)
     return reads, writes
+
+
+SEARCH_CALLS = frozenset({"grep", "glob", "search", "find", "ls", "list", "listdir", "listfiles", "filesearch",
+                          "codebasesearch", "findfile", "searchfile", "searchdir", "grepsearch"})
+SEARCH_COMMANDS = frozenset({"find", "grep", "egrep", "rg", "ls", "fd", "ag", "tree", "locate", "Get-ChildItem", "gci",
+                             "dir", "Select-String"})
+FOUND_MAX = 200        # paths one search result lists that are kept
+
+
+def _search_shell(cmd: str) -> bool:
+    for part in re.split(r"&&|\|\||;|\n", cmd):
+        words = part.split()
+        while len(words) > 2 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+            words = [w.strip("'\"") for w in words[2:]]   # Codex: ["bash", "-lc", "rg …"]
+        if words and words[0] == "cd":
+            continue
+        if words and (words[0] in SEARCH_COMMANDS or words[:2] in (["git", "grep"], ["git", "ls-files"])):
+            return True
+        if words:
+            return False   # the first command that is not `cd` decides
+    return False
+
+
+def found_paths(group: Iterable[dict]) -> tuple[str, ...]:
+    """The paths a chunk's searches listed (Grep / Glob / ls / find / rg results, SWE-agent's
+    find_file / search_dir): what the agent looked for before opening one of them."""
+    g = list(group)
+    searches = set()
+    swe = False
+    for r in g:
+        for call in r.get("tool_calls") or ():
+            fn = ((call.get("function") or {}).get("name") or "").lower().replace("_", "").replace("-", "")
+            args = _args(call)
+            cmd = (args.get("command") or args.get("cmd")) if isinstance(args, dict) else None
+            if isinstance(cmd, list):
+                cmd = " ".join(map(str, cmd))
+            if fn in SEARCH_CALLS or (isinstance(cmd, str) and _search_shell(cmd)):
+                if call.get("id"):
+                    searches.add(call["id"])
+        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        if r.get("role") == "assistant" and isinstance(meta.get("action"), str):
+            first = meta["action"].strip().split(maxsplit=1)
+            swe = bool(first) and (first[0] in ("find_file", "search_dir", "search_file") or _search_shell(meta["action"]))
+    out: dict = {}
+    for r in g:
+        text = r.get("content") if isinstance(r.get("content"), str) else ""
+        if not text:
+            continue
+        if (r.get("role") == "tool" and r.get("tool_call_id") in searches) or \
+                (swe and r.get("role") in ("user", "tool") and "observation" in R.flags(r)):
+            terms = terms_of(text)
+            listed = {_base(t) for t in terms if "/" in t}
+            for t in terms:   # paths, and file names not only the last part of a listed path
+                if "/" in t or ("." in t and t not in listed):
+                    out[t] = None
+    return tuple(sorted(out)[:FOUND_MAX])
+
+
+def _base(p: str) -> str:
+    return p.rstrip("/").rsplit("/", 1)[-1]
+
+
+def same_file(found: str, touched: str) -> bool:
+    """A listed path and a path a tool read or wrote name the same file: equal, or one ends
+    with the other at a `/` (a relative listing of an absolute path), or a bare name listed."""
+    a, b = found.lstrip("./").rstrip("/"), touched.lstrip("./").rstrip("/")
+    if not a or not b:
+        return False
+    return a == b or b.endswith("/" + a) or a.endswith("/" + b)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.working_set import FocusTracker, lean, reads_of, terms_of, turn_texts
+from ..core.working_set import (FocusTracker, _base, found_paths, lean, reads_of, same_file, terms_of,
+                                 turn_texts)
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)
@@ -76,8 +77,8 @@ def chunk_terms(g: list[dict]) -> set[str]:
 SCORE_FIELDS = ("score", "score_parts")
 # a cached chunk's entry: (newest ts of its non-event records, its newest ts, its terms, the paths
 # it reads, the paths it writes whole, its importance, BM25 statistics of its text (None unless
-# the keyword embedder), the focus tracker's operations)
-E_NEWEST, E_TIME, E_TERMS, E_READS, E_WRITES, E_IMPORTANCE, E_STATS, E_OPS = range(8)
+# the keyword embedder), the focus tracker's operations, the paths its searches listed)
+E_NEWEST, E_TIME, E_TERMS, E_READS, E_WRITES, E_IMPORTANCE, E_STATS, E_OPS, E_FOUND = range(9)
 
 
 def score_stream(home, records, query: str | None, embedder_name: str, when, out, make_embedder,
@@ -135,7 +136,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
                 dl, tf = doc_stats(chunk_text(g))
                 stats = (dl, {intern(t): n for t, n in tf.items()})
             e = (_newest_ts(g, events=False), _newest_ts(g, events=True), tuple(map(intern, chunk_terms(g))),
-                 tuple(sorted(reads)), tuple(sorted(writes)), chunk_importance(g), stats, lean(ops))
+                 tuple(sorted(reads)), tuple(sorted(writes)), chunk_importance(g), stats, lean(ops),
+                 found_paths(g))
         tracker.actions.clear()
         _see(parse_ts(e[E_NEWEST]))
         df.update(e[E_TERMS])
@@ -172,7 +174,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         w = weights(home.config)
         ages = ages_from_times([spool.info[i][2] for i in scorable], when)
         in_play = focus.terms()
-        sup = superseded([(spool.info[i][3][E_READS], spool.info[i][3][E_WRITES]) for i in scorable])
+        sup = superseded([(spool.info[i][3][E_READS], spool.info[i][3][E_WRITES], spool.info[i][3][E_FOUND])
+                          for i in scorable])
         by_chunk = {}
         for k, (i, sim, age) in enumerate(zip(scorable, sims, ages)):
             by_chunk[i] = (sim, age, working_set(spool.info[i][3][E_TERMS], in_play, df), sup[k])
@@ -300,7 +303,7 @@ def signals(groups: list[list[dict]]) -> tuple[list[float], list[float]]:
         df.update(t)
         terms.append(t)
     in_play = tracker.focus().terms()
-    return [working_set(t, in_play, df) for t in terms], superseded([reads_of(g) for g in groups])
+    return [working_set(t, in_play, df) for t in terms], superseded([(*reads_of(g), found_paths(g)) for g in groups])
 
 
 def _worth_keeping(in_play: set, df: Counter) -> set:
@@ -309,15 +312,25 @@ def _worth_keeping(in_play: set, df: Counter) -> set:
 
 
 def superseded(chunks) -> list[float]:
-    """Per chunk (its read paths, its whole-file writes): 1.0 when every file it read was read
-    again or written whole by a later chunk; a chunk that read nothing is 0.0."""
+    """Per chunk (its read paths, its whole-file writes[, the paths its searches listed]): 1.0
+    when every file it read was read again or written whole by a later chunk; a search that
+    read nothing is 1.0 when a later chunk read or wrote a file it listed (it served to find
+    that file, which the later chunk now shows); otherwise 0.0."""
     last_touch: dict = {}
-    for k, (reads, writes) in enumerate(chunks):
+    by_name: dict = {}
+    for k, (reads, writes, *_) in enumerate(chunks):
         for p in (*reads, *writes):
             last_touch[p] = k
+    for p, k in last_touch.items():
+        by_name.setdefault(_base(p), []).append(p)
     out = []
-    for k, (reads, _) in enumerate(chunks):
-        out.append(1.0 if reads and all(last_touch.get(p, k) > k for p in reads) else 0.0)
+    for k, (reads, _, *rest) in enumerate(chunks):
+        if reads:
+            out.append(1.0 if all(last_touch.get(p, k) > k for p in reads) else 0.0)
+            continue
+        found = rest[0] if rest else ()
+        opened = any(last_touch[t] > k for f in found for t in by_name.get(_base(f), ()) if same_file(f, t))
+        out.append(1.0 if opened else 0.0)
     return out
 
 
@@ -326,8 +339,10 @@ def _explain_row(g: list[dict], w: Weights, hits: list[str], read: tuple) -> dic
     why = []
     if p.get("working_set"):
         why.append("names what is in play: " + ", ".join(hits[:6]))
-    if p.get("superseded"):
+    if p.get("superseded") and read:
         why.append("superseded: " + ", ".join(read[:3]) + " read again or rewritten later")
+    elif p.get("superseded"):
+        why.append("superseded: a search whose result was then opened")
     return {"chunk_id": g[0].get("group"), "score": g[0].get("score"),
             "similarity": p.get("similarity"), "recency": p.get("recency"), "importance": p.get("importance"),
             "working_set": p.get("working_set"), "superseded": p.get("superseded"),
