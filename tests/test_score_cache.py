@@ -160,3 +160,13 @@ def test_a_search_whose_listed_file_was_then_opened_is_superseded():
     assert found_paths(other) == () and found_paths(read) == ()
     _, sup = signals([grep, glob_, read, other])
     assert sup == [1.0, 0.0, 0.0, 0.0]   # the grep served to find jwt.py, which g3 shows; no toml was opened
+
+
+def test_a_stub_lists_distinct_names_a_file_name_ending_a_listed_path_is_not_repeated():
+    from ctxkit.core.shrink import names_of
+
+    text = "\n".join(f"/repo/lib/app/module_{i}.ex defines Module{i}.handle_event_{i}" for i in range(30))
+    g = [{"v": 1, "kind": "message", "id": "r1", "session": "s", "role": "tool", "group": "g", "content": text}]
+    names = names_of(g, 10_000)
+    assert "/repo/lib/app/module_0.ex" in names and "module_0.ex" not in names
+    assert len(names) == len(set(names)) == 40   # the cap, filled with distinct names
