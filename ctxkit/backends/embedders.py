@@ -11,7 +11,7 @@ import importlib.util
 import os
 from typing import Callable, Iterable, Sequence
 
-from ..core.bm25 import bm25_scores, normalized
+from ..core.bm25 import bm25_of_stats, bm25_scores, normalized
 from ..errors import ConfigError
 
 EMBEDDERS = ("minilm", "keyword")
@@ -160,6 +160,12 @@ class KeywordEmbedder:
         if not query.strip():
             return [0.0] * sum(1 for _ in texts)
         return normalized(bm25_scores(query, texts))
+
+    def similarities_of_stats(self, query: str, stats: Sequence[tuple[int, dict]]) -> list[float]:
+        """`similarities` of texts given as `core.bm25.doc_stats` (kept from an earlier pass)."""
+        if not query.strip():
+            return [0.0] * len(stats)
+        return normalized(bm25_of_stats(query, stats))
 
 
 def _slice(n: int) -> int:

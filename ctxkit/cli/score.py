@@ -49,9 +49,11 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
     working_set: the chunk names a file written or edited recently, a file or id of the open
     plan item or request, an open error, or an identifier of the last turns (a term few
     chunks name counts most). superseded: every file the chunk read was read again or
-    rewritten later. Records without timestamps get recency from their position. Embeddings
-    are cached by (model, sha256 of text), so rescoring a growing session only embeds what is
-    new.
+    rewritten later, or its search listed a file a later chunk opened. Records without
+    timestamps get recency from their position. Embeddings are cached by (model, sha256 of
+    text), so rescoring a growing session only embeds what is new; each chunk's other
+    signals are cached by a hash of the chunk (cache/signals/), so rescoring the same
+    session again only reads what is new.
 
     \b
     Examples:

@@ -58,28 +58,39 @@ def normalized(scores: Sequence[float]) -> list[float]:
 def bm25_scores(query: str, docs: Iterable[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
     """BM25(docs).scores(query) in one pass over `docs`, keeping only each document's length
     and its counts of the query's terms: memory grows with the number of documents, not their size."""
-    q = list(dict.fromkeys(tokenize(query)))
-    qs = set(q)
-    lens: list[int] = []
-    tfs: list[dict] = []
-    df: Counter = Counter()
+    qs = set(tokenize(query))
+    stats = []
     for d in docs:
         toks = tokenize(d)
-        lens.append(len(toks))
-        tf = {t: n for t, n in Counter(x for x in toks if x in qs).items()}
-        tfs.append(tf)
-        df.update(tf.keys())
-    n = len(lens)
+        stats.append((len(toks), Counter(x for x in toks if x in qs)))
+    return bm25_of_stats(query, stats, k1, b)
+
+
+def doc_stats(text: str) -> tuple[int, dict]:
+    """What BM25 needs of a document, whatever the query: its length in tokens and each token's count."""
+    toks = tokenize(text)
+    return len(toks), dict(Counter(toks))
+
+
+def bm25_of_stats(query: str, stats: Sequence[tuple[int, dict]], k1: float = 1.5, b: float = 0.75) -> list[float]:
+    """BM25 scores of documents given as `doc_stats` (or counts of at least the query's terms):
+    the same numbers as `bm25_scores` over their texts. Each document's sum is exact (fsum), so
+    it does not depend on the order its terms are visited in."""
+    qs = frozenset(tokenize(query))
+    n = len(stats)
     if not n:
         return []
-    avg = sum(lens) / n
+    df: Counter = Counter()
+    for _, tf in stats:
+        df.update(qs.intersection(tf))
+    avg = (sum(dl for dl, _ in stats) / n) or 1
     idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
     out = []
-    for tf, dl in zip(tfs, lens):
-        s = 0.0
-        for t in q:
-            f = tf.get(t)
-            if f:
-                s += idf[t] * f * (k1 + 1) / (f + k1 * (1 - b + b * dl / (avg or 1)))
-        out.append(s)
+    for dl, tf in stats:
+        hits = qs.intersection(tf)
+        if not hits:
+            out.append(0.0)
+            continue
+        norm = k1 * (1 - b + b * dl / avg)
+        out.append(math.fsum(idf[t] * tf[t] * (k1 + 1) / (tf[t] + norm) for t in hits))
     return out

@@ -143,14 +143,22 @@ def working_set(chunk_terms: Iterable[str], in_play: Container[str], df: Mapping
 
 
 def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights, ws: float = 0.0,
-                superseded: float = 0.0) -> None:
+                superseded: float = 0.0, importance: float | None = None) -> None:
+    """Write `score` and `score_parts` on every record of the chunk (`importance` None: from the chunk)."""
+    score, parts = chunk_score(sim, age, chunk_importance(g) if importance is None else importance, w, ws,
+                               superseded)
+    for r in g:
+        r["score"] = score
+        r["score_parts"] = dict(parts)
+
+
+def chunk_score(sim: float, age: float, importance: float, w: Weights, ws: float = 0.0,
+                superseded: float = 0.0) -> tuple[float, dict]:
+    """(score, score_parts) of a chunk from its signals."""
     parts = {"similarity": round(sim, 4), "recency": round(recency(age, w.half_life_hours), 4),
-             "importance": chunk_importance(g), "working_set": round(ws, 4), "superseded": round(superseded, 4)}
+             "importance": importance, "working_set": round(ws, 4), "superseded": round(superseded, 4)}
     total = max(1.0, w.similarity + w.recency + w.importance + w.working_set)
     score = (w.similarity * parts["similarity"] + w.recency * parts["recency"]
              + w.importance * parts["importance"] + w.working_set * parts["working_set"]) / total \
         - w.superseded * parts["superseded"]
-    score = round(min(1.0, max(0.0, score)), 4)
-    for r in g:
-        r["score"] = score
-        r["score_parts"] = dict(parts)
+    return round(min(1.0, max(0.0, score)), 4), parts

@@ -21,7 +21,7 @@ MIN_CHARS = 1000        # smaller outputs are not worth a marker and a note
 HEAD_LINES = 6
 TAIL_LINES = 4
 CONTEXT_LINES = 1
-NAMES_MAX = 40          # names of the cut lines the note lists
+NAMES_MAX = 60          # names of the cut lines the note lists
 SHRUNK_FLAG = "shrunk"
 
 
@@ -81,7 +81,7 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
 def _names(cut: str, kept: str) -> tuple:
     """What the cut lines name and the kept text does not: paths, file names, identifiers,
     in order of first appearance, at most NAMES_MAX."""
-    found = terms_of(cut)
+    found = _distinct(terms_of(cut))
     have = terms_of(kept)
     pos = {}
     for t in found:
@@ -92,7 +92,14 @@ def _names(cut: str, kept: str) -> tuple:
     return tuple(sorted(pos, key=lambda t: (pos[t], t))[:NAMES_MAX])
 
 
-STUB_NAMES_MAX = 24
+def _distinct(terms: set) -> set:
+    """The names worth listing: a file name that ends a listed path says nothing more (the
+    path names it), so it does not take a place in a capped list."""
+    bases = {t.rstrip("/").rsplit("/", 1)[-1] for t in terms if "/" in t}
+    return {t for t in terms if "/" in t or t not in bases}
+
+
+STUB_NAMES_MAX = 40
 TOKENS_PER_NAME = 80    # a stub lists one name per this many tokens of its chunk
 
 
@@ -110,7 +117,7 @@ def names_of(group: Sequence[dict], tokens: int) -> tuple:
         for c in r.get("tool_calls") or ():
             said.append(call_values(c)[:20_000])
     text = "\n".join(said + got)
-    pos = {t: text.find(t) for t in terms_of(text) if len(t) >= 5}
+    pos = {t: text.find(t) for t in _distinct(terms_of(text)) if len(t) >= 5}
     return tuple(sorted(pos, key=lambda t: (pos[t] if pos[t] >= 0 else len(text), t))[:cap])
 
 

@@ -19,6 +19,7 @@ chunks the future is likely to use.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from functools import lru_cache
 from collections import OrderedDict, deque
@@ -143,7 +144,12 @@ class Focus:
 
 
 class FocusTracker:
-    """Feed records oldest first; `focus()` at any point gives the facts so far."""
+    """Feed records oldest first; `focus()` at any point gives the facts so far.
+
+    Each record becomes a few small operations (`ops`) that are then applied; with `record`
+    set to a list, they are also appended there, so a caller can keep a chunk's operations
+    (they depend on the chunk alone) and `replay` them later instead of reading the chunk
+    again: the facts come out the same."""
 
     def __init__(self) -> None:
         self.f = Focus()
@@ -154,12 +160,34 @@ class FocusTracker:
         self.pending: dict = {}          # tool call id -> (name, command key)
         self.errors: "OrderedDict[str, str]" = OrderedDict()   # tool key -> key error line
         self.actions: list = []          # (action, path) of the calls fed since the caller last cleared it
+        self.record: list | None = None  # when a list: every operation applied is appended to it
+        self.resolve = None              # (ref) -> the text of a turn `replay` was given no text for
 
     def feed(self, r: dict) -> None:
         if not isinstance(r, dict) or r.get("kind") != "message":
             return
+        for op in self.ops(r):
+            self.apply(op)
+            if self.record is not None:
+                self.record.append(op)
+
+    def replay(self, ops, ref=None) -> None:
+        """Apply operations `feed` recorded. A turn's text may be left out (`("t", None)`, see
+        `lean`): the turn is then kept as (`ref`, its number in `ops`) for `resolve` to give the
+        text, which only the last few turns need."""
+        k = 0
+        for op in ops:
+            if op[0] == "t" and op[1] is None:
+                self.turns.append((ref, k))
+            else:
+                self.apply(op)
+            k += op[0] == "t"
+
+    def ops(self, r: dict) -> list:
+        """What a message record changes, as operations (plain tuples of strings)."""
         role = r.get("role")
         fl = R.flags(r)
+        out: list = []
         parsed: dict = {}
 
         def args_of(call):  # each call's arguments parsed once per record
@@ -171,67 +199,88 @@ class FocusTracker:
             t = request_text(r)
             raw = " ".join(str(r.get("content") or "").split())
             if t is not None:
-                self.f.last_user = t
+                out.append(("u", t))
             elif raw and CONFIRMATION.match(raw) and not NOT_USER_FLAGS.intersection(fl):
-                self.f.last_user = ""
+                out.append(("u", ""))
             if t and not contentless(t):
-                if not self.f.task:
-                    self.f.task = t
-                self.f.latest = t
+                out.append(("q", t))
         if role == "assistant":
             text = (r.get("content") or "").strip()
             if text and "thinking" not in fl and "reasoning" not in fl:
-                self.f.intention = text[:600]
+                out.append(("i", text[:600]))
             for call in r.get("tool_calls") or ():
-                self._call(call, args_of(call))
+                self._call(call, args_of(call), out)
             meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
             if isinstance(meta.get("action"), str):
-                self._shell(meta["action"])
+                self._shell(meta["action"], out)
         if role == "tool":
-            self._result(r)
+            failed = result_failed(r)
+            out.append(("r", r.get("tool_call_id") or "", failed,
+                        (key_error_line(r.get("content") or "", True) or "") if failed else ""))
         if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
             parts = [r.get("content") or ""] + [call_values(c, args_of(c)) for c in r.get("tool_calls") or ()]
-            self.turns.append("\n".join(parts)[:TEXT_CAP])
+            out.append(("t", "\n".join(parts)[:TEXT_CAP]))
+        return out
 
-    def _call(self, call: dict, args) -> None:
-        fn = (call.get("function") or {}).get("name") or ""
-        if isinstance(args, dict):
-            if fn.lower() in ("todowrite", "todo_write") and isinstance(args.get("todos"), list):
-                self.plan_items = [str(t.get("activeForm") or t.get("content") or "") for t in args["todos"]
-                                   if isinstance(t, dict) and t.get("status") == "in_progress"]
-            elif fn == "update_plan" and isinstance(args.get("plan"), list):
-                self.plan_items = [str(t.get("step") or "") for t in args["plan"]
-                                   if isinstance(t, dict) and t.get("status") == "in_progress"]
-            cmd = args.get("command") or args.get("cmd")
-            if isinstance(cmd, list):
-                cmd = " ".join(map(str, cmd))
-            if isinstance(cmd, str):
-                self._shell(cmd)
-        for action, path in call_actions(call, args=args):
+    def apply(self, op) -> None:
+        kind = op[0]
+        if kind == "u":
+            self.f.last_user = op[1]
+        elif kind == "q":
+            if not self.f.task:
+                self.f.task = op[1]
+            self.f.latest = op[1]
+        elif kind == "i":
+            self.f.intention = op[1]
+        elif kind == "p":
+            self.plan_items = list(op[1])
+        elif kind == "b":
+            self.bd_item = op[1]
+        elif kind == "a":
+            action, path = op[1], op[2]
             self.actions.append((action, path))
             if action in (CREATED, MODIFIED):
                 self.writes.pop(path, None)
                 self.writes[path] = None
-        if call.get("id"):
-            self.pending[call["id"]] = fn + " " + str((call.get("function") or {}).get("arguments") or "")[:200]
+        elif kind == "c":
+            self.pending[op[1]] = op[2]
+        elif kind == "r":
+            key = (self.pending.pop(op[1], None) if op[1] else None) or "?"
+            if op[2]:
+                if op[3]:
+                    self.errors.pop(key, None)
+                    self.errors[key] = op[3]
+                    while len(self.errors) > 5:
+                        self.errors.popitem(last=False)
+            else:
+                self.errors.pop(key, None)
+        elif kind == "t":
+            self.turns.append(op[1])
 
-    def _shell(self, cmd: str) -> None:
+    def _call(self, call: dict, args, out: list) -> None:
+        fn = (call.get("function") or {}).get("name") or ""
+        if isinstance(args, dict):
+            if fn.lower() in ("todowrite", "todo_write") and isinstance(args.get("todos"), list):
+                out.append(("p", tuple(str(t.get("activeForm") or t.get("content") or "") for t in args["todos"]
+                                       if isinstance(t, dict) and t.get("status") == "in_progress")))
+            elif fn == "update_plan" and isinstance(args.get("plan"), list):
+                out.append(("p", tuple(str(t.get("step") or "") for t in args["plan"]
+                                       if isinstance(t, dict) and t.get("status") == "in_progress")))
+            cmd = args.get("command") or args.get("cmd")
+            if isinstance(cmd, list):
+                cmd = " ".join(map(str, cmd))
+            if isinstance(cmd, str):
+                self._shell(cmd, out)
+        for action, path in call_actions(call, args=args):
+            out.append(("a", action, path))
+        if call.get("id"):  # the tool and its first arguments, as a short hash (it only tells calls apart)
+            key = fn + " " + str((call.get("function") or {}).get("arguments") or "")[:200]
+            out.append(("c", call["id"], hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()))
+
+    def _shell(self, cmd: str, out: list) -> None:
         m = BD_START.search(cmd)
         if m:
-            self.bd_item = m.group(1) or m.group(2)
-
-    def _result(self, r: dict) -> None:
-        key = self.pending.pop(r.get("tool_call_id"), None) if r.get("tool_call_id") else None
-        key = key or "?"
-        if result_failed(r):
-            line = key_error_line(r.get("content") or "", True)
-            if line:
-                self.errors.pop(key, None)
-                self.errors[key] = line
-                while len(self.errors) > 5:
-                    self.errors.popitem(last=False)
-        else:
-            self.errors.pop(key, None)
+            out.append(("b", m.group(1) or m.group(2)))
 
     def focus(self) -> Focus:
         f = self.f
@@ -244,8 +293,21 @@ class FocusTracker:
                     files.append(p)
         f.files = files
         f.errors = list(self.errors.values())
-        f.recent = set().union(*(terms_of(t) for t in self.turns)) if self.turns else set()
+        turns = [t if isinstance(t, str) else self.resolve(t) for t in self.turns]
+        f.recent = set().union(*(terms_of(t) for t in turns)) if turns else set()
         return f
+
+
+def lean(ops) -> tuple:
+    """Operations to keep: the turns' texts left out (`replay` then asks `resolve` for them)."""
+    return tuple(("t", None) if op[0] == "t" else op for op in ops)
+
+
+def turn_texts(records: Iterable[dict]) -> list[str]:
+    """The texts the turns of these records add (what `resolve` gives back)."""
+    t = FocusTracker()
+    return [op[1] for r in records if isinstance(r, dict) and r.get("kind") == "message"
+            for op in t.ops(r) if op[0] == "t"]
 
 
 def call_values(call: dict, args=None) -> str:
@@ -277,3 +339,72 @@ def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[st
         elif action == CREATED:
             writes.add(path)
     return reads, writes
+
+
+SEARCH_CALLS = frozenset({"grep", "glob", "search", "find", "ls", "list", "listdir", "listfiles", "filesearch",
+                          "codebasesearch", "findfile", "searchfile", "searchdir", "grepsearch"})
+SEARCH_COMMANDS = frozenset({"find", "grep", "egrep", "rg", "ls", "fd", "ag", "tree", "locate", "Get-ChildItem", "gci",
+                             "dir", "Select-String"})
+FOUND_MAX = 200        # paths one search result lists that are kept
+
+
+def _search_shell(cmd: str) -> bool:
+    for part in re.split(r"&&|\|\||;|\n", cmd):
+        words = part.split()
+        while len(words) > 2 and words[0] in ("bash", "sh", "zsh") and words[1] in ("-c", "-lc"):
+            words = [w.strip("'\"") for w in words[2:]]   # Codex: ["bash", "-lc", "rg …"]
+        if words and words[0] == "cd":
+            continue
+        if words and (words[0] in SEARCH_COMMANDS or words[:2] in (["git", "grep"], ["git", "ls-files"])):
+            return True
+        if words:
+            return False   # the first command that is not `cd` decides
+    return False
+
+
+def found_paths(group: Iterable[dict]) -> tuple[str, ...]:
+    """The paths a chunk's searches listed (Grep / Glob / ls / find / rg results, SWE-agent's
+    find_file / search_dir): what the agent looked for before opening one of them."""
+    g = list(group)
+    searches = set()
+    swe = False
+    for r in g:
+        for call in r.get("tool_calls") or ():
+            fn = ((call.get("function") or {}).get("name") or "").lower().replace("_", "").replace("-", "")
+            args = _args(call)
+            cmd = (args.get("command") or args.get("cmd")) if isinstance(args, dict) else None
+            if isinstance(cmd, list):
+                cmd = " ".join(map(str, cmd))
+            if fn in SEARCH_CALLS or (isinstance(cmd, str) and _search_shell(cmd)):
+                if call.get("id"):
+                    searches.add(call["id"])
+        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        if r.get("role") == "assistant" and isinstance(meta.get("action"), str):
+            first = meta["action"].strip().split(maxsplit=1)
+            swe = bool(first) and (first[0] in ("find_file", "search_dir", "search_file") or _search_shell(meta["action"]))
+    out: dict = {}
+    for r in g:
+        text = r.get("content") if isinstance(r.get("content"), str) else ""
+        if not text:
+            continue
+        if (r.get("role") == "tool" and r.get("tool_call_id") in searches) or \
+                (swe and r.get("role") in ("user", "tool") and "observation" in R.flags(r)):
+            terms = terms_of(text)
+            listed = {_base(t) for t in terms if "/" in t}
+            for t in terms:   # paths, and file names not only the last part of a listed path
+                if "/" in t or ("." in t and t not in listed):
+                    out[t] = None
+    return tuple(sorted(out)[:FOUND_MAX])
+
+
+def _base(p: str) -> str:
+    return p.rstrip("/").rsplit("/", 1)[-1]
+
+
+def same_file(found: str, touched: str) -> bool:
+    """A listed path and a path a tool read or wrote name the same file: equal, or one ends
+    with the other at a `/` (a relative listing of an absolute path), or a bare name listed."""
+    a, b = found.lstrip("./").rstrip("/"), touched.lstrip("./").rstrip("/")
+    if not a or not b:
+        return False
+    return a == b or b.endswith("/" + a) or a.endswith("/" + b)

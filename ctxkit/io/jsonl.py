@@ -220,6 +220,16 @@ class Writer:
             raise PipeClosed() from None
         self.count += 1
 
+    def write_line(self, line: str) -> None:
+        """One line already in `dumps` form whose record the caller redacted (or knows redaction
+        leaves unchanged)."""
+        try:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+        except BrokenPipeError:
+            raise PipeClosed() from None
+        self.count += 1
+
     def write_all(self, recs: Iterable[object]) -> int:
         for r in recs:
             self.write(r)

@@ -1,15 +1,18 @@
 """Scoring as a service: `ctx score` over a stream of any size, and the weights every scorer
-uses (curation too). The records wait in a disk spool; per chunk only whether it is scorable,
-its time and (for an embedding model) its capped text stay in memory; BM25 reads each text
-back from the spool once."""
+uses (curation too). The records wait in a disk spool; per chunk only its signals (terms,
+reads and writes, importance, BM25 statistics for the keyword embedder, the focus tracker's
+operations) and, for an embedding model, its capped text stay in memory."""
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
+from sys import intern
 from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.working_set import FocusTracker, reads_of, terms_of
+from ..core.working_set import (FocusTracker, _base, found_paths, lean, reads_of, same_file, terms_of,
+                                 turn_texts)
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)
@@ -52,6 +55,7 @@ class ScoreRun:
     newly_embedded: int
     focus: object = None
     rows: list | None = None      # with explain: one row per scored chunk
+    reused: int = 0               # chunks whose signals came from the signal cache
 
 
 QUERY_MODES = ("focus", "last-user")
@@ -70,6 +74,13 @@ def chunk_terms(g: list[dict]) -> set[str]:
     return terms_of("\n".join(parts))
 
 
+SCORE_FIELDS = ("score", "score_parts")
+# a cached chunk's entry: (newest ts of its non-event records, its newest ts, its terms, the paths
+# it reads, the paths it writes whole, its importance, BM25 statistics of its text (None unless
+# the keyword embedder), the focus tracker's operations, the paths its searches listed)
+E_NEWEST, E_TIME, E_TERMS, E_READS, E_WRITES, E_IMPORTANCE, E_STATS, E_OPS, E_FOUND = range(9)
+
+
 def score_stream(home, records, query: str | None, embedder_name: str, when, out, make_embedder,
                  query_from: str = "focus", explain: bool = False) -> ScoreRun:
     """Write a score event, then every record with `score` and `score_parts` on each chunk's
@@ -78,30 +89,68 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
     request; the focus when it carries no content, such as "continue"). `when` None: the
     stream's newest time (so an idle session is not scored as if it had all become
     irrelevant), else the clock. `make_embedder(home, name, n)` builds the embedder (the CLI
-    adds progress). With `explain`, `out` gets nothing and `rows` say why each chunk scored so."""
+    adds progress). With `explain`, `out` gets nothing and `rows` say why each chunk scored so.
+
+    Rescoring is warm: what each chunk yields that does not depend on the query or the rest of
+    the session (its terms, reads and writes, importance, BM25 statistics, what it tells the
+    focus tracker) is cached by a hash of the chunk (store.signalcache), and a chunk found
+    there is printed from its spooled lines without being parsed or redacted again. Only a
+    chunk whose records redaction left unchanged is cached (so the cache holds nothing
+    redaction would have removed, and a cached chunk needs no redaction); the cache is tagged
+    with the code's and the redaction settings' fingerprint."""
+    from ..core.bm25 import doc_stats
+    from ..core.score import chunk_importance, chunk_score
+    from ..io.jsonl import dumps
+    from ..store import redaction, signalcache
+    from .spool import LineSpool
+
     seen = {"newest": None}
     tracker = FocusTracker()
     df: Counter = Counter()
+    keyword = embedder_name == "keyword"
+    cache = {"path": None, "entries": {}, "fp": None}
 
-    def info(g: list[dict]) -> tuple:
-        for r in g:
-            if r.get("kind") != "event":
-                t = parse_ts(r.get("ts"))
-                if t is not None and (seen["newest"] is None or t > seen["newest"]):
-                    seen["newest"] = t
-            tracker.feed(r)
+    def info(g: list[dict], data: bytes) -> tuple:
         scorable = any(r.get("kind") == "message" for r in g)
-        terms = frozenset(chunk_terms(g)) if scorable else frozenset()
-        df.update(terms)
-        reads, writes = reads_of(actions=tracker.actions) if scorable else ((), ())
+        if not scorable:
+            _see(parse_ts(_newest_ts(g, events=False)))
+            return (False, "", parse_ts(_newest_ts(g, events=True)), None, None, False)
+        if cache["path"] is None:
+            cache["path"] = signalcache.path_for(home.cache_dir, g[0].get("session"))
+            cache["fp"] = fingerprint()
+            cache["entries"] = signalcache.load(cache["path"], cache["fp"])
+        key = hashlib.blake2b(data, digest_size=16).digest()
+        e = cache["entries"].get(key)
+        hit = e is not None and (not keyword or e[E_STATS] is not None)
+        if hit:
+            tracker.replay(e[E_OPS], len(spool_info))
+        else:
+            ops: list = []
+            tracker.record = ops
+            for r in g:
+                tracker.feed(r)
+            tracker.record = None
+            reads, writes = reads_of(actions=tracker.actions)
+            stats = None
+            if keyword:   # interned: the cache then holds each distinct token once (a smaller, faster read)
+                dl, tf = doc_stats(chunk_text(g))
+                stats = (dl, {intern(t): n for t, n in tf.items()})
+            e = (_newest_ts(g, events=False), _newest_ts(g, events=True), tuple(map(intern, chunk_terms(g))),
+                 tuple(sorted(reads)), tuple(sorted(writes)), chunk_importance(g), stats, lean(ops),
+                 found_paths(g))
         tracker.actions.clear()
-        return (scorable, chunk_text(g) if scorable and embedder_name != "keyword" else "", chunk_time(g),
-                terms, tuple(reads), tuple(writes))
+        _see(parse_ts(e[E_NEWEST]))
+        df.update(e[E_TERMS])
+        return (True, "" if keyword else chunk_text(g), parse_ts(e[E_TIME]), e, key, hit)
 
-    from .spool import GroupSpool
+    def _see(t) -> None:
+        if t is not None and (seen["newest"] is None or t > seen["newest"]):
+            seen["newest"] = t
 
-    with GroupSpool(info) as spool:
-        spool.extend(iter_groups(r for r in records if not is_score_event(r)))
+    with LineSpool(info) as spool:
+        spool_info = spool.info
+        tracker.resolve = lambda ref: turn_texts(spool.group(ref[0]))[ref[1]]
+        spool.extend(_unscored(iter_groups(r for r in records if not is_score_event(r))))
         when = when or seen["newest"] or now()
         focus = tracker.focus()
         if query is None:
@@ -112,33 +161,134 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         if query is None:
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
         scorable = [i for i, info_ in enumerate(spool.info) if info_[0]]
-        texts = ((chunk_text(g) for g in spool.groups(scorable)) if embedder_name == "keyword"
-                 else [spool.info[i][1] for i in scorable])
         emb = make_embedder(home, embedder_name, len(scorable))
-        sims = emb.similarities(query, texts)
-        del texts
+        if keyword and hasattr(emb, "similarities_of_stats"):
+            sims = emb.similarities_of_stats(query, [spool.info[i][3][E_STATS] for i in scorable])
+        else:
+            texts = ((chunk_text(g) for g in spool.groups(scorable)) if keyword
+                     else [spool.info[i][1] for i in scorable])
+            sims = emb.similarities(query, texts)
+            del texts
         if getattr(emb, "_bar", None):
             emb._bar.close()
         w = weights(home.config)
         ages = ages_from_times([spool.info[i][2] for i in scorable], when)
         in_play = focus.terms()
-        sup = superseded([spool.info[i][4:6] for i in scorable])
+        sup = superseded([(spool.info[i][3][E_READS], spool.info[i][3][E_WRITES], spool.info[i][3][E_FOUND])
+                          for i in scorable])
         by_chunk = {}
         for k, (i, sim, age) in enumerate(zip(scorable, sims, ages)):
-            by_chunk[i] = (sim, age, working_set(spool.info[i][3], in_play, df), sup[k])
+            by_chunk[i] = (sim, age, working_set(spool.info[i][3][E_TERMS], in_play, df), sup[k])
         rows = [] if explain else None
+        keep: dict = {}       # the entries the cache keeps: chunks redaction leaves unchanged
         if not explain:
             out.write(score_event(query, embedder_name, when, focus, _worth_keeping(in_play, df)))
-        for i, g in enumerate(spool.groups(range(len(spool)))):
-            if i in by_chunk:
-                sim, age, ws, sp = by_chunk[i]
-                score_chunk(g, sim, age, w, ws, sp)
-                if explain:
-                    rows.append(_explain_row(g, w, sorted(t for t in spool.info[i][3] if t in in_play),
-                                             spool.info[i][4] if sp else ()))
-            if not explain:
-                out.write_all(g)
-    return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows)
+        for i in range(len(spool)):
+            _, _, _, e, key, hit = spool.info[i]
+            if i not in by_chunk:
+                if not explain:
+                    out.write_all(spool.group(i))
+                continue
+            sim, age, ws, sp = by_chunk[i]
+            score, parts = chunk_score(sim, age, e[E_IMPORTANCE], w, ws, sp)
+            if explain:
+                g = spool.group(i)
+                for r in g:
+                    r["score"], r["score_parts"] = score, dict(parts)
+                rows.append(_explain_row(g, w, sorted(t for t in e[E_TERMS] if t in in_play),
+                                         e[E_READS] if sp else ()))
+                continue
+            if hit:   # redaction left these very records unchanged before: print them as spooled
+                tail = _score_tail(score, parts)
+                for line in spool.lines(i):
+                    out.write_line(line[:-1] + tail)
+                keep[key] = e
+                continue
+            clean = True
+            for r in spool.group(i):
+                r["score"], r["score_parts"] = score, dict(parts)
+                red = redaction.output(r)
+                clean = clean and red == r
+                out.write_line(dumps(red))
+            if clean:
+                keep[key] = e
+        if not explain and cache["path"] and keep.keys() != cache["entries"].keys():
+            try:
+                signalcache.save(cache["path"], cache["fp"], keep)
+            except OSError:
+                pass   # a cache: the next run finds the signals again
+    return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows,
+                    sum(1 for i in scorable if spool.info[i][5]))
+
+
+def _score_tail(score: float, parts: dict) -> str:
+    """`,"score":…,"score_parts":{…}}`: what `dumps` adds to a record's line when these two fields
+    are set last (floats print as JSON does, by repr)."""
+    from ..io.jsonl import dumps
+
+    if type(score) is not float or any(type(v) is not float for v in parts.values()):
+        return f',"score":{dumps(score)},"score_parts":{dumps(parts)}}}'
+    return ',"score":%r,"score_parts":{%s}}' % (score, ",".join(f'"{k}":{v!r}' for k, v in parts.items()))
+
+
+def _unscored(groups):
+    """Chunks with messages lose the score fields an earlier run wrote (they are written anew,
+    and a chunk hashes the same however it was scored before)."""
+    for g in groups:
+        if any(k in r for r in g for k in SCORE_FIELDS) and any(r.get("kind") == "message" for r in g):
+            g = [{k: v for k, v in r.items() if k not in SCORE_FIELDS} for r in g]
+        yield g
+
+
+def _newest_ts(g: list[dict], events: bool) -> str | None:
+    """The `ts` text of the chunk's newest record (events left out unless `events`)."""
+    best = raw = None
+    for r in g:
+        if not events and r.get("kind") == "event":
+            continue
+        t = parse_ts(r.get("ts"))
+        if t is not None and (best is None or t > best):
+            best, raw = t, r["ts"]
+    return raw
+
+
+_CODE_FP: list = []
+
+
+def fingerprint() -> str:
+    """What the signal cache depends on: the code that finds the signals (this package's core,
+    this module, the stores and records), and the redaction in force."""
+    import importlib.util
+    import os
+
+    if not _CODE_FP:
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        h = hashlib.sha256()
+        files = [os.path.join(root, "core", f) for f in sorted(os.listdir(os.path.join(root, "core")))
+                 if f.endswith(".py")]
+        files += [os.path.join(root, *p) for p in (("services", "scoring.py"), ("services", "spool.py"),
+                                                   ("store", "redaction.py"), ("store", "signalcache.py"),
+                                                   ("records.py",), ("io", "jsonl.py"))]
+        for f in files:
+            with open(f, "rb") as fh:
+                h.update(f.encode() + b"\0" + fh.read())
+        _CODE_FP.append(h.hexdigest())
+    from ..store import redaction
+
+    r = redaction.active()
+    if r is None:
+        red = "off"
+    else:
+        ds = "no-ds"
+        if r.use_ds and importlib.util.find_spec("detect_secrets") is not None:
+            from importlib.metadata import PackageNotFoundError, version
+
+            try:
+                ds = "ds-" + version("detect-secrets")
+            except PackageNotFoundError:
+                ds = "ds"
+        red = repr((sorted(p.pattern for p in r.extra), ds))
+    return _CODE_FP[0] + ":" + hashlib.sha256(red.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def signals(groups: list[list[dict]]) -> tuple[list[float], list[float]]:
@@ -153,7 +303,7 @@ def signals(groups: list[list[dict]]) -> tuple[list[float], list[float]]:
         df.update(t)
         terms.append(t)
     in_play = tracker.focus().terms()
-    return [working_set(t, in_play, df) for t in terms], superseded([reads_of(g) for g in groups])
+    return [working_set(t, in_play, df) for t in terms], superseded([(*reads_of(g), found_paths(g)) for g in groups])
 
 
 def _worth_keeping(in_play: set, df: Counter) -> set:
@@ -162,15 +312,25 @@ def _worth_keeping(in_play: set, df: Counter) -> set:
 
 
 def superseded(chunks) -> list[float]:
-    """Per chunk (its read paths, its whole-file writes): 1.0 when every file it read was read
-    again or written whole by a later chunk; a chunk that read nothing is 0.0."""
+    """Per chunk (its read paths, its whole-file writes[, the paths its searches listed]): 1.0
+    when every file it read was read again or written whole by a later chunk; a search that
+    read nothing is 1.0 when a later chunk read or wrote a file it listed (it served to find
+    that file, which the later chunk now shows); otherwise 0.0."""
     last_touch: dict = {}
-    for k, (reads, writes) in enumerate(chunks):
+    by_name: dict = {}
+    for k, (reads, writes, *_) in enumerate(chunks):
         for p in (*reads, *writes):
             last_touch[p] = k
+    for p, k in last_touch.items():
+        by_name.setdefault(_base(p), []).append(p)
     out = []
-    for k, (reads, _) in enumerate(chunks):
-        out.append(1.0 if reads and all(last_touch.get(p, k) > k for p in reads) else 0.0)
+    for k, (reads, _, *rest) in enumerate(chunks):
+        if reads:
+            out.append(1.0 if all(last_touch.get(p, k) > k for p in reads) else 0.0)
+            continue
+        found = rest[0] if rest else ()
+        opened = any(last_touch[t] > k for f in found for t in by_name.get(_base(f), ()) if same_file(f, t))
+        out.append(1.0 if opened else 0.0)
     return out
 
 
@@ -179,8 +339,10 @@ def _explain_row(g: list[dict], w: Weights, hits: list[str], read: tuple) -> dic
     why = []
     if p.get("working_set"):
         why.append("names what is in play: " + ", ".join(hits[:6]))
-    if p.get("superseded"):
+    if p.get("superseded") and read:
         why.append("superseded: " + ", ".join(read[:3]) + " read again or rewritten later")
+    elif p.get("superseded"):
+        why.append("superseded: a search whose result was then opened")
     return {"chunk_id": g[0].get("group"), "score": g[0].get("score"),
             "similarity": p.get("similarity"), "recency": p.get("recency"), "importance": p.get("importance"),
             "working_set": p.get("working_set"), "superseded": p.get("superseded"),

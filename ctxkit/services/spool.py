@@ -56,3 +56,28 @@ class GroupSpool:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class LineSpool(GroupSpool):
+    """A GroupSpool that keeps each group as its records' JSON lines, exactly as a Writer prints
+    them, so a group can be printed again without parsing it. `info(group, data)` also gets the
+    group's bytes (to hash them)."""
+
+    def extend(self, groups: Iterable[list[dict]]) -> "LineSpool":
+        from ..io.jsonl import dumps
+
+        self._f.seek(0, 2)
+        for g in groups:
+            data = "\n".join(dumps(r) for r in g).encode("utf-8")
+            self._at.append((self._f.tell(), len(data)))
+            self._f.write(data)
+            self.info.append(self._make(g, data))
+        return self
+
+    def lines(self, i: int) -> list[str]:
+        off, n = self._at[i]
+        self._f.seek(off)
+        return self._f.read(n).decode("utf-8").split("\n")
+
+    def group(self, i: int) -> list[dict]:
+        return [json.loads(x) for x in self.lines(i)]

@@ -49,7 +49,8 @@ KNOBS: dict[str, Knob] = {
     "half_life_hours": Knob(float, 6.0, "recency half-life in hours"),
     "working_set_weight": Knob(float, 0.6, "weight of naming what is in play (files written, plan item, open "
                                            "errors, identifiers of the last turns) in the relevance score"),
-    "superseded_weight": Knob(float, 0.2, "penalty for a file read that the session read again or rewrote later"),
+    "superseded_weight": Knob(float, 0.2, "penalty for a file read that the session read again or rewrote later, "
+                                          "and for a search whose listed file a later chunk opened"),
     "min_chunks_to_keep": Knob(int, 5, "the newest N chunks are never dropped"),
     "auto_recover_min_score": Knob(float, 0.45, "similarity a cold chunk needs for ctx score --auto-recover "
                                                 "(measured: bench/bench_defaults.py)"),
