@@ -141,3 +141,13 @@ def test_a_build_error_line_is_the_tools_own():
            "/x/node_modules/esbuild/lib/main.js:1467\n  let error = new Error(text);\n              ^\n\n"
            'Error: Build failed with 1 error:\nerror: Could not resolve "js/app.js"\n    at failureErrorWithLog (/x/main.js:1467:15)\n')
     assert key_error_line(out, True) == '✘ [ERROR] Could not resolve "js/app.js"'
+
+
+def test_an_install_command_names_the_manifests_it_changed(summaries):
+    # 8463c716: `npm install highlight.js` in assets/ changed package.json and its lock file, which the
+    # next commit must include; they are not "read, not changed"
+    text = summaries[FUM]
+    cur = section(text, "Current work")
+    assert "`npm install highlight.js` (changes `assets/package.json` and `assets/package-lock.json`" in cur
+    files = section(text, "Files")
+    assert "`assets/package.json`" not in files

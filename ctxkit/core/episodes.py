@@ -585,6 +585,8 @@ class Story:
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
     texts: dict = field(default_factory=dict)          # path -> the new texts the span's edits wrote into it
     answers: list = field(default_factory=list)        # (question, answer) the user gave to the agent's questions
+    paths_seen: list = field(default_factory=list)     # every file the span read or wrote, in first-seen order
+    installs: bool = False                             # an install command ran (it changes the manifests)
 
 
 def _name(call: dict) -> str:
@@ -1177,6 +1179,8 @@ def build(span: Sequence[dict]) -> Story:
             else:
                 _resolve_key(cur, key, i, f"`{brief(ncmd, 70)}` then succeeded")
     cur.end = len(recs) - 1
+    story.paths_seen = list(known)
+    story.installs = any(e.commands and any(INSTALL_CMD.search(c) for c in e.commands) for e in story.episodes)
     _drop_plan_files(story, recs, known)
     story.episodes = [e for e in story.episodes if e.busy() or e.requests or e.item]
     for n, e in enumerate(story.episodes, 1):

@@ -23,6 +23,26 @@ MANIFEST = re.compile(r"(?:^|/)(?:package(?:-lock)?\.json|yarn\.lock|pnpm-lock\.
                       r"pyproject\.toml|requirements[\w.-]*\.txt|go\.(?:mod|sum)|Gemfile(?:\.lock)?|poetry\.lock|uv\.lock)$")
 
 
+# what an install command writes, by its tool: the manifest and its lock file
+INSTALL_FILES = (("npm ", ("package.json", "package-lock.json")), ("yarn ", ("package.json", "yarn.lock")),
+                 ("pnpm ", ("package.json", "pnpm-lock.yaml")), ("cargo add", ("Cargo.toml", "Cargo.lock")),
+                 ("mix deps.get", ("mix.lock",)), ("poetry add", ("pyproject.toml", "poetry.lock")),
+                 ("uv add", ("pyproject.toml", "uv.lock")), ("bundle add", ("Gemfile", "Gemfile.lock")),
+                 ("go get", ("go.mod", "go.sum")))
+
+
+def install_writes(cmd: str, story: Story) -> str:
+    """The manifest files an install command changes (`npm install x` → `assets/package.json` and
+    `assets/package-lock.json` when the span knew the manifest there), as backticked paths; "" for
+    any other command."""
+    names = next((n for tool, n in INSTALL_FILES if cmd.startswith(tool)), ())
+    if not names:
+        return ""
+    seen = [short_path(p, story.cwd) for p in story.paths_seen if p.rsplit("/", 1)[-1] == names[0]]
+    base = seen[-1].rsplit("/", 1)[0] + "/" if seen and "/" in seen[-1] else ""
+    return " and ".join(f"`{base}{n}`" for n in names)
+
+
 @dataclass
 class Focus:
     item: str | None = None
@@ -246,7 +266,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
         if plain:
             out.append("Uncommitted, no definitions changed: " + ", ".join(plain) + ".")
         if f.commands:
-            out.append("Commands run since the last commit: " + ", ".join(f"`{c}`" for c in f.commands) + ".")
+            out.append("Commands run since the last commit: " + ", ".join(
+                f"`{c}`" + (f" (changes {w}: commit them with the rest)" if (w := install_writes(c, story)) else "")
+                for c in f.commands) + ".")
         if f.checks_after_edit:
             for cmd, hist, ok in f.checks_after_edit:
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")

@@ -16,6 +16,7 @@ from typing import Callable
 from .context_md import Context, Item
 from .distill import Distilled, Fact
 from .episodes import TEMP_PATH
+from .focus import MANIFEST
 from .hygiene import gate
 from .requests import brief
 
@@ -465,7 +466,8 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     # a folder searched or listed is not a file read (`lib`, `config` beside `config/dev.exs`)
     searched = {it.text.split("`")[1] for it in read if "`" in it.text and it.text.endswith("— searched")}
     paths = [p for p in paths if not any(q.startswith(p.rstrip("/") + "/") for q in paths + list(d.files))
-             and not (p in searched and "." not in p.rsplit("/", 1)[-1])]
+             and not (p in searched and "." not in p.rsplit("/", 1)[-1])
+             and not (story is not None and story.installs and MANIFEST.search(p))]  # an install changed it
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
         if not add("Files", line) and not (len(paths) > 8 and add("Files", Item(
