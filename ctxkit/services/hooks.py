@@ -295,8 +295,11 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
 
 def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
     """Cold chunks and memory bullets that match the user's prompt (keyword scores, no model
-    load: a hook must answer fast), strongest first. `sessions_of`: only cold chunks of these
-    sessions (and their subagents): one project never recalls another's."""
+    load: a hook must answer fast), strongest first. A hit's score is its keyword score (scaled
+    to the best hit, as `ctx cold-storage search` ranks) times the share of the prompt's terms it
+    contains, so the best of weak matches is not taken for a strong one. `sessions_of`: only cold
+    chunks of these sessions (and their subagents): one project never recalls another's."""
+    from ..core.bm25 import coverage
     from ..core.requests import clean_request
     from ..store.backend import open_store
 
@@ -305,17 +308,17 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
         return []
     hits = []
     try:
-        from ..core.bm25 import normalized
+        from .cold import FTS_CANDIDATES, keyword_scores
 
         store = open_store(home).cold
         index = getattr(store, "index_path", None)  # an embedded index is not created just to find nothing
         if index is None or os.path.exists(index):
-            rows = store.candidates(q, None, 20)
-            scores = normalized([r[4] for r in rows]) if rows else []
-            for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
-                if sessions_of is not None and str(sess).split(".agent-")[0] not in sessions_of:
-                    continue
-                hits.append({"score": round(sc, 3), "text": gist, "source": f"cold:{sess}/{chunk}",
+            rows = [r for r in store.candidates(q, None, FTS_CANDIDATES)
+                    if sessions_of is None or str(r[0]).split(".agent-")[0] in sessions_of]
+            kw = keyword_scores(rows)
+            for sess, chunk, gist, text, _rank in rows[:20]:  # best first: the share is counted on a few
+                hits.append({"score": round(kw[(sess, chunk)] * coverage(q, text or gist or ""), 3), "text": gist,
+                             "source": f"cold:{sess}/{chunk}",
                              "recover": f"ctx recover --chunk-id {chunk} --session {sess}"})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
         pass
@@ -325,7 +328,9 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 
         found, _ = search(workspace, q, limit, 0.0, make_embedder(home, "keyword", 0))
         for h in found:
-            hits.append({"score": h.get("score", 0), "text": h.get("snippet", ""), "source": h.get("source", "")})
+            text = h.get("snippet", "")
+            hits.append({"score": round((h.get("score") or 0) * coverage(q, text), 3), "text": text,
+                         "source": h.get("source", "")})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
         pass
     hits.sort(key=lambda h: -(h["score"] or 0))
