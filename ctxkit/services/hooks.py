@@ -108,7 +108,7 @@ def as_session(target: Target, records: list[dict]) -> list[dict]:
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
     summarized are not read again); everything but the newest group is summarized."""
-    from ..cli.compact import options_from_config
+    from .compact_options import options_from_config
     from .compaction import compact
 
     if workspace is None:
@@ -255,8 +255,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     """resume / compact: the session's own state; startup / clear: a new session's (the project's
     Constraints and Pinned; at startup also the project's previous session, labelled)."""
     from ..sources.external import git_changes, modified_files, summary_lines
-    from ..cli.external import last_session_time
-    from ..cli.time_cmd import time_facts
+    from .awareness import last_session_time, time_facts
 
     source = str(target.data.get("source") or "startup")
     when = last_session_time(home)
