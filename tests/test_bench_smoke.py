@@ -13,7 +13,8 @@ from conftest import ROOT
 # each script and a bench name it prints
 EXPECT = {"startup": "startup", "memory": "memory", "count": "count", "ttok": "ttok", "prompt": "prompt-startup",
           "semantic": "semantic-lookup", "compact": "compact-extractive", "relevance": "drop-quality",
-          "streaming": "streaming", "defaults": "defaults", "crash": "crash"}
+          "streaming": "streaming", "defaults": "defaults", "crash": "crash",
+          "hooks": "hooks-stop"}
 
 
 def test_every_benchmark_runs_to_its_end_in_smoke_mode(tmp_path):

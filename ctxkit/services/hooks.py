@@ -21,8 +21,6 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..io.adapters import open_records
-from ..io.jsonl import Source
 from ..sources.workspace import ContextFile, project_root, resolve_workspace
 from ..store import logs, sessions
 
@@ -60,16 +58,42 @@ def session_for(home, target: Target, prefix: str | None) -> str | None:
     return rows[0]["session"] if rows else None
 
 
-def records_of(path: str | None, ignored: dict | None = None) -> list[dict]:
+def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None) -> list[dict]:
     """A transcript's records; none when there is no transcript yet (Claude Code runs the first
-    UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted."""
+    UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted.
+    With `home` and `key` (the session reading it), only the lines appended since that
+    session's last read are parsed (services/transcripts)."""
     if not path or not os.path.exists(path):
         return []
     if not os.path.isfile(path):
         raise InputError(path, None, "transcript_path is not a regular file")
     if os.path.getsize(path) > TRANSCRIPT_MAX:
         raise InputError(path, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
+    if home is not None and key:
+        from . import transcripts
+
+        mine: dict = {}
+        try:
+            recs, _ = transcripts.read(home, path, key, mine, TRANSCRIPT_MAX)
+        except InputError:
+            raise
+        except Exception:  # noqa: BLE001 - the cache is only a shortcut: read the file itself
+            transcripts.forget(home, key)
+        else:
+            if ignored is not None:
+                for k, v in mine.items():
+                    ignored[k] = ignored.get(k, 0) + v
+            return recs
+    from ..io.adapters import open_records
+    from ..io.jsonl import Source
+
     return list(open_records(Source(path), ignored=ignored))
+
+
+def transcript_records(home, target: "Target") -> list[dict]:
+    """The records of the hook's transcript, read incrementally per session."""
+    return records_of(target.transcript, target.ignored, home,
+                      target.session or (os.path.abspath(target.transcript) if target.transcript else None))
 
 
 def tokenizer(home):
@@ -107,7 +131,12 @@ def as_session(target: Target, records: list[dict]) -> list[dict]:
 
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
-    summarized are not read again); everything but the newest group is summarized."""
+    summarized are not read again); everything but the newest group is summarized.
+
+    Everything but the newest group is summarized whatever it costs, so what CONTEXT.md says
+    does not depend on token counts: they are counted approximately (about 4 characters a
+    token) and no tokenizer loads in line (loading one takes most of a second)."""
+    from ..backends.tokenizers import get_tokenizer
     from .compact_options import options_from_config
     from .compaction import compact
 
@@ -116,7 +145,7 @@ def fold(home, target: Target, records: list[dict], workspace: str | None = None
     cfg = home.config
     opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
     opts.preserve_ratio = 0.0
-    return compact(records, tokenizer(home), opts, home, workspace or target.workspace).commit()
+    return compact(records, get_tokenizer("approx"), opts, home, workspace or target.workspace).commit()
 
 
 # ---- hook state: what a session's hooks already did (transcript size, what was injected) ----
@@ -140,7 +169,10 @@ def _update_state(home, key: str, value) -> None:
     p = _state_path(home)
     with locked(p):
         state = _read_state(home)
-        state[key] = value
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
         atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
@@ -259,7 +291,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
 
     source = str(target.data.get("source") or "startup")
     when = last_session_time(home)
-    _register(home, target, records_of(target.transcript, target.ignored) if source != "startup" else None)
+    _register(home, target, transcript_records(home, target) if source != "startup" else None)
     parts = []
     # no session id (a generic agent): the project's state is its own
     # (a startup whose session already has state of its own is that session again)
@@ -339,7 +371,7 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
     """Usage from the one measure; when due, fold the session in and inject its working state
     once per change; recall what matches the prompt. Works before the transcript exists."""
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     u = measure(home, recs)
     logs.append(home, "context-health", {"session": target.session, "pct_used": round(u["pct"], 4),
                                           "tokens": u["tokens"], "window": u["window"], "method": u["method"],
@@ -372,7 +404,7 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
 
 
 def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
     _remember(home, target.transcript)
@@ -393,7 +425,7 @@ def stop(home, target: Target) -> tuple[str | None, str | None]:
     """The incremental fold, in line; curation when due goes to a detached worker."""
     if _seen(home, target.transcript):
         return None, None  # nothing new since the last run: the cheap path
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
     _remember(home, target.transcript)
@@ -416,7 +448,7 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     if _seen(home, path):
         return None, None
     sub = f"{target.session}.agent-{agent or 'unknown'}"
-    recs = [dict(r, session=sub) for r in records_of(path, target.ignored)]
+    recs = [dict(r, session=sub) for r in records_of(path, target.ignored, home, sub)]
     sf = state_file(home, sub)
     rep = fold(home, target, recs, workspace=sf.workspace) if recs else None
     _remember(home, path)
@@ -432,7 +464,7 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
     """Fold what is new, archive the session's state, mark it ended; its content goes to cold
     storage in the detached worker."""
     if not _seen(home, target.transcript):
-        recs = records_of(target.transcript, target.ignored)
+        recs = transcript_records(home, target)
         _register(home, target, recs)
         if recs:
             fold(home, target, recs)
@@ -440,6 +472,10 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
     else:
         _register(home, target)
     end_session(home, target)
+    if target.session or target.transcript:  # a resumed session reads its transcript afresh
+        from . import transcripts
+
+        transcripts.forget(home, target.session or os.path.abspath(target.transcript))
     if target.transcript and os.path.isfile(target.transcript):
         spawn_curation(home, target, ended=True)
     return None, "ctx: session state archived"
