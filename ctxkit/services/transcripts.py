@@ -237,6 +237,7 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
     body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new).encode("utf-8", "surrogateescape")
     if state is None:
         atomic_write(cache, body, redacted=True)
+        _prune(os.path.dirname(cache))
         base = {"format": fmt, "lines": 0, "groups": 0, "cache_bytes": 0, "ignored": ignored or {}}
         offset = len(read_bytes)
     else:
@@ -258,6 +259,22 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
         "cache_bytes": int(base["cache_bytes"]) + len(body), "open_calls": _open_calls(every),
         "last_assistant": _last_assistant_id(read_bytes) or base.get("last_assistant"),
         "ignored": base.get("ignored") or {}})
+
+
+STALE_S = 14 * 86400   # a cache untouched this long belongs to a session that ended without SessionEnd
+
+
+def _prune(directory: str) -> None:
+    """Caches of sessions not read for STALE_S go (their next read, if any, is a full one)."""
+    import time
+
+    limit = time.time() - STALE_S
+    try:
+        for e in os.scandir(directory):
+            if e.name.endswith(".jsonl") and e.stat(follow_symlinks=False).st_mtime < limit:
+                os.unlink(e.path)
+    except OSError:
+        pass
 
 
 def forget(home, key: str) -> None:
