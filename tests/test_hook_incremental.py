@@ -136,3 +136,15 @@ def test_stop_reads_only_what_was_appended_and_session_end_forgets_the_cache(tmp
     assert run("hook", "claude-code", "SessionEnd", input=json.dumps(end)).code == 0
     assert not os.path.exists(cache)
     assert "read:" + sid not in json.load(open(ctx_home / "hooks-state.json"))
+
+
+def test_a_last_line_without_its_newline_is_read_all_the_same(tmp_path):
+    lines = _lines()
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines).rstrip(b"\n"))  # a file written without the final newline
+    recs, how = transcripts.read(home, str(path), "s")
+    assert how == "full" and json.dumps(recs) == json.dumps(_full(path)) and recs
+    path.write_bytes(b"".join(lines))
+    recs, how = transcripts.read(home, str(path), "s")
+    assert json.dumps(recs) == json.dumps(_full(path))

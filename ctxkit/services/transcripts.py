@@ -133,7 +133,9 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
                 records = _load_cache(cache, state["cache_bytes"])
                 f.seek(state["offset"])
                 new = f.read(st.st_size - state["offset"])
-                new = new[: new.rfind(b"\n") + 1]  # complete lines only: the writer may be mid-line
+                new = _complete(new)
+                if new is None:  # a last line complete but not ended: read as it is, keep nothing
+                    return list(open_records(Source(path), ignored=ignored)), "full"
                 if not new:
                     _merge_ignored(ignored, state)
                     return records, "cached"
@@ -141,21 +143,37 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
                 if appended is not None:
                     _save(home, key, cache, path, st, state, records, appended, new)
                     return records + appended, "appended"
+            if state is not None:
+                forget(home, key)
+            if detect(Source(path)) not in INCREMENTAL_FORMATS:  # read as it streams, nothing kept
+                return list(open_records(Source(path), ignored=ignored)), "full"
             f.seek(0)
             data = f.read(st.st_size)
-        data = data[: data.rfind(b"\n") + 1] if b"\n" in data else data
-        text = data.decode("utf-8-sig", "surrogateescape")
-        fmt = detect(Source(path, stream=io.StringIO(text)))
+        data = _complete(data)
+        if data is None:  # a last line complete but not ended: read as it is, keep nothing
+            return list(open_records(Source(path), ignored=ignored)), "full"
         mine: dict = {}
-        records = _parse(path, text, fmt, 0, mine)
+        records = _parse(path, data.decode("utf-8-sig", "surrogateescape"), INCREMENTAL_FORMATS[0], 0, mine)
         for k, v in mine.items():
             if ignored is not None:
                 ignored[k] = ignored.get(k, 0) + v
-        if fmt in INCREMENTAL_FORMATS and data.endswith(b"\n"):
-            _save(home, key, cache, path, st, None, [], records, data, fmt=fmt, ignored=mine)
-        else:
-            hooks._update_state(home, STATE_PREFIX + key, None)
+        _save(home, key, cache, path, st, None, [], records, data, fmt=INCREMENTAL_FORMATS[0], ignored=mine)
         return records, "full"
+
+
+def _complete(data: bytes) -> bytes | None:
+    """`data` up to its last newline: a last line the writer has not finished is left for the
+    next read. None when that last line is whole JSON without its newline (a file written that
+    way is read as it is, not kept)."""
+    cut = data.rfind(b"\n") + 1
+    rest = data[cut:]
+    if rest.strip():
+        try:
+            json.loads(rest)
+            return None
+        except ValueError:
+            pass
+    return data[:cut]
 
 
 def _resumable(state, path: str, st, f, cache: str) -> bool:
