@@ -1,6 +1,7 @@
-"""The Stop hook on a long Claude Code session (the 3.4 MB corpus transcript): wall time of
-`ctx hook claude-code Stop` when nothing is new, when one turn is new, and when one turn is new
-and curation is due (the hook only starts the detached worker; the worker is not timed).
+"""The Stop hook on a long Claude Code session (the 3.4 MB corpus transcript): wall time (and
+the hook's own CPU time, steadier on a busy machine) of `ctx hook claude-code Stop` on its
+first run, when nothing is new, when one turn is new, and when one turn is new and curation
+is due (the hook only starts the detached worker; the worker is not timed). Medians of 3.
 
     python bench/bench_hooks.py                  # this checkout
     python bench/bench_hooks.py --root /work/main  # another checkout, for a before/after
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -38,14 +40,23 @@ def _is_prompt(line: bytes) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in c))
 
 
+CPU: dict[str, list[float]] = {}
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _stop(root: str, home: str, path: str, cwd: str, env_extra: dict | None = None) -> float:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CTX_")}
     env.update({"CTX_HOME": home, "PYTHONPATH": root, **(env_extra or {})})
     payload = json.dumps({"hook_event_name": "Stop", "session_id": SESSION, "transcript_path": path, "cwd": cwd})
-    t = time.perf_counter()
+    t, c = time.perf_counter(), _cpu()
     p = subprocess.run([PY, "-m", "ctxkit", "hook", "claude-code", "Stop"], input=payload, text=True, env=env,
                        capture_output=True)
     took = time.perf_counter() - t
+    _stop.cpu = _cpu() - c  # CPU seconds of the hook itself (wall time suffers from a busy machine)
     if p.returncode != 0:
         raise SystemExit(f"Stop failed: {p.stderr[-300:]}")
     return took
@@ -57,6 +68,11 @@ def _wait_workers(home: str, seconds: float = 120.0) -> None:
         if subprocess.run(["pgrep", "-f", "ctxkit --home " + home], capture_output=True).returncode != 0:
             return
         time.sleep(0.2)
+
+
+def _add(rows: dict, name: str, took: float) -> None:
+    rows[name].append(took)
+    CPU.setdefault(name, []).append(_stop.cpu)
 
 
 def main(root: str | None = None) -> dict:
@@ -80,16 +96,17 @@ def main(root: str | None = None) -> dict:
             extra = {"CTX_CURATION_TRIGGER_PCT": "0.01"} if case == "curation" else {}
             first = _stop(root, home, path, str(cwd))
             if case == "plain":
-                rows["first"].append(first)
-                rows["nothing_new"].append(_stop(root, home, path, str(cwd)))
+                _add(rows, "first", first)
+                _add(rows, "nothing_new", _stop(root, home, path, str(cwd)))
             with open(path, "ab") as f:
                 f.writelines(lines[cut:])
             took = _stop(root, home, path, str(cwd), extra)
-            rows["one_turn_new" if case == "plain" else "one_turn_new_curation_due"].append(took)
+            _add(rows, "one_turn_new" if case == "plain" else "one_turn_new_curation_due", took)
             _wait_workers(home)
     res = {"bench": "hooks-stop", "root": root, "transcript_mb": round(os.path.getsize(src) / 1e6, 2),
            "new_turn_lines": len(lines) - cut,
            **{f"{k}_s": round(statistics.median(v), 2) for k, v in rows.items()},
+           **{f"{k}_cpu_s": round(statistics.median(v), 2) for k, v in CPU.items()},
            "goal": "one turn new: only the appended lines are parsed"}
     print(json.dumps(res))
     return res
