@@ -131,11 +131,10 @@ def as_session(target: Target, records: list[dict]) -> list[dict]:
 
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
-    summarized are not read again); everything but the newest group is summarized.
-
-    Everything but the newest group is summarized whatever it costs, so what CONTEXT.md says
-    does not depend on token counts: they are counted approximately (about 4 characters a
-    token) and no tokenizer loads in line (loading one takes most of a second)."""
+    summarized are not read again); everything but the newest group is summarized, whatever
+    it costs, so what CONTEXT.md says does not depend on token counts: they are counted
+    approximately (about 4 characters a token) and no tokenizer loads in line (loading one
+    takes most of a second)."""
     from ..backends.tokenizers import get_tokenizer
     from .compact_options import options_from_config
     from .compaction import compact
