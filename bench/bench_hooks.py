@@ -7,6 +7,19 @@ is due (the hook only starts the detached worker; the worker is not timed). Medi
     python bench/bench_hooks.py --root /work/main  # another checkout, for a before/after
 
 Goal: with one turn new, Stop parses only the appended lines (no re-read of the transcript).
+
+Measured 2026-11-23 on the shared 2-core machine (load 12-20, so wall times are inflated;
+CPU seconds are the hook's own), the 3.47 MB fa812bfe transcript, a last turn of 297 lines:
+
+    main (fd10e17, re-reads the whole transcript, loads the tokenizer in line):
+      first 3.59 s (0.68 CPU) · nothing new 0.52 s (0.11) · one turn new 3.51 s (0.69) ·
+      one turn new, curation due 3.47 s (0.64)
+    hookfix (reads only what was appended, approximate counts in the fold):
+      first 2.37 s (0.43 CPU) · nothing new 0.53 s (0.10) · one turn new 1.55 s (0.31) ·
+      one turn new, curation due 1.48 s (0.29)
+
+What remains with one turn new is the fold itself: compaction builds the summary record over
+the whole span on every call (the hook keeps only CONTEXT.md), and Python start-up.
 """
 from __future__ import annotations
 
