@@ -13,7 +13,8 @@ from conftest import ROOT
 # each script and a bench name it prints
 EXPECT = {"startup": "startup", "memory": "memory", "count": "count", "ttok": "ttok", "prompt": "prompt-startup",
           "semantic": "semantic-lookup", "compact": "compact-extractive", "relevance": "drop-quality",
-          "streaming": "streaming", "defaults": "defaults", "crash": "crash"}
+          "streaming": "streaming", "defaults": "defaults", "crash": "crash",
+          "hooks": "hooks-stop"}
 
 
 @pytest.mark.embedded_only  # the benchmarks measure the embedded store (bench_pg.py the other one)

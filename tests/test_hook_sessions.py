@@ -156,7 +156,7 @@ def test_session_end_goes_to_cold_storage_and_only_its_project_recalls_it(tmp_pa
     ev = log_events("compaction")
     assert any(e.get("event") == "session_to_cold_storage" and e["chunks"] > 0 for e in ev)
     prompt = "how do I set up credo and dialyzer with mix_audit"
-    env = {"CTX_HOOK_RECALL_MIN_SCORE": "0"}
+    env = None  # the default hook_recall_min_score: the match scores well above it
     mine = hook("UserPromptSubmit", {"session_id": "a-2", "cwd": str(a), "prompt": prompt}, env=env)
     assert "Earlier context that matches this prompt" in mine.stdout and f"cold:{sid}" in mine.stdout
     other = hook("UserPromptSubmit", {"session_id": "b-2", "cwd": str(b), "prompt": prompt}, env=env)

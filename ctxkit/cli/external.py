@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import click
 
-from ..core.timeutil import parse_since, parse_ts
+from ..core.timeutil import parse_since
 from ..errors import CtxError, UsageProblem
 from ..sources.external import git_changes, modified_files, summary_lines
-from ..store import sessions
+from ..services.awareness import last_session_time
 from .common import emit_object, get_home, get_workspace, home_option, note, report_options, workspace_option
-
-
-def last_session_time(home):
-    idx = sessions.load(home)
-    times = [parse_ts(e.get("last_activity")) for e in idx.values() if e.get("last_activity")]
-    return max(times) if times else None
 
 
 @click.command("external")

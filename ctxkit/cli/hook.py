@@ -77,10 +77,12 @@ def claude_code(event):
     session's (the project's Constraints and Pinned; at startup also the project's previous
     session, labelled as such). UserPromptSubmit: usage (the provider's numbers after the
     last compaction, over the model's window); when due, the session's working state, once
-    per change; earlier context that matches the prompt; it works before the transcript
-    exists. PreCompact: the session's CONTEXT.md, written before Claude compacts. Stop and
+    per change; earlier context that matches the prompt (cold-storage chunks and memory whose
+    keyword score times the share of the prompt's words they hold reaches
+    hook_recall_min_score); it works before the transcript exists. PreCompact: the session's CONTEXT.md, written before Claude compacts. Stop and
     SessionEnd: new turns folded in, in line (a second or two); curation when due and, at
-    session end, cold storage run in a detached worker. SubagentStop: the subagent's own
+    session end, cold storage run in a detached worker. Every hook parses only the transcript
+    lines appended since the session's last hook (a rewritten or replaced file is read whole). SubagentStop: the subagent's own
     transcript recorded under its parent (the parent's state untouched); Claude Code's
     compaction agent costs nothing.
 

@@ -134,7 +134,7 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
     new_msgs = len(records) - st.get("summary_at", 0)
     if pct >= cfg.get("compaction_trigger_pct") or new_msgs >= cfg.get("summary_every_messages"):
         from ..services.compaction import compact
-        from .compact import options_from_config
+        from ..services.compact_options import options_from_config
 
         emergency = pct >= cfg.get("max_context_pct")
         opts = options_from_config(cfg, budget, force=True)

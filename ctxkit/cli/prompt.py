@@ -88,7 +88,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
         from .memory import memory_search
 
         hits = memory_search(query, 10, cfg.get("memory_min_score"), embedder)
-    from .time_cmd import time_facts
+    from ..services.awareness import time_facts
 
     from ..sources.workspace import project_root
 
@@ -96,7 +96,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     git_lines = None
     if with_git:
         from ..sources.external import git_changes, modified_files, summary_lines
-        from .external import last_session_time
+        from ..services.awareness import last_session_time
 
         when = last_session_time(home)
         git_lines = summary_lines(git_changes(os.getcwd(), when), modified_files(ws, when))

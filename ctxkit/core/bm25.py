@@ -55,6 +55,13 @@ def normalized(scores: Sequence[float]) -> list[float]:
     return [s / top if top > 0 else 0.0 for s in scores]
 
 
+def coverage(query: str, text: str) -> float:
+    """The share of the query's distinct terms (stop words left out) that occur in `text`:
+    an absolute measure in [0, 1], where a score scaled to the best hit is only relative."""
+    q = set(tokenize(query))
+    return len(q & set(tokenize(text))) / len(q) if q else 0.0
+
+
 def bm25_scores(query: str, docs: Iterable[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
     """BM25(docs).scores(query) in one pass over `docs`, keeping only each document's length
     and its counts of the query's terms: memory grows with the number of documents, not their size."""

@@ -21,7 +21,7 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
     alone with the keyword embedder.
     """
     cands = store.candidates(query, session, FTS_CANDIDATES)
-    kw = {(s, c): -rank for s, c, _, _, rank in cands}  # fts5 bm25() is lower-is-better
+    kw = keyword_scores(cands)
     pool = {(s, c): (g, t) for s, c, g, t, _ in cands}
     emb = None
     known: dict = {}
@@ -42,7 +42,7 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
     if not pool:
         return []
     keys = list(pool)
-    kw_n = normalized([max(0.0, kw.get(k, 0.0)) for k in keys])
+    kw_n = [kw.get(k, 0.0) for k in keys]
     if embedder == "keyword":
         scores = kw_n
     else:
@@ -53,6 +53,13 @@ def search_cold(home, store: ColdStore, query: str, limit: int, session: str | N
         scores = [0.5 * a + 0.5 * b for a, b in zip(kw_n, sims)]
     ranked = sorted(zip(keys, scores), key=lambda x: -x[1])[:limit]
     return [{"session": k[0], "chunk": k[1], "score": round(sc, 4), "gist": pool[k][0]} for k, sc in ranked]
+
+
+def keyword_scores(cands: list[tuple]) -> dict[tuple, float]:
+    """{(session, chunk): score in [0, 1]} for a store's keyword candidates (session, chunk, gist,
+    text, rank): the rank is lower-is-better (fts5 bm25(), or -ts_rank), scaled to the best hit."""
+    keys = [(s, c) for s, c, _, _, _ in cands]
+    return dict(zip(keys, normalized([max(0.0, -rank) for *_, rank in cands])))
 
 
 def resolve_chunk(store: ColdStore, chunk_id: str, session: str | None) -> dict:

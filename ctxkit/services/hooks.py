@@ -21,8 +21,6 @@ import sys
 from dataclasses import dataclass, field
 
 from ..errors import InputError
-from ..io.adapters import open_records
-from ..io.jsonl import Source
 from ..sources.workspace import ContextFile, project_root, resolve_workspace
 from ..store import logs, sessions
 
@@ -60,16 +58,42 @@ def session_for(home, target: Target, prefix: str | None) -> str | None:
     return rows[0]["session"] if rows else None
 
 
-def records_of(path: str | None, ignored: dict | None = None) -> list[dict]:
+def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None) -> list[dict]:
     """A transcript's records; none when there is no transcript yet (Claude Code runs the first
-    UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted."""
+    UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted.
+    With `home` and `key` (the session reading it), only the lines appended since that
+    session's last read are parsed (services/transcripts)."""
     if not path or not os.path.exists(path):
         return []
     if not os.path.isfile(path):
         raise InputError(path, None, "transcript_path is not a regular file")
     if os.path.getsize(path) > TRANSCRIPT_MAX:
         raise InputError(path, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
+    if home is not None and key:
+        from . import transcripts
+
+        mine: dict = {}
+        try:
+            recs, _ = transcripts.read(home, path, key, mine, TRANSCRIPT_MAX)
+        except InputError:
+            raise
+        except Exception:  # noqa: BLE001 - the cache is only a shortcut: read the file itself
+            transcripts.forget(home, key)
+        else:
+            if ignored is not None:
+                for k, v in mine.items():
+                    ignored[k] = ignored.get(k, 0) + v
+            return recs
+    from ..io.adapters import open_records
+    from ..io.jsonl import Source
+
     return list(open_records(Source(path), ignored=ignored))
+
+
+def transcript_records(home, target: "Target") -> list[dict]:
+    """The records of the hook's transcript, read incrementally per session."""
+    return records_of(target.transcript, target.ignored, home,
+                      target.session or (os.path.abspath(target.transcript) if target.transcript else None))
 
 
 def tokenizer(home):
@@ -107,8 +131,12 @@ def as_session(target: Target, records: list[dict]) -> list[dict]:
 
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
-    summarized are not read again); everything but the newest group is summarized."""
-    from ..cli.compact import options_from_config
+    summarized are not read again); everything but the newest group is summarized, whatever
+    it costs, so what CONTEXT.md says does not depend on token counts: they are counted
+    approximately (about 4 characters a token) and no tokenizer loads in line (loading one
+    takes most of a second)."""
+    from ..backends.tokenizers import get_tokenizer
+    from .compact_options import options_from_config
     from .compaction import compact
 
     if workspace is None:
@@ -116,7 +144,7 @@ def fold(home, target: Target, records: list[dict], workspace: str | None = None
     cfg = home.config
     opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
     opts.preserve_ratio = 0.0
-    return compact(records, tokenizer(home), opts, home, workspace or target.workspace).commit()
+    return compact(records, get_tokenizer("approx"), opts, home, workspace or target.workspace).commit()
 
 
 # ---- hook state: what a session's hooks already did (transcript size, what was injected) ----
@@ -140,7 +168,10 @@ def _update_state(home, key: str, value) -> None:
     p = _state_path(home)
     with locked(p):
         state = _read_state(home)
-        state[key] = value
+        if value is None:
+            state.pop(key, None)
+        else:
+            state[key] = value
         atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
@@ -255,12 +286,11 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     """resume / compact: the session's own state; startup / clear: a new session's (the project's
     Constraints and Pinned; at startup also the project's previous session, labelled)."""
     from ..sources.external import git_changes, modified_files, summary_lines
-    from ..cli.external import last_session_time
-    from ..cli.time_cmd import time_facts
+    from .awareness import last_session_time, time_facts
 
     source = str(target.data.get("source") or "startup")
     when = last_session_time(home)
-    _register(home, target, records_of(target.transcript, target.ignored) if source != "startup" else None)
+    _register(home, target, transcript_records(home, target) if source != "startup" else None)
     parts = []
     # no session id (a generic agent): the project's state is its own
     # (a startup whose session already has state of its own is that session again)
@@ -295,8 +325,11 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
 
 def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
     """Cold chunks and memory bullets that match the user's prompt (keyword scores, no model
-    load: a hook must answer fast), strongest first. `sessions_of`: only cold chunks of these
-    sessions (and their subagents): one project never recalls another's."""
+    load: a hook must answer fast), strongest first. A hit's score is its keyword score (scaled
+    to the best hit, as `ctx cold-storage search` ranks) times the share of the prompt's terms it
+    contains, so the best of weak matches is not taken for a strong one. `sessions_of`: only cold
+    chunks of these sessions (and their subagents): one project never recalls another's."""
+    from ..core.bm25 import coverage
     from ..core.requests import clean_request
     from ..store.backend import open_store
 
@@ -305,17 +338,17 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
         return []
     hits = []
     try:
-        from ..core.bm25 import normalized
+        from .cold import FTS_CANDIDATES, keyword_scores
 
         store = open_store(home).cold
         index = getattr(store, "index_path", None)  # an embedded index is not created just to find nothing
         if index is None or os.path.exists(index):
-            rows = store.candidates(q, None, 20)
-            scores = normalized([r[4] for r in rows]) if rows else []
-            for (sess, chunk, gist, _text, _rank), sc in zip(rows, scores):
-                if sessions_of is not None and str(sess).split(".agent-")[0] not in sessions_of:
-                    continue
-                hits.append({"score": round(sc, 3), "text": gist, "source": f"cold:{sess}/{chunk}",
+            rows = [r for r in store.candidates(q, None, FTS_CANDIDATES)
+                    if sessions_of is None or str(r[0]).split(".agent-")[0] in sessions_of]
+            kw = keyword_scores(rows)
+            for sess, chunk, gist, text, _rank in rows[:20]:  # best first: the share is counted on a few
+                hits.append({"score": round(kw[(sess, chunk)] * coverage(q, text or gist or ""), 3), "text": gist,
+                             "source": f"cold:{sess}/{chunk}",
                              "recover": f"ctx recover --chunk-id {chunk} --session {sess}"})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
         pass
@@ -326,7 +359,9 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 
         found, _ = search(memory_store(home, workspace), q, limit, 0.0, make_embedder(home, "keyword", 0))
         for h in found:
-            hits.append({"score": h.get("score", 0), "text": h.get("snippet", ""), "source": h.get("source", "")})
+            text = h.get("snippet", "")
+            hits.append({"score": round((h.get("score") or 0) * coverage(q, text), 3), "text": text,
+                         "source": h.get("source", "")})
     except Exception:  # noqa: BLE001 - recall is a bonus; it never fails the hook
         pass
     hits.sort(key=lambda h: -(h["score"] or 0))
@@ -336,7 +371,7 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
     """Usage from the one measure; when due, fold the session in and inject its working state
     once per change; recall what matches the prompt. Works before the transcript exists."""
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     u = measure(home, recs)
     logs.append(home, "context-health", {"session": target.session, "pct_used": round(u["pct"], 4),
                                           "tokens": u["tokens"], "window": u["window"], "method": u["method"],
@@ -369,7 +404,7 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
 
 
 def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
     _remember(home, target.transcript)
@@ -390,7 +425,7 @@ def stop(home, target: Target) -> tuple[str | None, str | None]:
     """The incremental fold, in line; curation when due goes to a detached worker."""
     if _seen(home, target.transcript):
         return None, None  # nothing new since the last run: the cheap path
-    recs = records_of(target.transcript, target.ignored)
+    recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
     _remember(home, target.transcript)
@@ -413,7 +448,7 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     if _seen(home, path):
         return None, None
     sub = f"{target.session}.agent-{agent or 'unknown'}"
-    recs = [dict(r, session=sub) for r in records_of(path, target.ignored)]
+    recs = [dict(r, session=sub) for r in records_of(path, target.ignored, home, sub)]
     sf = state_file(home, sub)
     rep = None
     if recs and hasattr(sf, "workspace"):  # the embedded session store: its folder is its workspace
@@ -440,7 +475,7 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
     """Fold what is new, archive the session's state, mark it ended; its content goes to cold
     storage in the detached worker."""
     if not _seen(home, target.transcript):
-        recs = records_of(target.transcript, target.ignored)
+        recs = transcript_records(home, target)
         _register(home, target, recs)
         if recs:
             fold(home, target, recs)
@@ -448,6 +483,10 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
     else:
         _register(home, target)
     end_session(home, target)
+    if target.session or target.transcript:  # a resumed session reads its transcript afresh
+        from . import transcripts
+
+        transcripts.forget(home, target.session or os.path.abspath(target.transcript))
     if target.transcript and os.path.isfile(target.transcript):
         spawn_curation(home, target, ended=True)
     return None, "ctx: session state archived"

@@ -47,7 +47,73 @@ def resolve_workspace(flag: str | None, home_path: str, cwd: str | None = None) 
     local = os.path.join(here, ".ctx")
     if os.path.isdir(local):
         return local
-    return project_dir(home_path, project_root(here))
+    target = project_dir(home_path, project_root(here))
+    migrate_shared_workspace(home_path, target)
+    return target
+
+
+# what an older ctx kept in the one shared default workspace ($CTX_HOME/workspace) that is a
+# project's own state now; SOUL.md, USER.md, AGENTS.md stay there (the personal prompt layer)
+SHARED_STATE = ("CONTEXT.md", "MEMORY.md", "observations", "archive")
+
+
+def migrate_shared_workspace(home_path: str, target: str) -> str | None:
+    """Move the working state an older ctx left in $CTX_HOME/workspace (one workspace for every
+    project) to a project's folder, once: to the project of the session that wrote its
+    CONTEXT.md when the session index knows it, else to `target` (the project asking first).
+    Each item moves by rename under a lock; an item the destination already has goes to
+    $CTX_HOME/archive/ instead (nothing is overwritten or lost). A folder the user linked there
+    on purpose is left alone. Returns the destination, with one note on stderr; None when there
+    was nothing to move."""
+    old = os.path.join(home_path, "workspace")
+    if not any(os.path.lexists(os.path.join(old, n)) for n in SHARED_STATE) or os.path.islink(old):
+        return None
+    import sys
+
+    from ..store.atomic import fsync_dir
+
+    with locked(os.path.join(home_path, "workspace-migration")):
+        items = [n for n in SHARED_STATE if os.path.lexists(os.path.join(old, n))]
+        if not items:
+            return None  # another process moved them while this one waited
+        dest = _owner_dir(home_path, old) or target
+        makedirs(dest)
+        moved, kept = [], []
+        stamp = now_iso().replace(":", "").replace("-", "")
+        for n in items:
+            src, dst = os.path.join(old, n), os.path.join(dest, n)
+            if os.path.lexists(dst):
+                dst = os.path.join(home_path, "archive", f"workspace-{stamp}", n)
+                makedirs(os.path.dirname(dst))
+                kept.append(n)
+            else:
+                moved.append(n)
+            os.rename(src, dst)
+            fsync_dir(os.path.dirname(dst))
+        fsync_dir(old)
+    what = f"moved {', '.join(moved)} to {dest}" if moved else ""
+    if kept:
+        what += ("; " if what else "") + (f"{', '.join(kept)} (the project already has its own) to "
+                                          f"{os.path.join(home_path, 'archive', 'workspace-' + stamp)}")
+    print(f"ctx: the shared workspace {old} is one project's now: {what} (each project keeps its own state "
+          f"under {os.path.join(home_path, 'projects')}; SOUL.md, USER.md, AGENTS.md stay where they are)",
+          file=sys.stderr, flush=True)
+    return dest
+
+
+def _owner_dir(home_path: str, old: str) -> str | None:
+    """The folder of the project whose session wrote the shared CONTEXT.md, when known."""
+    try:
+        sid = ContextFile(old).read().state.get("session") if os.path.exists(os.path.join(old, "CONTEXT.md")) else None
+        if not sid:
+            return None
+        from ..store import sessions
+        from ..store.home import Home
+
+        owner = (sessions.load(Home(home_path)).get(sid) or {}).get("project")
+    except Exception:  # noqa: BLE001 - an unreadable file or index: the asking project takes it
+        return None
+    return project_dir(home_path, owner) if isinstance(owner, str) and owner else None
 
 
 # sections whose items people write (or act on): nothing leaves them without a copy

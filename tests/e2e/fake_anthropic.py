@@ -9,6 +9,9 @@ line, and is scripted by what the user typed:
 - `TOOLONG` in the newest user text -> a 400 "prompt is too long" once, which makes Claude Code
   compact on its own (trigger `auto`) and retry;
 - `USAGE: <n>` -> the reported input_tokens are n (to look like a full window);
+- `SUBAGENT: <task>` -> a tool_use of the client's subagent tool (`Agent`, called `Task` by
+  earlier releases) whose prompt is <task>: the client runs a subagent, which asks this API
+  in turn (a `RUN:` in <task> makes the subagent run a command), and hands its answer back;
 - anything else -> a short text answer naming the words it saw.
 
 Requests that are not the conversation (title, summary, compaction) get a plain text answer.
@@ -85,6 +88,14 @@ def plan(body: dict) -> dict:
     if results:
         out = "; ".join(json.dumps(r.get("content"))[:200] for r in results)
         return {"blocks": [{"type": "text", "text": f"The command finished: {out}"}], "input_tokens": tokens}
+    m = re.search(r"SUBAGENT:\s*(.+)", text)
+    tools = {t.get("name") for t in body.get("tools") or () if isinstance(t, dict)}
+    agent = next((t for t in ("Agent", "Task") if t in tools), None)
+    if m and agent:
+        return {"blocks": [{"type": "tool_use", "id": f"toolu_fake{n:04d}", "name": agent,
+                            "input": {"description": "scripted subagent", "prompt": m.group(1).strip(),
+                                      "subagent_type": "general-purpose"}}],
+                "input_tokens": tokens, "stop": "tool_use"}
     m = re.search(r"RUN:\s*(.+)", text)
     if m:
         return {"blocks": [{"type": "tool_use", "id": f"toolu_fake{n:04d}", "name": "Bash",

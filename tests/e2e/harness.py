@@ -10,6 +10,9 @@ written to OUT/results.json; the test asserts on that, on the fake API's request
                         --resume of that second session with /compact
   project B, headless:  a new session (must see nothing of A)
   project B, interactive: the terminal UI under tmux (two prompts, then /exit)
+  project A, headless:  a prompt whose answer is the subagent tool (Agent, formerly Task): the
+                        client runs a real subagent (which runs a command) and SubagentStop
+                        fires with its own transcript · --continue of that session
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 CLAUDE = os.path.join(HERE, "node_modules", ".bin", "claude")
 MODEL = "claude-sonnet-4-5-20250929"
 KEY = "sk-ant-api03-fake-key-for-the-e2e-tests-0123456789"
+SUBAGENT_TASK = "Survey the zeta fixtures. RUN: echo subagent-zeta"
 
 
 def setup(out: str) -> dict:
@@ -180,6 +184,11 @@ def main(out: str) -> None:
     runs.append(headless(ctx, "b1-first", "proj-b", "Start the gamma dashboard. RUN: echo gamma-marker"))
     wait_idle(ctx)
     runs.append(interactive(ctx, "proj-b"))
+    wait_idle(ctx)
+    runs.append(headless(ctx, "c1-subagent", "proj-a", "Plan the omega importer. SUBAGENT: " + SUBAGENT_TASK,
+                         "--allowedTools", "Bash,Read,Agent,Task"))
+    wait_idle(ctx)
+    runs.append(headless(ctx, "c1-after", "proj-a", "What did the helper find?", "--continue"))
     wait_idle(ctx)
     res = {"runs": runs, "seconds": round(time.monotonic() - t0, 1), "projects": ctx["projects"],
            "ctx_home": ctx["env"]["CTX_HOME"], "claude_home": ctx["env"]["HOME"]}

@@ -183,3 +183,44 @@ def test_status_on_a_compacted_session_counts_what_the_model_sees(e2e):
     assert any(x.get("subtype") == "compact_boundary" for x in lines)
     convo = sum(1 for x in lines if x.get("type") in ("user", "assistant"))
     assert 0 < d["records"] < convo  # only what follows the last compact boundary
+
+
+def _user_texts(body: dict) -> list[str]:
+    out = []
+    for m in body.get("messages") or ():
+        if m.get("role") != "user":
+            continue
+        c = m.get("content")
+        out += [c] if isinstance(c, str) else [b.get("text", "") for b in c or () if isinstance(b, dict)]
+    return out
+
+
+def test_a_real_subagent_is_recorded_under_its_parent_and_the_parent_keeps_its_state(e2e):
+    run = e2e["runs_by"]["c1-subagent"]
+    assert run["rc"] == 0 and run["is_error"] is False, run["stderr"]
+    sub = [h for h in run["hooks"] if h.get("subtype") == "hook_response" and h.get("hook_event") == "SubagentStop"]
+    assert sub and all(h.get("exit_code") == 0 for h in sub)
+    # the subagent really ran: it asked the API itself, with its own prompt and none of the parent's
+    own_requests = [r for r in e2e["requests"] if any(t.startswith("Survey the zeta fixtures")
+                                                      for t in _user_texts(r["body"]))
+                    and not any("Plan the omega importer" in t for t in _user_texts(r["body"]))]
+    assert own_requests and "subagent-zeta" in (run["result"] or "")  # its command's output came back
+    parent = run["session_id"]
+    entry = _index(e2e)[parent]
+    assert entry.get("subagents"), entry
+    (agent, info), = entry["subagents"].items()
+    # SubagentStop read the subagent's own transcript (agent_transcript_path), not the main one
+    assert "/subagents/" in info["transcript"] and info["transcript"] != entry["source"] and info["records"] > 0
+    own = _state(e2e, f"{parent}.agent-{agent}")
+    assert own.split("## Task\n", 1)[1].startswith("Survey the zeta fixtures")
+    assert info["state"] and info["state"].endswith(f"{parent}.agent-{agent}/CONTEXT.md")
+    # the parent's state stays the parent's own
+    assert _state(e2e, parent).split("## Task\n", 1)[1].startswith("Plan the omega importer")
+    # and the parent's next prompt (resumed with --continue) is handed the parent's state
+    after = _bodies_after(e2e, "What did the helper find?")
+    assert after
+    head = "# Context (this session's state)"
+    for b in after:
+        block = [t for t in _user_texts(json.loads(b)) if head in t][-1]
+        task = block.split(head, 1)[1].split("## Task\n", 1)[1]
+        assert task.startswith("Plan the omega importer"), block[:600]
