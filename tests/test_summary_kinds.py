@@ -67,3 +67,37 @@ def test_unemphasize_keeps_identifiers_globs_and_code():
     assert unemphasize("**Template (lines 1-2):** inline") == "Template (lines 1-2): inline"
     assert unemphasize("glob **/*.ex then **NO** code") == "glob **/*.ex then NO code"
     assert unemphasize("`**kept**` and **gone**") == "`**kept**` and gone"
+
+
+# --- the task kept verbatim -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,said", [
+    ("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl",
+     ("6. Any JS hooks related to transcript rendering", "Please provide the FULL content of each file")),
+    ("codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl",
+     ("X profile: KunalSharm89327", "Target shipping deadline: 10th May 2026")),
+    ("swe-agent_pydicom__pydicom-1458.traj", ("**Expected behavior**", "ds.PhotometricInterpretation")),
+])
+def test_the_task_is_kept_whole(name, said, tmp_path):
+    _, summ, _ = compact(name, tmp_path)
+    task = section(summ["content"], "Task")
+    for s in said:
+        assert s in task
+    assert "…" not in task
+
+
+def test_a_task_too_long_keeps_its_data_questions_and_constraints_first():
+    from ctxkit.core.requests import task_brief
+
+    prose = "This is background prose that explains a lot of history about the project and why. " * 6
+    text = "\n".join(["Help me fill the grant form.", prose, "Telegram username: @someone", prose,
+                      "1. What is the deadline?", prose, "Do not change the README.", prose,
+                      "Wallet address: 74EJ"])
+    out = task_brief(text, 300)
+    assert len(out) <= 300
+    assert out.startswith("Help me fill the grant form.")
+    for s in ("Telegram username: @someone", "1. What is the deadline?", "Do not change the README.",
+              "Wallet address: 74EJ"):
+        assert s in out
+    assert "background prose" not in out and "…" in out
+    assert task_brief("short one\nline two", 300) == "short one line two"

@@ -17,14 +17,14 @@ from .context_md import Context, Item
 from .distill import Distilled, Fact
 from .episodes import TEMP_PATH
 from .hygiene import gate
-from .requests import brief
+from .requests import brief, task_brief
 
 Count = Callable[[str], int]
 
 # (section, bullets added per round): Files are cheap and vital, so they move faster
 RATES = (("Errors", 1), ("Pending", 2), ("Progress", 1), ("Decisions", 1), ("Constraints", 1),
          ("Files", 4), ("Facts", 2), ("Key entities", 3))
-TASK_CAP = 600
+TASK_CAP = 1500   # characters: the first request is kept verbatim up to this
 LATEST_CAP = 400
 
 
@@ -236,8 +236,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     section says how many of its items were left out."""
     ctx = Context()
     task_cap = max(160, min(TASK_CAP, budget))
-    ctx.task = brief(d.task, task_cap) if d.task else ""
-    if d.latest and brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
+    ctx.task = task_brief(d.task, task_cap) if d.task else ""
+    if d.latest and task_brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
         ctx.latest = brief(d.latest, max(120, min(LATEST_CAP, budget // 2)))
     if not ctx.task:
         ctx.task = "(no user request found in this span)"
