@@ -101,3 +101,71 @@ def test_a_task_too_long_keeps_its_data_questions_and_constraints_first():
         assert s in out
     assert "background prose" not in out and "…" in out
     assert task_brief("short one\nline two", 300) == "short one line two"
+
+
+# --- a finished session says so -------------------------------------------------------------------
+
+@pytest.mark.parametrize("name,now,nxt", [
+    ("swe-agent_function_calling_simple.traj",
+     ("the patch was submitted", "`tests/missing_colon.py`", "`python tests/missing_colon.py` ran, printing `8.2`"),
+     ("fix is submitted", "does not commit")),
+    ("swe-agent_pydicom__pydicom-1458.traj",
+     ("the patch was submitted", "Result: True", "not in the patch: `reproduce_bug.py`"), ("fix is submitted",)),
+    ("tau-bench_gpt-4o-airline_idx173_task23.json",
+     ("handed over to a human agent", "Transfer successful", "HXDUBJ"), ("transferred to a human agent",)),
+    ("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl", ("delivered its report",), ("the report answers",)),
+    ("claude-code_spotter_8463c716_session.jsonl",
+     ("epic `spotter-fum`", "complete", "pushed", "`spotter-fum.5`", "filed for follow-up, not started"),
+     ("Nothing of `spotter-fum` is left", "wait for the user")),
+    ("claude-code_spotter_fa812bfe_session.jsonl", ("epic `spotter-a0y`", "pushed"), ("wait for the user",)),
+])
+def test_a_finished_session_says_it_is_finished(name, now, nxt, tmp_path):
+    _, summ, _ = compact(name, tmp_path)
+    text = summ["content"]
+    cur, step = section(text, "Current work"), section(text, "Next step")
+    for s in now:
+        assert s in cur, (s, cur)
+    for s in nxt:
+        assert s in step, (s, step)
+    assert "Continue with the latest request" not in step
+    assert "next open item" not in step and "commit them" not in step
+    assert "Would you like me to transfer" not in cur  # a stale question is not the state
+
+
+def test_an_unfinished_session_is_not_called_finished(tmp_path):
+    _, summ, _ = compact("codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl", tmp_path)
+    assert "Finished" not in section(summ["content"], "Current work")
+    assert "Export AI session transcript" in section(summ["content"], "Next step")
+
+
+def _call(i, name, args, result, flags=None):
+    import json as _j
+
+    call = {"id": f"c{i}", "type": "function", "function": {"name": name, "arguments": _j.dumps(args)}}
+    res = {"v": 1, "kind": "message", "role": "tool", "tool_call_id": f"c{i}", "name": name, "content": result}
+    if flags:
+        res["flags"] = flags
+    return [{"v": 1, "kind": "message", "role": "assistant", "content": "", "tool_calls": [call]}, res]
+
+
+def test_outcome_needs_the_end_state_to_be_last():
+    from ctxkit.core.outcome import detect
+
+    task = [{"v": 1, "kind": "message", "role": "user", "content": "fix the bug in a.py"}]
+    submitted = task + _call(1, "edit", {"command": "edit 1:1\nx = 1\nend_of_edit"}, "[File: a.py]") + \
+        _call(2, "submit", {}, "diff --git a/a.py b/a.py\n--- a/a.py\n+++ b/a.py\n-x = 0\n+x = 1\n")
+    o = detect(submitted)
+    assert o.kind == "submitted" and "`a.py` (+1 −1 lines)" in o.current[0]
+    # an edit after the submission: the work went on
+    assert detect(submitted + _call(3, "edit", {"command": "edit 2:2\ny\nend_of_edit"}, "ok")) is None
+    # a transfer that failed is not an end
+    failed = task + _call(1, "transfer_to_human_agents", {"summary": "s"}, "Error: not allowed")
+    assert detect(failed) is None
+    done = task + _call(1, "transfer_to_human_agents", {"summary": "s"}, "Transfer successful")
+    assert detect(done).kind == "transferred"
+    # a short closing remark after reads is not a report; an edit makes it not read-only
+    reads = task + _call(1, "Read", {"file_path": "/w/a.py"}, "x = 0")
+    assert detect(reads + [{"v": 1, "kind": "message", "role": "assistant", "content": "Done."}]) is None
+    report = {"v": 1, "kind": "message", "role": "assistant", "content": "## Findings\n" + "a.py sets x = 0. " * 60}
+    assert detect(reads + [report]).kind == "reported"
+    assert detect(reads + _call(2, "Edit", {"file_path": "/w/a.py"}, "ok") + [report]) is None

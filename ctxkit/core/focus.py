@@ -40,6 +40,7 @@ class Focus:
     plan_pending: list = field(default_factory=list)
     committed: bool = False                             # the last episode ended in a commit
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
+    outcome: object = None                              # core.outcome.Outcome: the session is finished
 
     @property
     def half_done(self) -> bool:
@@ -134,6 +135,9 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     story = build(span)
     f = current(story, story.cwd)
     f.searches = last_searches(span, story.cwd)
+    from .outcome import detect
+
+    f.outcome = detect(span, story)
     return story, f
 
 
@@ -203,7 +207,7 @@ def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> l
 def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     """Current work, in plain sentences: what is done, half-done and uncommitted."""
     cwd = story.cwd
-    out = []
+    out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -218,27 +222,35 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
     if f.uncommitted:
         plain = []
+        held = "Changed in the submitted patch" if f.outcome is not None and f.outcome.kind == "submitted" \
+            else "Uncommitted"
+        scratch = [fc for fc in f.uncommitted if held != "Uncommitted" and "deleted" in fc.fate]
+        if scratch:
+            out.append("Scratch files created and deleted, not in the patch: " +
+                       ", ".join(f"`{short_path(fc.path, cwd)}`" for fc in scratch) + ".")
         for fc in f.uncommitted:
+            if fc in scratch:
+                continue
             what = fc.describe(6)
             verb = {"created": "created", "rewritten": "rewritten", "deleted": "deleted"}.get(fc.action, "edited")
             if what:
-                out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb} ({what}).")
+                out.append(f"{held}: `{short_path(fc.path, cwd)}` {verb} ({what}).")
             else:
                 plain.append(f"`{short_path(fc.path, cwd)}` ({verb})")
         if plain:
-            out.append("Uncommitted, no definitions changed: " + ", ".join(plain) + ".")
+            out.append(f"{held}, no definitions changed: " + ", ".join(plain) + ".")
         if f.commands:
             out.append("Commands run since the last commit: " + ", ".join(f"`{c}`" for c in f.commands) + ".")
         if f.checks_after_edit:
             for cmd, hist, ok in f.checks_after_edit:
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
-        else:
+        elif f.outcome is None:
             out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
     elif f.committed:
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
-    if f.last_words:
+    if f.last_words and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         out.append(f"The agent's last words: \"{f.last_words}\"")
     for said in f.searches:
         out.append("Last check: " + said)
@@ -272,6 +284,8 @@ def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
 
 
 def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
+    if f.outcome is not None:  # a finished session: nothing to redo
+        return list(f.outcome.next_step)
     out = []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:

@@ -399,7 +399,11 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     for name, n in left_out.items():
         if name in chosen and chosen[name] and n:
             note = Item(text=f"({n} more not shown: over the summary's token budget)")
-            if used + count(note.render() + "\n") <= budget + 12:
+            while used + count(note.render() + "\n") > budget and len(chosen[name]) > 1:
+                used -= count(chosen[name].pop().render() + "\n")  # room for the count of what is left out
+                n += 1
+                note = Item(text=f"({n} more not shown: over the summary's token budget)")
+            if used + count(note.render() + "\n") <= budget:
                 chosen[name].append(note)
                 used += count(note.render() + "\n")
     for name, items in chosen.items():
