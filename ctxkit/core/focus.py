@@ -41,6 +41,7 @@ class Focus:
     committed: bool = False                             # the last episode ended in a commit
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
     outcome: object = None                              # core.outcome.Outcome: the session is finished
+    kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
 
     @property
     def half_done(self) -> bool:
@@ -138,6 +139,9 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .outcome import detect
 
     f.outcome = detect(span, story)
+    from .kinds import read
+
+    f.kind = read(span, story)
     return story, f
 
 

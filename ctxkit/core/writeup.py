@@ -263,6 +263,9 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
             add("Current work", Item(text=line))
         for line in next_step_lines(story, focus, d.latest):
             add("Next step", Item(text=line))
+        for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
+            for line in lines:
+                add(name, Item(text=line))
     if story is not None:
         from .focus import work_item_lines
 
@@ -386,6 +389,9 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         if not add("Files", line) and len(paths) > 8:
             add("Files", Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) +
                          f" and {len(paths) - 8} more"))
+    for name, _, more in (focus.kind if focus is not None else ()):
+        for line in more:  # the rest of what this kind of session has, after the files
+            add(name, Item(text=line))
     pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:

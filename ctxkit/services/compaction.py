@@ -463,6 +463,7 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
     to the start of each of their sections, never below the raw share of the budget, the whole
     message first going to cold storage (`ctx recover` brings it back). Pinned records stay whole."""
     from ..backends.tokenizers import count_records
+    from ..core.kinds import FENCED
     from ..core.shorten import condense_to
 
     excess = sum(r.get("tokens") or 0 for r in out) + summary_floor(opts) - opts.budget
@@ -476,7 +477,7 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
             break
         rec = out[k]
         n = rec.get("tokens") or 0
-        body = re.sub(r"\n?```.*?```\n?", "\n[code block cut]\n", rec["content"], flags=re.S)  # code first
+        body = FENCED.sub("[code block cut]", rec["content"])  # code goes first
         text, cut = condense_to(body, max(least, n - excess) - 40, tok.count)
         if not cut:
             continue
