@@ -169,3 +169,69 @@ def test_outcome_needs_the_end_state_to_be_last():
     report = {"v": 1, "kind": "message", "role": "assistant", "content": "## Findings\n" + "a.py sets x = 0. " * 60}
     assert detect(reads + [report]).kind == "reported"
     assert detect(reads + _call(2, "Edit", {"file_path": "/w/a.py"}, "ok") + [report]) is None
+
+
+# --- what each kind of session keeps ----------------------------------------------------------------
+
+@pytest.mark.parametrize("name,kind", [
+    ("swe-agent_pydicom__pydicom-1458.traj", "swe"), ("swe-agent_function_calling_simple.traj", "swe"),
+    ("tau-bench_gpt-4o-airline_idx173_task23.json", "service"),
+    ("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl", "explore"),
+    ("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl", "explore"),
+    ("aider_Aquaticat_Monochromatic.aider.chat.history.md", "aider"),
+    ("claude-code_spotter_8463c716_session.jsonl", "coding"),
+    ("codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl", "coding"),
+])
+def test_the_kind_is_read_from_the_shape(name, kind):
+    from ctxkit.core.kinds import shape
+
+    assert shape(run("import", corpus(name)).records()) == kind
+
+
+def test_a_swe_agent_fix_says_the_cause_and_the_change(tmp_path):
+    _, summ, _ = compact("swe-agent_pydicom__pydicom-1458.traj", tmp_path)
+    fix = section(summ["content"], "Fix")
+    assert "Root cause" in fix and "'PixelRepresentation' as a required attribute" in fix
+    assert "`pydicom/pixel_data_handlers/numpy_handler.py` lines 287–296" in fix
+    assert "removed `'PixelRepresentation',`" in fix and "`if 'PixelData' in ds: required_elements.append('PixelRepresentation')`" in fix
+    assert "3 edits rejected by the linter" in fix
+    assert "commit" not in section(summ["content"], "Next step").replace("does not commit", "")
+    _, summ, _ = compact("swe-agent_function_calling_simple.traj", tmp_path / "s")
+    assert "`tests/missing_colon.py`: `-> float` → `-> float:`" in section(summ["content"], "Fix")
+
+
+def test_a_customer_service_dialogue_keeps_the_customers_state(tmp_path):
+    _, summ, _ = compact("tau-bench_gpt-4o-airline_idx173_task23.json", tmp_path)
+    text = summ["content"]
+    recs = section(text, "Customer records")
+    for s in ("yara_garcia_1905", "certificate_2345996 (certificate, 150)", "gift_card_6941833 (gift_card, 152)",
+              "gift_card_1646646 (gift_card, 200)", "HAT085", "HAT278/2024-05-22", "insurance yes"):
+        assert s in recs, s
+    assert "HAT072" in section(text, "Agreed with the customer") and "$159" in section(text, "Agreed with the customer")
+    acts = section(text, "Actions and results")
+    assert acts.count("update_reservation_flights(") == 4
+    assert acts.count("FAILED: Error: gift card balance is not enough") == 3
+    assert "payment_id=certificate_2345996)` → FAILED: Error: certificate cannot be used" in acts
+    assert "cabin=business" in acts  # what the calls sent, to compare with what was agreed
+
+
+@pytest.mark.parametrize("name,said", [
+    ("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl",
+     ("Work root: `/home/USER/projects/spotter-worktrees/spotter-dov`", "`lib/spotter_web/live/session_live.html.heex`",
+      "no file matches `**/*subagent_live.html.heex`", "Q1 (", "Q6 (", "TranscriptHighlighter", "lines 400-458")),
+    ("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl",
+     ("spotter-worktrees/spotter-0rt", "Q4 (Any existing Ash domains or resources): Status: NONE", "v3.16.0", "~454 lines")),
+])
+def test_an_exploration_keeps_its_findings(name, said, tmp_path):
+    _, summ, _ = compact(name, tmp_path)
+    found = section(summ["content"], "Findings")
+    for s in said:
+        assert s in found, s
+    assert "not answered" not in found
+
+
+def test_aider_requests_by_comment_and_undo(tmp_path):
+    _, summ, _ = compact("aider_Aquaticat_Monochromatic.aider.chat.history.md", tmp_path)
+    said = section(summ["content"], "Aider requests and undo")
+    assert "`AI!` comments" in said and "Add missing TSDoc" in said
+    assert "`/undo` removed commit 2bae9da" in said and "back at dd581c5" in said

@@ -87,6 +87,7 @@ def shape(span: Sequence[dict], calls=None) -> str:
 
 
 def read(span: Sequence[dict], story=None) -> list[tuple[str, list[str], list[str]]]:
+    events = [r for r in span if isinstance(r, dict) and r.get("kind") == "event"]  # aider's command output
     span = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
     calls = _calls(span)
     kind = shape(span, calls)
@@ -98,7 +99,7 @@ def read(span: Sequence[dict], story=None) -> list[tuple[str, list[str], list[st
     elif kind == "explore":
         found = _explore(span, calls, cwd)
     elif kind == "aider":
-        found = _aider(span)
+        found = _aider(span, events)
     else:
         found = []
     return [(t, lines, rest[0] if rest else []) for t, lines, *rest in found]
@@ -391,11 +392,11 @@ def _rel(path: str, cwd) -> str:
 
 # --- aider ----------------------------------------------------------------------------------------
 
-def _aider(span) -> list[tuple[str, list[str]]]:
+def _aider(span, events=()) -> list[tuple[str, list[str]]]:
     out = []
-    for r in span:
+    for r in list(span) + list(events):
         t = _text(r)
-        if r.get("role") == "system" and t.startswith("Removed: "):
+        if t.startswith("Removed: "):
             m = re.match(r"Removed: (\w+) (.+)\nNow at:\s+(\w+) (.+)", t)
             if m:
                 out.append(f"`/undo` removed commit {m.group(1)} ({brief(m.group(2), 80)}); HEAD is back at "
