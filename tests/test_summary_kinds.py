@@ -233,5 +233,5 @@ def test_an_exploration_keeps_its_findings(name, said, tmp_path):
 def test_aider_requests_by_comment_and_undo(tmp_path):
     _, summ, _ = compact("aider_Aquaticat_Monochromatic.aider.chat.history.md", tmp_path)
     said = section(summ["content"], "Aider requests and undo")
-    assert "`AI!` comments" in said and "Add missing TSDoc" in said
+    assert "`AI!` comments" in said and "Add all missing TSDoc" in said and "after the latest typed request" in said
     assert "`/undo` removed commit 2bae9da" in said and "back at dd581c5" in said

@@ -401,17 +401,23 @@ def _aider(span, events=()) -> list[tuple[str, list[str]]]:
             if m:
                 out.append(f"`/undo` removed commit {m.group(1)} ({brief(m.group(2), 80)}); HEAD is back at "
                            f"{m.group(3)} ({brief(m.group(4), 80)}).")
-    asks = []
-    for r in span:
+    asks: list[tuple[int, str]] = []
+    last_typed = max((k for k, r in enumerate(span) if request_text(r)), default=-1)
+    for k, r in enumerate(span):
         if r.get("role") != "assistant":
             continue
         for m in re.finditer(r"`?(?://|#|<!--)\s*AI!\s*([^`\n]{3,120})`?", _text(r)):
             a = m.group(1).strip().rstrip("`").strip()
-            if a and a not in asks:
-                asks.append(a)
-        if "AI!" in _text(r) and not asks:
-            asks.append("(an `AI!` comment in the code)")
+            if a.strip(". ") and a not in (x for _, x in asks):
+                asks.append((k, a))
+    # "Write async version..." is the start of "Write async version, using …": said once
+    asks = [(k, a) for k, a in asks if not (a.endswith("...") and any(
+        b != a and b.startswith(a[:-3].rstrip(". ")) for _, b in asks))]
     if asks:
-        out.insert(0, "Requests made through `AI!` comments in the code (aider watch mode), in order: " +
-                   "; ".join(f"\"{a}\"" for a in asks[:8]) + ".")
+        earlier = f"{len(asks) - 8} earlier, then " if len(asks) > 8 else ""
+        out.insert(0, "Requests made through `AI!` comments in the code (aider watch mode), in order: " + earlier +
+                   "; ".join(f"\"{a}\"" for _, a in asks[-8:]) + ".")
+        if asks[-1][0] > last_typed:
+            out.insert(1, f"The work went on after the latest typed request through `AI!` comments; the last: "
+                          f"\"{asks[-1][1]}\". Look for a remaining `AI!` comment before taking the latest request as current.")
     return [("Aider requests and undo", out)] if out else []

@@ -286,6 +286,8 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
         units.append([STEP_NUM.sub("", name), None, list(items)])
     for ep in steps:
         label = step_heading(ep, story)
+        if ep is steps[-1] and focus is not None and getattr(focus.outcome, "kind", None) == "submitted":
+            label = label.replace("(in progress, not committed)", "(submitted)")  # SWE-agent submits, never commits
         if units and units[-1][1] is None and (
                 units[-1][0].rsplit(" (", 1)[0] == label.rsplit(" (", 1)[0] or
                 (units[-1][0].endswith("(in progress, not committed)") and not ep.item and not ep.requests)):
