@@ -235,3 +235,15 @@ def test_aider_requests_by_comment_and_undo(tmp_path):
     said = section(summ["content"], "Aider requests and undo")
     assert "`AI!` comments" in said and "Add all missing TSDoc" in said and "after the latest typed request" in said
     assert "`/undo` removed commit 2bae9da" in said and "back at dd581c5" in said
+
+
+def test_a_last_call_without_a_result_is_named(tmp_path):
+    _, summ, _ = compact("codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl", tmp_path)
+    cur = section(summ["content"], "Current work")
+    assert "The last call has no recorded result" in cur and "Get-ChildItem -Recurse -File" in cur
+    from ctxkit.core.outcome import unfinished_call
+
+    task = [{"v": 1, "kind": "message", "role": "user", "content": "list files"}]
+    assert unfinished_call(task + _call(1, "Bash", {"command": "ls"}, "[no result was recorded for this call]",
+                                        ["missing_result"])) == "ls"
+    assert unfinished_call(task + _call(1, "Bash", {"command": "ls"}, "a.py")) is None

@@ -42,6 +42,7 @@ class Focus:
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
     outcome: object = None                              # core.outcome.Outcome: the session is finished
     kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
+    unfinished: str | None = None                       # the last call, when it has no recorded result
 
     @property
     def half_done(self) -> bool:
@@ -136,9 +137,10 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     story = build(span)
     f = current(story, story.cwd)
     f.searches = last_searches(span, story.cwd)
-    from .outcome import detect
+    from .outcome import detect, unfinished_call
 
     f.outcome = detect(span, story)
+    f.unfinished = unfinished_call(span)
     from .kinds import read
 
     f.kind = read(span, story)
@@ -254,6 +256,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
+    if f.unfinished:
+        out.append(f"The last call has no recorded result (the session stopped while it ran): `{f.unfinished}`; "
+                   f"check whether it took effect before going on.")
     if f.last_words and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         out.append(f"The agent's last words: \"{f.last_words}\"")
     for said in f.searches:

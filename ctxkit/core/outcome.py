@@ -211,3 +211,19 @@ def _reported(span, calls) -> Outcome | None:
     cur = ["Finished: the agent delivered its report (the last message; nothing was changed)" +
            (f", in {len(heads)} sections" if len(heads) > 1 else "") + "."]
     return Outcome("reported", cur, ["Nothing: the report answers the request; the caller reads it. Do not explore again."])
+
+
+def unfinished_call(span: Sequence[dict]) -> str | None:
+    """The session's last tool call when it has no recorded result (the session stopped while it
+    ran): whether it took effect is unknown. Its command or name, else None."""
+    span = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    calls = _calls(span)
+    if not calls:
+        return None
+    i, name, args, res = calls[-1]
+    if not _missing(res) or _is_submit(name, args) or TRANSFER.match(name):
+        return None
+    if any(r.get("role") == "assistant" and _text(r).strip() for r in span[i + 1:]):
+        return None  # the agent went on talking: it saw the call end
+    cmd = _command(args)
+    return brief(" ".join(cmd.split()), 160) if cmd else name
