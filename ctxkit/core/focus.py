@@ -252,7 +252,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
         elif f.outcome is None:
             out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
-    elif f.committed:
+    elif f.committed and f.outcome is None:  # a finished session's end state says it
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")

@@ -368,7 +368,8 @@ def _explore(span, calls, cwd) -> list[tuple[str, list[str]]]:
     more = []
     inside = {k for k in used for j in range(k + 1, len(secs)) if _within(secs, k, j)}
     for k, (lvl, h, lines) in enumerate(secs):
-        if k in used or k in inside or not h or re.search(r"report|overview", h, re.I):
+        if k in used or k in inside or not h or re.search(r"report|overview", h, re.I) or \
+                any(_within(secs, k, j) for j in used):  # a title over the sections already told
             continue
         if any(_within(secs, j, k) for j in range(k) if secs[j][1] and not re.search(r"report|overview", secs[j][1], re.I)):
             continue  # told with its parent
