@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from .kinds import _calls, _command, _failed, _text  # one reading of calls and results
 from .requests import END_MARKER, brief, request_text
 
 TRANSFER = re.compile(r"^transfer_to_(?:human|agent|live)\w*$", re.I)
@@ -34,37 +35,8 @@ class Outcome:
     next_step: list = field(default_factory=list)   # lines for Next step
 
 
-def _calls(span: Sequence[dict]):
-    """(index, name, args, result record or None) for every tool call, in order."""
-    from .artifacts import _args  # the one parser of a call's arguments
-
-    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
-    out = []
-    for i, r in enumerate(span):
-        for c in r.get("tool_calls") or ():
-            name = ((c.get("function") or {}).get("name") or c.get("name") or "").strip()
-            args = _args(c)
-            out.append((i, name, args if isinstance(args, dict) else {}, results.get(c.get("id"))))
-    return out
-
-
-def _text(r: dict | None) -> str:
-    return r.get("content") if r is not None and isinstance(r.get("content"), str) else ""
-
-
 def _missing(r: dict | None) -> bool:
     return r is None or "missing_result" in (r.get("flags") or ())
-
-
-def _failed(r: dict | None) -> bool:
-    from .distill import result_failed
-
-    return r is not None and (result_failed(r) or _text(r).lstrip().lower().startswith("error"))
-
-
-def _command(args: dict) -> str:
-    v = args.get("command") or args.get("cmd") or ""
-    return v.strip() if isinstance(v, str) else ""
 
 
 def _is_submit(name: str, args: dict) -> bool:
