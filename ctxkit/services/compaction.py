@@ -477,8 +477,10 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
             break
         rec = out[k]
         n = rec.get("tokens") or 0
+        goal = max(least, n - excess) - 40
         body = FENCED.sub("[code block cut]", rec["content"])  # code goes first
-        text, cut = condense_to(body, max(least, n - excess) - 40, tok.count)
+        body = body[:goal * 16]  # condensing costs a count per line: a giant message is cut first
+        text, cut = condense_to(body, goal, tok.count)
         if not cut:
             continue
         chunk_id, path = rec.get("group") or rec.get("id") or "chunk", None
