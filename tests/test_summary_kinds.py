@@ -117,7 +117,9 @@ def test_a_task_too_long_keeps_its_data_questions_and_constraints_first():
     ("claude-code_spotter_8463c716_session.jsonl",
      ("epic `spotter-fum`", "complete", "pushed", "`spotter-fum.5`", "filed for follow-up, not started"),
      ("Nothing of `spotter-fum` is left", "wait for the user")),
-    ("claude-code_spotter_fa812bfe_session.jsonl", ("epic `spotter-a0y`", "pushed"), ("wait for the user",)),
+    ("claude-code_spotter_fa812bfe_session.jsonl",
+     ("epic `spotter-a0y`", "pushed", "The last `git status` still showed changed, not committed: `.mcp.json`."),
+     ("wait for the user",)),
 ])
 def test_a_finished_session_says_it_is_finished(name, now, nxt, tmp_path):
     _, summ, _ = compact(name, tmp_path)

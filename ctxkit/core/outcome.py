@@ -56,7 +56,7 @@ def detect(span: Sequence[dict], story=None) -> Outcome | None:
         if o is not None:
             return o
     if story is not None:
-        o = _epic_done(story)
+        o = _epic_done(story, calls)
         if o is not None:
             return o
     return _reported(span, calls)
@@ -139,7 +139,18 @@ def _ended(span, calls) -> Outcome | None:
                    ["Nothing: the conversation is over; wait for a new request."])
 
 
-def _epic_done(story) -> Outcome | None:
+def _last_status(calls) -> list[str] | None:
+    """The files the session's last `git status` showed changed (none: clean), or None without one."""
+    for _, name, args, res in reversed(calls):
+        if re.search(r"\bgit status\b", _command(args)) and not _missing(res):
+            text = _text(res)
+            return re.findall(r"(?m)^\s*(?:modified|deleted|new file):\s+(\S+)", text) + \
+                re.findall(r"(?m)^\s*[ MADRU?]{1,2}\s+(\S+)$", text if "--short" in _command(args) or
+                           "-s" in _command(args).split() else "")
+    return None
+
+
+def _epic_done(story, calls=()) -> Outcome | None:
     parent = story.parent
     if not parent or story.item_status.get(parent) != "closed":
         return None
@@ -156,6 +167,10 @@ def _epic_done(story) -> Outcome | None:
     t = story.titles.get(parent)
     cur = [f"Finished: epic `{parent}`" + (f" — {brief(t, 90)}" if t else "") +
            f" is complete ({len(closed)} of its {len(children)} items done), committed and pushed."]
+    dirty = _last_status(calls) or []
+    if dirty:
+        cur.append("The last `git status` still showed changed, not committed: " +
+                   ", ".join(f"`{p}`" for p in dirty[:6]) + (" …" if len(dirty) > 6 else "") + ".")
     nxt = []
     if left:
         named = ", ".join(f"`{i}`" + (f" ({brief(story.titles[i], 80)})" if story.titles.get(i) else "") for i in left)
