@@ -33,7 +33,7 @@ from .status import budget_options, resolve_budget
                    "--model is the old name.")
 @click.option("--summary-tokens", type=click.IntRange(min=50), metavar="N",
               help="The most the summary may use (config: summary_target_tokens); it fills "
-                   "min(N, budget - what is kept raw).")
+                   "min(N, budget - what is kept raw), and never less than 30% of the budget (at most N).")
 @click.option("--dry-run", is_flag=True, help="Show what would be summarized and kept, and the template; "
               "write nothing.")
 @report_options  # the --dry-run report: -t/--fmt, --json, --jq EXPR [-r]
@@ -50,6 +50,15 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     summarized and merged in. Model output is verified: a bullet naming a path, number
     or identifier absent from the source is discarded. Passes records through unchanged
     when usage is below the trigger.
+
+    The summary may always use 30% of the budget: a long message kept raw (a final report)
+    is condensed to the start of each of its sections, the whole in cold storage (`ctx
+    recover`); system prompts and pinned records are never cut, and when they alone are
+    over the budget, stderr says so. A finished session (a patch submitted, a customer
+    handed over, a report delivered, an epic closed and pushed) says so under Current
+    work and Next step; a SWE-agent fix, a customer-service dialogue, a read-only
+    exploration and an aider chat each get the section they need (Fix, Customer records
+    and Actions, Findings, Aider requests), picked by the transcript's shape.
 
     \b
     Examples:

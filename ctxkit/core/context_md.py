@@ -37,13 +37,16 @@ BY = re.compile(r"(?<!\s)\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
-ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", "Work items", "User requests", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
+# the sections a kind of session adds (core.kinds) come right after where the work stands
+KIND_SECTIONS = ["Fix", "Findings", "Customer records", "Agreed with the customer", "Actions and results",
+                 "Aider requests and undo"]
+ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
          "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
 STEP = re.compile(r"^Step \d+\b")   # a step of the session's history (compaction writes them in order)
 FREE_TEXT = {"Task": "task", "Latest request": "latest"}
 CHECKABLE = {"Pending", "Goals"}
 MAX_ITEMS = 10
-MAX_ITEMS_BY_SECTION = {"Files": 200, "Key entities": 40, "Facts": 40, "Decisions": 20, "Errors": 20,
+MAX_ITEMS_BY_SECTION = {"Findings": 40, "Actions and results": 20, "Customer records": 20, "Files": 200, "Key entities": 40, "Facts": 40, "Decisions": 20, "Errors": 20,
                         "Progress": 20, "Pending": 20}
 
 
@@ -187,8 +190,8 @@ def render(ctx: Context) -> str:
     names = [n for n in ORDER if n in ctx.sections or (n in FREE_TEXT and getattr(ctx, FREE_TEXT[n]))]
     # the session's steps, in order, right after where the work stands (before the reference sections)
     steps = [n for n in ctx.sections if n not in ORDER and STEP.match(n)]
-    at = max((names.index(n) + 1 for n in ("Task", "Latest request", "Current work", "Next step", "Work items", "User requests")
-              if n in names), default=0)
+    at = max((names.index(n) + 1 for n in ("Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS,
+                                            "Work items", "User requests") if n in names), default=0)
     names[at:at] = steps
     names += [n for n in ctx.sections if n not in ORDER and n not in steps]
     for name in names:

@@ -26,6 +26,7 @@ from typing import Sequence
 from .. import records as R
 from .artifacts import _args, call_actions, combine, swe_action
 from .hygiene import clean, is_narration
+from .shorten import unemphasize
 from .requests import brief, request_text
 
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -144,7 +145,7 @@ def sentences(text: str, cap: int = 320) -> list[str]:
         st = re.sub(r"^(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", "", st)
         if st.startswith(("GIVEN ", "WHEN ", "THEN ")) or not st:
             continue
-        st = re.sub(r"\*\*|__", "", st).strip()
+        st = unemphasize(st).strip()
         if 20 <= len(st) <= cap and len(st.split()) >= 4:
             out.append(st)
     return out

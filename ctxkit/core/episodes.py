@@ -20,6 +20,7 @@ from typing import Sequence
 
 from .artifacts import _args
 from .distill import AIDER_COMMIT, COMMIT_MSG, COMMIT_OUT, TEST_CMD
+from .shorten import unemphasize
 from .requests import brief, request_text
 
 # a work item id: spotter-fum.3, proj-a0y, ABC-123 (letters, a dash, then letters/digits, dotted parts)
@@ -1202,7 +1203,7 @@ def plan_gist(plan: str) -> str:
                         first = t.lstrip("# ").strip() + ": "
                     continue
                 if t:
-                    t = re.sub(r"\*\*|__", "", t.lstrip("-* "))
+                    t = unemphasize(t.lstrip("-* "))
                     first += re.split(r"(?<=[.!?])\s+", t)[0].rstrip(":")
                     break
             break

@@ -61,6 +61,9 @@ class Focus:
     committed: bool = False                             # the last episode ended in a commit
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
     closes_parent: str | None = None                    # the epic whose last open child is in progress
+    outcome: object = None                              # core.outcome.Outcome: the session is finished
+    kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
+    unfinished: str | None = None                       # the last call, when it has no recorded result
 
     @property
     def half_done(self) -> bool:
@@ -172,6 +175,13 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     story = build(span)
     f = current(story, story.cwd)
     f.searches = last_searches(span, story.cwd)
+    from .outcome import detect, unfinished_call
+
+    f.outcome = detect(span, story)
+    f.unfinished = unfinished_call(span)
+    from .kinds import read
+
+    f.kind = read(span, story)
     return story, f
 
 
@@ -241,7 +251,7 @@ def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> l
 def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -> list[str]:
     """Current work, in plain sentences: what is done, half-done and uncommitted."""
     cwd = story.cwd
-    out = []
+    out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -256,29 +266,42 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
         out.append(f"Plan step in progress: {brief(f.plan_step, 200)}")
     if f.uncommitted:
         plain = []
+        held = "Changed in the submitted patch" if f.outcome is not None and f.outcome.kind == "submitted" \
+            else "Uncommitted"
+        # files the span created and removed again (a repro script) are not in the patch
+        scratch = [fc for e in story.episodes for fc in e.files.values()
+                   if held != "Uncommitted" and fc.action == "created" and "deleted" in fc.fate]
+        if scratch:
+            out.append("Scratch files created and deleted, not in the patch: " +
+                       ", ".join(f"`{short_path(fc.path, cwd)}`" for fc in scratch) + ".")
         for fc in f.uncommitted:
+            if fc in scratch:
+                continue
             what = fc.describe(cap)
             verb = {"created": "created", "rewritten": "rewritten", "deleted": "deleted"}.get(fc.action, "edited")
             if what:
-                out.append(f"Uncommitted: `{short_path(fc.path, cwd)}` {verb} ({what}).")
+                out.append(f"{held}: `{short_path(fc.path, cwd)}` {verb} ({what}).")
             else:
                 plain.append(f"`{short_path(fc.path, cwd)}` ({verb})")
         if plain:
-            out.append("Uncommitted, no definitions changed: " + ", ".join(plain) + ".")
+            out.append(f"{held}, no definitions changed: " + ", ".join(plain) + ".")
         if f.commands:
             out.append("Commands run since the last commit: " + ", ".join(
                 f"`{c}`" + (f" (changes {w}: commit them with the rest)" if (w := install_writes(c, story)) else "")
                 for c in f.commands) + ".")
-        if f.checks_after_edit:
+        if f.checks_after_edit and not (f.outcome is not None and f.outcome.kind == "submitted"):  # it said them
             for cmd, hist, ok in f.checks_after_edit:
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
-        else:
+        elif f.outcome is None:
             out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
-    elif f.committed:
+    elif f.committed and f.outcome is None:  # a finished session's end state says it
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
         out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
-    if f.last_words:
+    if f.unfinished:
+        out.append(f"The last call has no recorded result (the session stopped while it ran): `{f.unfinished}`; "
+                   f"check whether it took effect before going on.")
+    if f.last_words and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
         out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
     for said in f.searches:
@@ -313,6 +336,8 @@ def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
 
 
 def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
+    if f.outcome is not None:  # a finished session: nothing to redo
+        return list(f.outcome.next_step)
     out = []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:

@@ -108,6 +108,55 @@ def brief(text: str, cap: int = CAP) -> str:
     return cut + " …"
 
 
+# the lines of a request that carry what cannot be guessed: `key: value` data, numbered questions
+# or steps, and constraints the user imposed
+KEY_VALUE = re.compile(r"^\s*(?:[-*]\s+)?[\w][\w ./()#-]{0,40}:\s*\S")
+NUMBERED = re.compile(r"^\s*(?:\d+[.)]|[-*]\s+\d+[.)])\s+\S")
+CONSTRAINT = re.compile(r"\b(?:must|mustn.t|don.t|do not|never|always|only|required|make sure|be sure|should|"
+                        r"need(?:s)? to|please (?:provide|include|keep|use)|without|not allowed|FULL)\b", re.I)
+
+
+def task_brief(text: str, cap: int) -> str:
+    """The task on one line, whole when it fits in `cap` characters; else its first line, then its
+    `key: value` lines, numbered questions and constraints (in their order), then prose while room
+    lasts; each gap is one ` … `."""
+    one = " ".join(text.split())
+    if len(one) <= cap:
+        return one
+    lines = [" ".join(ln.split()) for ln in text.splitlines()]
+    lines = [ln for ln in lines if ln]
+    if len(lines) < 2:
+        return brief(text, cap)
+    keep = [False] * len(lines)
+    used = 0
+
+    def take(k: int) -> None:
+        nonlocal used
+        if not keep[k] and used + len(lines[k]) + 3 <= cap:
+            keep[k] = True
+            used += len(lines[k]) + 3
+
+    take(0)
+    for k, ln in enumerate(lines):
+        if KEY_VALUE.match(ln) or NUMBERED.match(ln):
+            take(k)
+    for k, ln in enumerate(lines):
+        if CONSTRAINT.search(ln):
+            take(k)
+    for k in range(len(lines)):
+        take(k)
+    if not keep[0]:
+        return brief(text, cap)
+    out, gap = [], False
+    for k, ln in enumerate(lines):
+        if keep[k]:
+            out.append(("… " if gap else "") + ln)
+            gap = False
+        else:
+            gap = True
+    return " ".join(out) + (" …" if gap else "")
+
+
 def requests(records: Iterable[dict]) -> list[tuple[int, dict, str]]:
     """(index, record, request text) for every request, oldest first."""
     out = []

@@ -9,6 +9,23 @@ from __future__ import annotations
 
 import re
 
+# markdown bold: `**x**` not inside a word or a `code span`, opening on a word or a quote (a `**/*.ex`
+# glob is text); `__` is left alone: in an agent's prose it is an identifier (`pydicom__pydicom`, `__init__`)
+EMPHASIS = re.compile(r"(?<![\w*])\*\*(?=[^\W_]|[`\"'(\[])(.+?)(?<=[^\s*])\*\*(?![\w*])")
+CODE_SPAN = re.compile(r"(`+)[^`]*?\1")
+
+
+def unemphasize(text: str) -> str:
+    """`text` with its bold markers removed, identifiers, paths and code spans left as they are."""
+    out, pos = [], 0
+    for m in CODE_SPAN.finditer(text):
+        out.append(EMPHASIS.sub(r"\1", text[pos:m.start()]))
+        out.append(m.group(0))
+        pos = m.end()
+    out.append(EMPHASIS.sub(r"\1", text[pos:]))
+    return "".join(out)
+
+
 BLOCK = re.compile(r"\n(?=[^\S\n]*\n|[-*] |\d+\. |#)")
 
 

@@ -18,14 +18,14 @@ from .distill import Distilled, Fact
 from .episodes import TEMP_PATH
 from .focus import MANIFEST
 from .hygiene import gate
-from .requests import brief
+from .requests import brief, task_brief
 
 Count = Callable[[str], int]
 
 # (section, bullets added per round): Files are cheap and vital, so they move faster
 RATES = (("Errors", 1), ("Pending", 2), ("Progress", 1), ("Decisions", 1), ("Constraints", 1),
          ("Files", 4), ("Facts", 2), ("Key entities", 3))
-TASK_CAP = 600
+TASK_CAP = 1500   # characters: the first request is kept verbatim up to this
 LATEST_CAP = 400
 
 
@@ -275,8 +275,8 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     line was left out."""
     ctx = Context()
     task_cap = max(160, min(TASK_CAP, budget))
-    ctx.task = brief(d.task, task_cap) if d.task else ""
-    if d.latest and brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
+    ctx.task = task_brief(d.task, task_cap) if d.task else ""
+    if d.latest and task_brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
         ctx.latest = brief(d.latest, max(120, min(LATEST_CAP, budget // 2)))
     if not ctx.task:
         ctx.task = "(no user request found in this span)"
@@ -302,6 +302,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
             add("Current work", Item(text=line))
         for line in next_step_lines(story, focus, d.latest):
             add("Next step", Item(text=line))
+        for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
+            for line in lines:
+                add(name, Item(text=line))
     if story is not None:
         from .focus import work_item_lines
 
@@ -325,6 +328,8 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         units.append([STEP_NUM.sub("", name), None, list(items)])
     for ep in steps:
         label = step_heading(ep, story)
+        if ep is steps[-1] and focus is not None and getattr(focus.outcome, "kind", None) == "submitted":
+            label = label.replace("(in progress, not committed)", "(submitted)")  # SWE-agent submits, never commits
         if units and units[-1][1] is None and (
                 units[-1][0].rsplit(" (", 1)[0] == label.rsplit(" (", 1)[0] or
                 (units[-1][0].endswith("(in progress, not committed)") and not ep.item and not ep.requests)):
@@ -387,6 +392,8 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     open_errs = [e for e in d.errors if e.status != "resolved"]
     told = {e.text for ep in steps for e in ep.errors if e.kind != "tool" and (e.resolved or e.kind != "command")}
     told |= {e.text for e in (focus.open_errors if focus else ())}
+    # a tool's own complaint (an edit the editor rejected, a read too big) is not the work's error
+    told |= {e.text for ep in steps for e in ep.errors if e.kind == "tool"}
     for e in reversed(open_errs):
         if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
             continue
@@ -479,6 +486,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
                 add(name, it)
         order = {id(it): k for k, it in enumerate(items)}
         chosen[name].sort(key=lambda it: order.get(id(it), len(order)))
+    for name, _, more in (focus.kind if focus is not None else ()):
+        for line in more:  # the rest of what this kind of session has, after the files
+            add(name, Item(text=line))
     pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:
@@ -492,7 +502,11 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     for name, n in left_out.items():
         if name in chosen and chosen[name] and n:
             note = Item(text=f"({n} more not shown: over the summary's token budget)")
-            if used + count(note.render() + "\n") <= budget + 12:
+            while used + count(note.render() + "\n") > budget and len(chosen[name]) > 1:
+                used -= count(chosen[name].pop().render() + "\n")  # room for the count of what is left out
+                n += 1
+                note = Item(text=f"({n} more not shown: over the summary's token budget)")
+            if used + count(note.render() + "\n") <= budget:
                 chosen[name].append(note)
                 used += count(note.render() + "\n")
     for name, items in chosen.items():

@@ -309,29 +309,30 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     if rep.degraded:
         meta["degraded"] = rep.degraded
     drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
-    kept_tokens = sum(r.get("tokens") or 0 for i, g in enumerate(groups) if i not in drop for r in g)
-    target = summary_budget(opts, kept_tokens)
     replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
     last = max(set(span_idx) | set(covered), default=-1)
     tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
                for i, g in enumerate(groups))
-    summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail)
     out: list[dict] = []
-    placed = False
+    at = None   # where the summary goes: in place of the first summarized group
     raw_cap = max(60, int(opts.budget * opts.preserve_ratio) // 12)
     for i, g in enumerate(groups):
         if i in drop:
-            if not placed:
-                out.append(summ)
-                placed = True
+            if at is None:
+                at = len(out)
             continue
-        if placed and i not in sel.protected and _big_output(g, raw_cap):
+        if at is not None and i not in sel.protected and _big_output(g, raw_cap):
             out.append(_stub_to_cold(g, home, tok, opts, rep))  # kept raw, but never a dump
             continue
         out.extend(g)
-    if not placed:
-        out.insert(0, summ)
+    at = 0 if at is None else at
+    fit_tail(out, at, opts, home, tok, rep)
+    kept_tokens = sum(r.get("tokens") or 0 for r in out)
+    target = summary_budget(opts, kept_tokens)
+    summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
+                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail)
+    out.insert(at, summ)
+    over_budget_note(out, summ, opts, rep)
     if span_idx and not opts.dry_run:
         new_state = rep.context
         rep.defer(lambda: setattr(rep, "context", save_state(home, workspace, session, new_state, rep)))
@@ -443,11 +444,90 @@ def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report
 
 
 def summary_budget(opts: Options, kept_tokens: int) -> int:
-    """The summary fills what compaction freed, up to summary_target_tokens."""
-    return max(MIN_SUMMARY_TOKENS, min(opts.target_tokens, opts.budget - kept_tokens))
+    """The summary fills what compaction freed, up to summary_target_tokens, and never less than
+    its floor: what is kept raw (a pinned prompt, the newest records) does not starve it."""
+    return max(summary_floor(opts), min(opts.target_tokens, opts.budget - kept_tokens))
 
 
 MIN_SUMMARY_TOKENS = 120
+SUMMARY_FLOOR_SHARE = 0.3   # of the budget, guaranteed to the summary (at most summary_target_tokens)
+
+
+def summary_floor(opts: Options) -> int:
+    return max(MIN_SUMMARY_TOKENS, min(opts.target_tokens, int(opts.budget * SUMMARY_FLOOR_SHARE)))
+
+
+def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) -> None:
+    """The records kept raw after the summary leave the summary its floor: while they would not,
+    their longest messages (a final report, a long answer) are condensed in place, largest first,
+    to the start of each of their sections, never below the raw share of the budget, the whole
+    message first going to cold storage (`ctx recover` brings it back). Pinned records stay whole."""
+    from ..backends.tokenizers import count_records
+    from ..core.kinds import FENCED
+    from ..core.shorten import condense_to
+
+    excess = sum(r.get("tokens") or 0 for r in out) + summary_floor(opts) - opts.budget
+    if excess <= 0:
+        return
+    least = max(MIN_SUMMARY_TOKENS, int(opts.budget * opts.preserve_ratio))
+    long = sorted((k for k in range(at, len(out)) if _condensable(out[k]) and (out[k].get("tokens") or 0) > least),
+                  key=lambda k: -(out[k].get("tokens") or 0))
+    for k in long:
+        if excess <= 0:
+            break
+        rec = out[k]
+        n = rec.get("tokens") or 0
+        goal = max(least, n - excess) - 40
+        body = FENCED.sub("[code block cut]", rec["content"])  # code goes first
+        body = body[:goal * 16]  # condensing costs a count per line: a giant message is cut first
+        text, cut = condense_to(body, goal, tok.count)
+        if not cut:
+            continue
+        chunk_id, path = rec.get("group") or rec.get("id") or "chunk", None
+        if not opts.dry_run and home is not None:
+            from ..core.drop import gist
+            from ..store.backend import open_store
+            from .dropping import to_cold
+
+            path, chunk_id, _ = to_cold(home, open_store(home).cold, [rec], n, "compaction_tail_message", None,
+                                        None, None, home.config.get("recoverable_for_days"), gist([rec], 80))
+        session = rec.get("session") or "default"
+        new = dict(rec, content=text + f"\n\n[ctx condensed this message to the start of each section: kept "
+                                       f"{tok.count(text)} of {n} tokens. Whole message: ctx recover --chunk-id "
+                                       f"{chunk_id} --session {session}]")
+        meta = dict(rec["meta"]) if isinstance(rec.get("meta"), dict) else {}
+        meta["condensed"] = {"chunk_id": chunk_id, "tokens": n, "cold_storage_path": path}
+        new["meta"] = meta
+        new["tokens"] = count_records(tok, [new])[0]
+        excess -= n - new["tokens"]
+        out[k] = new
+        rep.notes.append(f"a long message kept after the summary was condensed ({n} -> {new['tokens']} tokens) so "
+                         f"the summary keeps its share of the budget; the whole is in cold storage as chunk {chunk_id}")
+
+
+def _condensable(rec: dict) -> bool:
+    from .. import records as R
+
+    return rec.get("kind") == "message" and rec.get("role") == "assistant" and isinstance(rec.get("content"), str) \
+        and not R.is_protected(rec)
+
+
+def over_budget_note(out: list[dict], summ: dict, opts: Options, rep: Report) -> None:
+    """Say so, on the one-line report, when the output is over the budget: pinned records (a
+    system or developer prompt) are never cut, and the summary keeps its floor."""
+    from .. import records as R
+
+    total = sum(r.get("tokens") or 0 for r in out)
+    if total <= opts.budget:
+        return
+    pinned = sum(r.get("tokens") or 0 for r in out if r.get("kind") != "summary" and R.is_protected(r))
+    if pinned > opts.budget - (summ.get("tokens") or 0):
+        rep.notes.append(f"over budget: {total} tokens written against {opts.budget}: the pinned records (system "
+                         f"or developer prompts, pinned or important messages) alone take {pinned} tokens and are "
+                         f"never cut; the summary was still given up to {summary_floor(opts)} tokens")
+    else:
+        rep.notes.append(f"over budget: {total} tokens written against {opts.budget} (the summary's floor is "
+                         f"{summary_floor(opts)} tokens; the newest records are kept raw)")
 
 
 def save_state(home, workspace: str, session, ctx: C.Context, rep: Report) -> C.Context:

@@ -1,0 +1,424 @@
+"""What a successor needs depends on the kind of session; the kind is read from the transcript's
+shape, never from a file name (pure).
+
+- a SWE-agent fix (its file viewer's `(Open file: …)` footer, `edit N:M … end_of_edit`, `submit`):
+  the root cause as the agent stated it before its first edit, the change in words (lines removed
+  and added, from the file as last viewed), the edits the linter rejected;
+- a customer-service dialogue (domain tools such as `get_user_details`, `update_…`, JSON results,
+  no files or shell): the customer's records as looked up (ids, payment methods with balances, the
+  reservation), every action call with its arguments and its result or error, computations, and the
+  change the customer agreed to;
+- a read-only exploration (reads and searches, no edits): findings per question asked, from the
+  agent's report (its sections, with file:line), the work root, and what does not exist;
+- an aider chat: requests made through `AI!` comments in the code, and commits `/undo` removed.
+
+`read(span, story)` gives (section title, lines, more lines) for the summary: the lines come right
+after Next step, the more lines (an exploration's report sections no question asked for) only
+after the files.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from typing import Sequence
+
+from .requests import brief, request_text
+from .shorten import unemphasize
+
+SWE_FOOTER = re.compile(r"\(Open file: [^)]*\)\s*\n\(Current directory: ")
+DEV_TOOLS = {"read", "edit", "write", "multiedit", "bash", "shell", "shell_command", "grep", "glob", "ls", "open",
+             "create", "submit", "find_file", "search_dir", "search_file", "goto", "scroll_down", "scroll_up",
+             "apply_patch", "update_plan", "todowrite", "task", "taskoutput", "webfetch", "websearch", "skill",
+             "notebookedit", "exitplanmode", "enterplanmode", "askuserquestion", "aider_commit", "str_replace_editor",
+             "view", "insert", "think"}
+LOOK = {"Read", "Grep", "Glob", "LS", "WebFetch", "WebSearch", "open", "find_file", "search_dir", "search_file",
+        "goto", "scroll_down", "scroll_up", "view"}
+EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "edit", "create", "insert", "str_replace_editor"}
+ACTION = re.compile(r"^(?:update|book|cancel|modify|create|add|remove|delete|send|exchange|return|transfer|set|"
+                    r"change|refund|issue)_", re.I)
+LOOKUP = re.compile(r"^(?:get|find|list|lookup|fetch)_", re.I)
+
+
+def _calls(span: Sequence[dict]):
+    from .artifacts import _args  # the one parser of a call's arguments
+
+    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
+    out = []
+    for i, r in enumerate(span):
+        for c in r.get("tool_calls") or ():
+            name = ((c.get("function") or {}).get("name") or c.get("name") or "").strip()
+            args = _args(c)
+            out.append((i, name, args if isinstance(args, dict) else {}, results.get(c.get("id"))))
+    return out
+
+
+def _text(r) -> str:
+    return r.get("content") if isinstance(r, dict) and isinstance(r.get("content"), str) else ""
+
+
+def _command(args: dict) -> str:
+    v = args.get("command") or args.get("cmd") or ""
+    return v.strip() if isinstance(v, str) else ""
+
+
+def _failed(res) -> bool:
+    from .distill import result_failed
+
+    return res is not None and (result_failed(res) or _text(res).lstrip().lower().startswith("error"))
+
+
+def shape(span: Sequence[dict], calls=None) -> str:
+    """swe | service | explore | aider | coding."""
+    calls = _calls(span) if calls is None else calls
+    names = [n for _, n, _, _ in calls]
+    if "aider_commit" in names or any(_text(r).startswith("Tokens: ") and "usage" in (r.get("flags") or ())
+                                      for r in span if r.get("role") == "system"):
+        return "aider"
+    if any(SWE_FOOTER.search(_text(res)) for _, _, _, res in calls) or \
+            any(n == "submit" or "end_of_edit" in _command(a) for _, n, a, _ in calls):
+        return "swe"
+    domain = [n for n in names if n.lower() not in DEV_TOOLS]
+    if domain and len(domain) >= len(names) * 0.6 and any(_json(_text(res)) is not None for _, _, _, res in calls):
+        return "service"
+    if names and not any(n in EDITS for n in names) and sum(n in LOOK or n == "Bash" for n in names) >= 3:
+        return "explore"
+    return "coding"
+
+
+def read(span: Sequence[dict], story=None) -> list[tuple[str, list[str], list[str]]]:
+    events = [r for r in span if isinstance(r, dict) and r.get("kind") == "event"]  # aider's command output
+    span = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    calls = _calls(span)
+    kind = shape(span, calls)
+    cwd = getattr(story, "cwd", None)
+    if kind == "swe":
+        found = _swe(span, calls)
+    elif kind == "service":
+        found = _service(span, calls)
+    elif kind == "explore":
+        found = _explore(span, calls, cwd)
+    elif kind == "aider":
+        found = _aider(span, events)
+    else:
+        found = []
+    return [(t, lines, rest[0] if rest else []) for t, lines, *rest in found]
+
+
+# --- SWE-agent ------------------------------------------------------------------------------------
+
+VIEW_HEAD = re.compile(r"^\[File: (\S+) \(\d+ lines total\)\]", re.M)
+VIEW_LINE = re.compile(r"^(\d+):(.*)$")
+EDIT_RANGE = re.compile(r"^edit (\d+):(\d+)\n(.*?)(?:\nend_of_edit\s*)?$", re.S)
+
+
+def _views(text: str):
+    m = VIEW_HEAD.search(text)
+    if not m:
+        return None, {}
+    lines = {}
+    for ln in text[m.end():].splitlines():
+        v = VIEW_LINE.match(ln)
+        if v:
+            lines[int(v.group(1))] = v.group(2)
+    return m.group(1), lines
+
+
+def _short(path: str) -> str:
+    return re.sub(r"^/[^/]+__[^/]+/", "", path).lstrip("./") or path
+
+
+def _swe(span, calls) -> list[tuple[str, list[str]]]:
+    seen: dict[str, dict[int, str]] = {}   # path -> line number -> text, as last viewed
+    open_file = None
+    created: set = set()
+    out, rejected, cause = [], [], ""
+    for i, name, args, res in calls:
+        text = _text(res)
+        path, lines = _views(text) if not _failed(res) else (None, {})
+        cmd = _command(args)
+        if cmd.startswith("create "):
+            created.add(cmd.split(None, 1)[1].strip())
+        is_edit = name in ("edit", "str_replace_editor") or cmd.startswith("edit ")
+        target = path or open_file
+        scratch = bool(target) and any(target.endswith("/" + c) or target == c for c in created)
+        if is_edit and not cause and not scratch:
+            prose = unemphasize(re.sub(r"```.*?```", " ", _text(span[i]), flags=re.S))
+            sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+", prose) if len(s.strip()) > 20]
+            cause = " ".join(sents[:2])
+        if is_edit and _failed(res):
+            why = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
+            rejected.append((cmd.split("\n", 1)[0] or name, why.group(1) if why else brief(text, 80)))
+        elif is_edit and not scratch:
+            m = EDIT_RANGE.match(cmd)
+            if m and target:
+                a, b = int(m.group(1)), int(m.group(2))
+                old = [seen.get(target, {}).get(n) for n in range(a, b + 1)]
+                said = _diff_words([x for x in old if x is not None], m.group(3).split("\n")) \
+                    if all(x is not None for x in old) else ""
+                out.append(f"`{_short(target)}` lines {a}–{b}" + (f": {said}" if said else " replaced."))
+            elif isinstance(args.get("search"), str) and isinstance(args.get("replace"), str):
+                said = _diff_words(args["search"].split("\n"), args["replace"].split("\n"))
+                out.append(f"`{_short(target or args.get('path') or '?')}`: {said or 'edited'}")
+        if path:
+            open_file = path
+            seen.setdefault(path, {}).update(lines)  # an edit's own listing shows the file after it
+        elif SWE_FOOTER.search(text):
+            m = re.search(r"\(Open file: ([^)]*)\)", text)
+            if m and m.group(1) not in ("n/a", ""):
+                open_file = m.group(1)
+    fix = []
+    if cause:
+        fix.append(f"Root cause, as the agent stated it before editing: {brief(cause, 300)}")
+    fix += [f"Change: {x}" for x in out]
+    if rejected:
+        kinds = list(dict.fromkeys(w for _, w in rejected))
+        fix.append(f"{len(rejected)} edit{'s' if len(rejected) > 1 else ''} rejected by the linter before one applied "
+                   f"({'; '.join(kinds[:3])}): `{rejected[0][0]}`" + (f" … `{rejected[-1][0]}`" if len(rejected) > 1 else ""))
+    return [("Fix", fix)] if fix else []
+
+
+def _diff_words(old: list[str], new: list[str], cap: int = 3) -> str:
+    """What an edit changed, word by word (re-wrapping and re-indenting are not changes): each
+    changed run as `before` → `after` with a word of context, at most `cap` runs."""
+    a, b = " ".join(old).split(), " ".join(new).split()
+    parts = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            continue
+        ctx = a[i1 - 1] + " " if i1 > 0 else ""
+        was, now = " ".join(a[i1:i2]), " ".join(b[j1:j2])
+        if op == "delete":
+            parts.append(f"removed `{brief(was, 120)}`" + (f" after `{a[i1 - 1]}`" if i1 > 0 else ""))
+        elif op == "insert":
+            parts.append(f"added `{brief(now, 160)}`" + (f" after `{a[i1 - 1]}`" if i1 > 0 else ""))
+        else:
+            parts.append(f"`{brief(ctx + was, 120)}` → `{brief(ctx + now, 160)}`")
+    more = len(parts) - cap
+    return "; ".join(parts[:cap]) + (f"; {more} more change{'s' if more > 1 else ''}" if more > 0 else "")
+
+
+# --- customer service -----------------------------------------------------------------------------
+
+def _json(text: str):
+    t = (text or "").strip()
+    if not t or t[0] not in "[{":
+        return None
+    try:
+        return json.loads(t)
+    except ValueError:
+        return None
+
+
+def _scalar(v) -> bool:
+    return isinstance(v, (str, int, float, bool)) or v is None
+
+
+def _flat(obj, cap: int = 420) -> str:
+    """A looked-up record in one line: its scalar fields, its small lists, and its dicts of dicts
+    (payment methods by id) as `id (field, field)`."""
+    parts = []
+    for k, v in obj.items():
+        if k in ("address", "dob", "name") and not _scalar(v):
+            if k == "name" and isinstance(v, dict):
+                parts.append("name " + " ".join(str(x) for x in v.values() if _scalar(x)))
+            continue
+        if _scalar(v):
+            parts.append(f"{k} {v}")
+        elif isinstance(v, list) and all(_scalar(x) for x in v):
+            parts.append(f"{k} " + ", ".join(map(str, v[:8])) + (" …" if len(v) > 8 else ""))
+        elif isinstance(v, list) and all(isinstance(x, dict) for x in v):
+            rows = ["/".join(str(x) for x in d.values() if _scalar(x) and x not in (None, "")) for d in v[:6]]
+            parts.append(f"{k}: " + "; ".join(rows) + (" …" if len(v) > 6 else ""))
+        elif isinstance(v, dict) and all(isinstance(x, dict) for x in v.values()):
+            rows = [f"{i} (" + ", ".join(str(x) for kk, x in d.items() if _scalar(x) and kk != "id") + ")"
+                    for i, d in list(v.items())[:8]]
+            parts.append(f"{k}: " + "; ".join(rows))
+    return brief("; ".join(parts), cap)
+
+
+def _args_line(args: dict) -> str:
+    def val(v):
+        if isinstance(v, list):
+            return "[" + ", ".join(val(x) for x in v) + "]"
+        if isinstance(v, dict):
+            return " ".join(str(x) for x in v.values())
+        return str(v)
+    return ", ".join(f"{k}={val(v)}" for k, v in args.items() if k != "summary")
+
+
+def _service(span, calls) -> list[tuple[str, list[str]]]:
+    state, actions = [], []
+    looked: dict[str, str] = {}
+    for i, name, args, res in calls:
+        text = _text(res)
+        obj = _json(text)
+        if LOOKUP.match(name) and isinstance(obj, dict) and not _failed(res):
+            key = name + json.dumps(args, sort_keys=True)
+            who = ", ".join(f"{v}" for v in args.values() if _scalar(v))
+            looked[key] = f"{name}({who}): {_flat(obj)}"
+        elif ACTION.match(name) and not name.startswith("transfer_"):
+            result = brief(text, 120) if text else "no result recorded"
+            actions.append(f"`{name}({brief(_args_line(args), 220)})` → {'FAILED: ' if _failed(res) else ''}{result}")
+        elif name == "calculate" and text:
+            actions.append(f"Calculated `{args.get('expression', '')}` = {brief(text, 40)}")
+    state = list(looked.values())
+    agreed = ""
+    for k, r in enumerate(span):
+        if r.get("role") == "assistant" and re.search(r"\bconfirm\b", _text(r), re.I) and \
+                any(request_text(x) and re.match(r"^\W*(yes|yeah|correct|confirm|go ahead|ok)", request_text(x), re.I)
+                    for x in span[k + 1:k + 2]):
+            agreed = _text(r)
+    out = [("Customer records", state)] if state else []
+    if agreed:
+        body = unemphasize(re.sub(r"\s+", " ", agreed))
+        out.append(("Agreed with the customer", [brief(body, 500)]))
+    if actions:
+        out.append(("Actions and results", actions))
+    return out
+
+
+# --- read-only exploration ------------------------------------------------------------------------
+
+FENCED = re.compile(r"^[ \t]*```.*?^[ \t]*```[^\n]*$", re.M | re.S)   # a code block: fences open a line
+HEADING = re.compile(r"^(#{1,4})\s+(.+?)\s*#*$")
+NUMBERED_Q = re.compile(r"^\s*(\d+)[.)]\s+(.+)$")
+
+
+def _sections(report: str) -> list[tuple[int, str, list[str]]]:
+    """(level, heading, content lines) of a markdown report, each heading's content including its
+    subsections' (their headings as lines); code blocks and table rules left out."""
+    body = FENCED.sub("", report)
+    flat: list[list] = [[0, "", []]]
+    for ln in body.splitlines():
+        t = ln.strip()
+        h = HEADING.match(t)
+        if h:
+            flat.append([len(h.group(1)), unemphasize(h.group(2)).strip(), []])
+            continue
+        if not t or re.match(r"^[-|: ]+$", t):
+            continue
+        flat[-1][2].append(t)
+    out = []
+    for k, (lvl, head, lines) in enumerate(flat):
+        allp = list(lines)
+        for lv2, h2, l2 in flat[k + 1:]:
+            if lvl == 0 or lv2 <= lvl:
+                break
+            allp += [h2 + ":"] + l2
+        if allp:
+            out.append((lvl, head, allp))
+    return out
+
+
+def _gist(lines: list[str], cap: int = 320) -> str:
+    picked = []
+    for ln in lines:
+        t = unemphasize(re.sub(r"^[-*+]\s+|^\d+[.)]\s+", "", ln)).strip()
+        if t.startswith("|"):
+            cells = [c.strip() for c in t.strip("|").split("|") if c.strip()]
+            t = ": ".join([cells[0], ", ".join(cells[1:])]) if len(cells) > 1 else ""
+        if t:
+            picked.append(t.rstrip(":"))
+        if len("; ".join(picked)) >= cap:
+            break
+    return brief("; ".join(picked), cap)
+
+
+def _words(s: str) -> set:
+    return {w for w in re.findall(r"[a-z][a-z0-9_]{3,}", s.lower())}
+
+
+def _explore(span, calls, cwd) -> list[tuple[str, list[str]]]:
+    out = []
+    if cwd:
+        out.append(f"Work root: `{cwd}`.")
+    missing = []
+    for _, name, args, res in calls:
+        t = _text(res)
+        path = args.get("file_path") or args.get("path") or ""
+        if "File does not exist" in t and path:
+            missing.append(f"`{_rel(path, cwd)}`")
+        elif name == "Glob" and t.strip() == "No files found" and args.get("pattern"):
+            missing.append(f"no file matches `{args['pattern']}`")
+        else:
+            for m in re.finditer(r"[‘'`]([^’'`\n]+)[’'`]: No such file or directory", t):
+                missing.append(f"`{_rel(m.group(1), cwd)}`")
+    if missing:
+        out.append("Not there: " + ", ".join(dict.fromkeys(missing)) + ".")
+    report = next((_text(r) for r in reversed(span) if r.get("role") == "assistant" and not r.get("tool_calls")
+                   and len(_text(r)) > 400), "")
+    task = next((request_text(r) for r in span if request_text(r)), "") or ""
+    questions = [(m.group(1), m.group(2)) for m in map(NUMBERED_Q.match, task.splitlines()) if m]
+    secs = _sections(report) if report else []
+    used: set = set()
+    for num, q in questions:
+        best, score = None, 0
+        for k, (_, h, _) in enumerate(secs):
+            if k in used:
+                continue
+            s_ = len(_words(q) & _words(h)) + (3 if re.match(rf"^{num}[.)]\s", h) else 0)
+            if s_ > score:
+                best, score = k, s_
+        if best is not None and score >= 2:
+            used.add(best)
+            out.append(f"Q{num} ({brief(q, 70)}): {_gist(secs[best][2])}")
+        else:
+            out.append(f"Q{num} ({brief(q, 70)}): not answered under its own heading in the report.")
+    more = []
+    inside = {k for k in used for j in range(k + 1, len(secs)) if _within(secs, k, j)}
+    for k, (lvl, h, lines) in enumerate(secs):
+        if k in used or k in inside or not h or re.search(r"report|overview", h, re.I) or \
+                any(_within(secs, k, j) for j in used):  # a title over the sections already told
+            continue
+        if any(_within(secs, j, k) for j in range(k) if secs[j][1] and not re.search(r"report|overview", secs[j][1], re.I)):
+            continue  # told with its parent
+        more.append(f"{brief(h, 60)}: {_gist(lines, 260)}")
+    return [("Findings", out, more)] if out or more else []
+
+
+def _within(secs, k: int, j: int) -> bool:
+    """Section j is a subsection of section k (it follows k before any heading of k's level)."""
+    lvl = secs[k][0]
+    if j <= k or lvl == 0:
+        return False
+    return all(secs[m][0] > lvl for m in range(k + 1, j + 1))
+
+
+def _rel(path: str, cwd) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1:]
+    return path
+
+
+# --- aider ----------------------------------------------------------------------------------------
+
+def _aider(span, events=()) -> list[tuple[str, list[str]]]:
+    out = []
+    for r in list(span) + list(events):
+        t = _text(r)
+        if t.startswith("Removed: "):
+            m = re.match(r"Removed: (\w+) (.+)\nNow at:\s+(\w+) (.+)", t)
+            if m:
+                out.append(f"`/undo` removed commit {m.group(1)} ({brief(m.group(2), 80)}); HEAD is back at "
+                           f"{m.group(3)} ({brief(m.group(4), 80)}).")
+    asks: list[tuple[int, str]] = []
+    last_typed = max((k for k, r in enumerate(span) if request_text(r)), default=-1)
+    for k, r in enumerate(span):
+        if r.get("role") != "assistant":
+            continue
+        for m in re.finditer(r"`?(?://|#|<!--)\s*AI!\s*([^`\n]{3,120})`?", _text(r)):
+            a = m.group(1).strip().rstrip("`").strip()
+            if a.strip(". ") and a not in (x for _, x in asks):
+                asks.append((k, a))
+    # "Write async version..." is the start of "Write async version, using …": said once
+    asks = [(k, a) for k, a in asks if not (a.endswith("...") and any(
+        b != a and b.startswith(a[:-3].rstrip(". ")) for _, b in asks))]
+    if asks:
+        earlier = f"{len(asks) - 8} earlier, then " if len(asks) > 8 else ""
+        out.insert(0, "Requests made through `AI!` comments in the code (aider watch mode), in order: " + earlier +
+                   "; ".join(f"\"{a}\"" for _, a in asks[-8:]) + ".")
+        if asks[-1][0] > last_typed:
+            out.insert(1, f"The work went on after the latest typed request through `AI!` comments; the last: "
+                          f"\"{asks[-1][1]}\". Look for a remaining `AI!` comment before taking the latest request as current.")
+    return [("Aider requests and undo", out)] if out else []
