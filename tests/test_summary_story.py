@@ -151,3 +151,17 @@ def test_an_install_command_names_the_manifests_it_changed(summaries):
     assert "`npm install highlight.js` (changes `assets/package.json` and `assets/package-lock.json`" in cur
     files = section(text, "Files")
     assert "`assets/package.json`" not in files
+
+
+def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(summaries):
+    # fa812bfe: `<th>Status</th>` went into the visible sessions table only; the file has the
+    # `<th>Session</th>` header in 3 places (the hidden table got it right after the cut)
+    cur = section(summaries[A0Y], "Current work")
+    assert "`<th>Status</th>` added after `<th>Session</th>` at 1 of the 3 places the file has that line" in cur
+    from ctxkit.core.episodes import FileChange, _twins
+    fc = FileChange("t.heex")
+    lines = {1: "<table>", 2: "<th>Session name</th>", 9: "<table>", 10: "<th>Session name</th>"}
+    _twins(fc, "<tr>\n<th>Session name</th>\n<th>Branch</th>", "<tr>\n<th>Session name</th>\n<th>Status</th>\n<th>Branch</th>", lines)
+    assert "at 1 of the 2 places" in fc.describe()
+    _twins(fc, "<th>Session name</th>\n<th>Hidden</th>", "<th>Session name</th>\n<th>Status</th>\n<th>Hidden</th>", lines)
+    assert "places" not in fc.describe()  # both places have it now

@@ -319,6 +319,7 @@ class FileChange:
     defaults: dict = field(default_factory=dict)  # name/arity -> how many arguments have defaults
     shapes: list = field(default_factory=list)   # keys, options, CSS variables, test groups (shapes())
     samples: list = field(default_factory=list)  # the short lines the edits added, while they are few
+    twins: dict = field(default_factory=dict)    # (anchor, added line) -> [places the anchor has, places changed]
 
 
     def describe(self, cap: int = 8) -> str:
@@ -385,6 +386,9 @@ class FileChange:
                          (f" and {len(sets) - cap} more" if len(sets) > cap else ""))
         if self.swaps and not (self.added or self.changed or self.removed):
             parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
+        for (anchor, line), (places, done) in list(self.twins.items())[:2]:
+            if done < places:  # the same insertion may be due at the anchor's other places
+                parts.append(f"`{line}` added after `{anchor}` at {done} of the {places} places the file has that line")
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
@@ -898,6 +902,7 @@ def build(span: Sequence[dict]) -> Story:
     cur = Episode(index=1, start=0)
     story.episodes.append(cur)
     known: dict[str, str] = {}   # path -> the text seen of it (Read results, writes): what a rewrite replaced
+    numbered: dict[str, dict] = {}  # path -> {line number: text} from its latest Read results
     swe_file = None              # SWE-agent's open file
     pending_report = None        # a check failure the agent reported in its own words, not yet acted on
     pending_said: list = []      # the agent's words since it reported it
@@ -1012,6 +1017,11 @@ def build(span: Sequence[dict]) -> Story:
                 target = _target(call)
                 if target:
                     known[target] = known.get(target, "") + "\n" + READ_LINE.sub("", out)
+                    shown = {int(m.group(1)): m.group(2).strip() for m in NUMBERED_LINE.finditer(out)}
+                    if 1 in shown:  # a read from the top is the file as it is now; a part read adds to it
+                        numbered[target] = shown
+                    else:
+                        numbered.setdefault(target, {}).update(shown)
             swe = _swe_edit(name, cmd, swe_file) if cmd else None
             if swe is not None:  # SWE-agent's editor: open/create set the file, edit changes lines of it
                 swe_file, edits = swe
@@ -1053,6 +1063,7 @@ def build(span: Sequence[dict]) -> Story:
                 was = set(key_values(old, path))
                 fc.values += [v for v in key_values(new, path) if v not in was and v not in fc.values]
                 if action == "modified":
+                    _twins(fc, old, new, numbered.get(path))
                     old_lines, new_lines = set(old.splitlines()), set(new.splitlines())
                     gone = [ln.strip() for ln in old.splitlines() if ln.strip() and ln not in new_lines]
                     came = [ln.strip() for ln in new.splitlines() if ln.strip() and ln not in old_lines]
@@ -1272,6 +1283,30 @@ def _fates(story: Story, cmd: str) -> None:
     for m in RM.finditer(cmd):
         for p in m.group(1).split():
             mark(p, "later deleted")
+
+
+NUMBERED_LINE = re.compile(r"(?m)^\s*(\d+)\u2192(.*)$")
+
+
+def _twins(fc: FileChange, old: str, new: str, lines: dict | None) -> None:
+    """An edit that inserts a line or two right after a line the file has in several places (a table
+    header with a twin table, a repeated block) changed one place: note how many the file has, and
+    count a later edit that makes the same insertion after the same line as another place done."""
+    olds = set(old.splitlines())
+    nl = new.splitlines()
+    ins = [k for k, ln in enumerate(nl) if ln not in olds and ln.strip()]
+    if not ins or len(ins) > 2 or ins[0] == 0:
+        return
+    anchor, line = nl[ins[0] - 1].strip(), nl[ins[0]].strip()
+    if len(anchor) < 10 or len(line) > 80 or "`" in anchor + line or not re.search(r"[A-Za-z]{3}", anchor):
+        return
+    key = (anchor, line)
+    if key in fc.twins:
+        fc.twins[key][1] += 1
+        return
+    places = sum(1 for t in (lines or {}).values() if t == anchor)
+    if 2 <= places <= 4:
+        fc.twins[key] = [places, 1]
 
 
 def _swe_edit(name: str, cmd: str, current):

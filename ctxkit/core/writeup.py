@@ -500,12 +500,21 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
                 add(name, it)
                 progress = True
     for name, n in left_out.items():
+        # what the user asked for and what was decided is never cut silently; a step's detail lines are
+        # (a count of them tells a successor nothing it can act on)
+        if name not in COUNTED:
+            continue
         if name in chosen and chosen[name] and n:
             note = Item(text=f"({n} more not shown: over the summary's token budget)")
             while used + count(note.render() + "\n") > budget and len(chosen[name]) > 1:
                 used -= count(chosen[name].pop().render() + "\n")  # room for the count of what is left out
                 n += 1
                 note = Item(text=f"({n} more not shown: over the summary's token budget)")
+            # still no room: the count goes in before the last detail lines of the least urgent sections
+            spare = [k for k in reversed(chosen) if k not in COUNTED and k not in ("Current work", "Next step")]
+            for k in spare:
+                while used + count(note.render() + "\n") > budget and len(chosen[k]) > 1:
+                    used -= count(chosen[k].pop().render() + "\n")
             if used + count(note.render() + "\n") <= budget:
                 chosen[name].append(note)
                 used += count(note.render() + "\n")
@@ -514,6 +523,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
             ctx.sections[name] = items
     lost = short or any(n in ("Current work", "Next step", "Work items") for n in left_out)
     return ctx, lost
+
+
+COUNTED = ("Pending", "Decisions", "Constraints", "User requests", "Errors", "Work items")
 
 
 def everything(d: Distilled) -> Context:
