@@ -365,7 +365,10 @@ class FileChange:
                 parts.append("added the lines " + ", ".join(f"`{x}`" for x in self.samples) +
                              (f"; {self.minus} removed" if self.minus else ""))
             else:
-                parts.append(f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
+                # declarations a DSL block adds (`create :upsert`, `identity :unique_session_uuid`, `field :x`)
+                decl = _uniq([m.group(1) for x in self.samples if (m := DSL_ENTRY.match(x))])
+                parts.append((("added " + ", ".join(f"`{x}`" for x in decl[:cap]) + "; ") if decl else "") +
+                             f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         topics = [v[6:] for v in self.values if v.startswith("topic ")]
         heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
         defaults: "OrderedDict[str, list]" = OrderedDict()
@@ -1285,6 +1288,7 @@ def _fates(story: Story, cmd: str) -> None:
             mark(p, "later deleted")
 
 
+DSL_ENTRY = re.compile(r"^([a-z_]+ :[a-z_][\w?!]*)(?:\s+do\b|,|$)")
 NUMBERED_LINE = re.compile(r"(?m)^\s*(\d+)\u2192(.*)$")
 
 
