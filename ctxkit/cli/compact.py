@@ -11,6 +11,7 @@ from ..core.context_md import render
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.compaction import Options, compact_stream
+from ..services.spool import OutputSpool
 from .common import Share, note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
@@ -103,9 +104,10 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     if dry_run:
         _dry_run_report(rep, as_json, table, jq_expr, table_fmt)
         return
-    Writer().write_all(rep.records)  # the output first: a failure before here leaves no state behind
-    rep.commit()
-    sessions.commit(home, tally, file)
+    with OutputSpool() as out:  # held back until the state is written: a failure prints nothing
+        Writer(out).write_all(rep.records)
+        rep.commit()
+        sessions.commit(home, tally, file)
     if rep.acted:
         extra = f"; degraded: {rep.degraded}" if rep.degraded else ""
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"

@@ -4,10 +4,8 @@ from __future__ import annotations
 import click
 
 from ..io.jsonl import Writer
+from ..services.spool import OutputSpool
 from .common import InputRecords, home_option, input_options
-
-
-BUFFER_MAX = 64 << 20  # larger files stream (constant memory); a late bad line then cuts the output short
 
 
 @click.command("import")
@@ -29,9 +27,5 @@ def import_cmd(file, from_, skip_invalid, keep_meta):
       ctx import run.traj --from swe-agent | ctx count
       cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
     """
-    records = InputRecords(file, from_, skip_invalid, keep_meta=keep_meta)
-    import os
-
-    if file not in (None, "-") and os.path.isfile(file) and os.path.getsize(file) <= BUFFER_MAX:
-        records = list(records)  # read whole first: a bad line fails the import before anything is written
-    Writer().write_all(records)
+    with OutputSpool() as out:  # a bad line N fails the import before its first byte
+        Writer(out).write_all(InputRecords(file, from_, skip_invalid, keep_meta=keep_meta))
