@@ -349,7 +349,7 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
         state = own_state(home, target)
         if state is not None and (state.task or any(state.sections.values())):
             body = _condensed(home, state)
-            digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+            digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             key = f"injected:{target.session}"
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)

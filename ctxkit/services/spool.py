@@ -21,7 +21,7 @@ class GroupSpool:
 
     def extend(self, groups: Iterable[list[dict]]) -> "GroupSpool":
         for g in groups:
-            data = json.dumps(g, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            data = json.dumps(g, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
             self._at.append((self._f.tell(), len(data)))
             self._f.write(data)
             self.info.append(self._make(g))
@@ -41,7 +41,7 @@ class GroupSpool:
     def group(self, i: int) -> list[dict]:
         off, n = self._at[i]
         self._f.seek(off)
-        return json.loads(self._f.read(n))
+        return json.loads(self._f.read(n).decode("utf-8", "surrogatepass"))
 
     def groups(self, indices: Iterable[int]) -> Iterator[list[dict]]:
         for i in indices:

@@ -192,7 +192,7 @@ def append_line(path: str, line: str) -> None:
     with locked(path):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         try:
-            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8", "backslashreplace"))
             os.fsync(fd)
         finally:
             os.close(fd)
