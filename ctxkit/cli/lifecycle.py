@@ -9,7 +9,7 @@ import click
 from ..services.memory import observe as run_observe
 from ..services.memory import reflect as run_reflect
 from ..store import logs
-from ..store.atomic import atomic_write, locked
+from ..store.atomic import atomic_write, load_json, locked
 from .common import (InputRecords, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
                      workspace_option)
 
@@ -106,8 +106,9 @@ def maintain(file, from_, skip_invalid, session_end):
     events = []
     sp = _state_path(home)
     with locked(sp):
-        state = json.load(open(sp)) if os.path.exists(sp) else {}
-        st = state.get(session, {})
+        state = load_json(sp, "maintain state", default={}, derived=True)  # a damaged one: the policy runs again
+        st = state.get(session)
+        st = st if isinstance(st, dict) else {}
         if st.get("last_id") == last_id and not session_end:
             events.append({"event": "nothing_to_do", "session": session, "reason": "no new records"})
         else:

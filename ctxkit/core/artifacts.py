@@ -36,7 +36,7 @@ def _args(call: dict) -> dict | str:
     try:
         v = json.loads(raw) if raw else {}
         return v if isinstance(v, dict) else raw
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return raw
 
 

@@ -126,12 +126,9 @@ def _state_path(home) -> str:
 
 
 def _read_state(home) -> dict:
-    p = _state_path(home)
-    try:
-        d = json.load(open(p, encoding="utf-8")) if os.path.exists(p) else {}
-    except (ValueError, OSError):
-        d = {}
-    return d if isinstance(d, dict) else {}
+    from ..store.atomic import load_json
+
+    return load_json(_state_path(home), "hook state", default={}, derived=True)  # rebuilt as hooks run
 
 
 def _update_state(home, key: str, value) -> None:

@@ -204,13 +204,14 @@ class ColdStorage:
             if not os.path.isfile(path):
                 raise InputError(path, None, "not a regular file")
             raw = f.read()
+        from ..io.jsonl import loads
+
         try:
-            text = raw.decode("utf-8")
-            data = json.loads(text)
+            data = loads(raw.decode("utf-8"), path)
         except UnicodeDecodeError as e:
             raise InputError(path, None, f"corrupt cold-storage file: not UTF-8 ({e.reason})") from None
-        except json.JSONDecodeError as e:
-            raise InputError(path, e.lineno, f"corrupt cold-storage file: {e.msg}") from None
+        except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
+            raise InputError(path, e.line, f"corrupt cold-storage file: {e.reason}") from None
         if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
                 not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
             raise InputError(path, 1, "corrupt cold-storage file: not a chunk entry")

@@ -66,8 +66,7 @@ def to_pg(home, pg, note: Callable | None = None) -> MoveReport:
 
     sidx = sessions.index_path(home)
     if os.path.exists(sidx):
-        with open(sidx, encoding="utf-8") as f:
-            local = json.load(f)
+        local = sessions.load_local(home)
         with pg.sessions.edit() as idx:
             _merge_sessions(idx, local, rep)
     for sid, text, version in _local_states(home):
@@ -135,10 +134,7 @@ def to_embedded(home, pg, note: Callable | None = None) -> MoveReport:
     if remote:
         p = sessions.index_path(home)
         with locked(p):
-            local = {}
-            if os.path.exists(p):
-                with open(p, encoding="utf-8") as f:
-                    local = json.load(f)
+            local = sessions.load_local(home)
             _merge_sessions(local, remote, rep)
             atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
     from .session_state import safe_id
