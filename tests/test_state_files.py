@@ -59,8 +59,12 @@ def test_a_damaged_state_file_is_one_line_or_rebuilt(ctx_home, tmp_path, name, d
                                      "message": {"role": "user", "content": "hi"}}) + "\n")
             stdin = json.dumps({"hook_event_name": "UserPromptSubmit", "transcript_path": str(t), "session_id": "s",
                                 "cwd": str(tmp_path), "prompt": "hi"})
+        ws = os.environ["CTX_WORKSPACE"]
+        before = sorted(os.listdir(ws)) if os.path.isdir(ws) else []
         res = run(*cmd, input=stdin)
         _one_line_naming(res, path)
+        if res.code == 1:  # nothing else written either
+            assert (sorted(os.listdir(ws)) if os.path.isdir(ws) else []) == before, cmd
         if derived:
             assert res.code == 0, (cmd, res.stderr)
         elif damage not in ("wrong inside",) and not (name == "logs/drops.jsonl" and damage == "list"):

@@ -99,6 +99,7 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         opts.progress = progress
     from ..store import sessions
 
+    sessions.check(home)  # a damaged index fails the compaction before CONTEXT.md is written
     window = int(home.config.get("compact_window_mb") * (1 << 20))
     rep, tally = compact_stream(InputRecords(file, from_, skip_invalid), tok, opts, home, get_workspace(), window)
     if dry_run:

@@ -72,6 +72,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     if budget is not None:
         keep_at = budget_keep if budget_keep is not None else 1.01
     # the output is held back and goes out whole once the drop is logged: a failing drop prints nothing
+    from ..store import sessions
+
+    sessions.check(home)  # a damaged index fails the drop before any chunk is written
     pending = OutputSpool()
     try:
         run = drop_stream(home, InputRecords(file, from_, skip_invalid), resolve_tokenizer(None, None), cutoff,

@@ -74,6 +74,12 @@ def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]
     return commit(home, tally(records), source)
 
 
+def check(home) -> None:
+    """Raise the session index's damage now, before a command changes anything (drop, compact
+    write the index last: a damaged one found then would leave their other writes half done)."""
+    load(home)
+
+
 def commit(home, t, source: str | None = None) -> list[str]:
     """Write a SessionTally's sessions into the index: started, last activity, records, message
     count, title, and seed 004's agents, primary files and tags."""
