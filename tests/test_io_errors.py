@@ -78,10 +78,11 @@ def test_traceback_only_when_asked():
     assert "Traceback" in res.stderr and "stdin:1: invalid JSON" in res.stderr
 
 
-def test_writer_flushes_each_line(tmp_path):
-    """A downstream stage sees the first record before the input ends."""
+def test_writer_flushes_each_line_with_stream(tmp_path):
+    """With --stream a downstream stage sees the first record before the input ends (without it,
+    nothing is written before the whole input is read: tests/test_no_half_output.py)."""
     env = ctx_subprocess_env(tmp_path / "h")
-    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "--stream", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
     p.stdin.write(GOOD + "\n")
     p.stdin.flush()

@@ -12,8 +12,12 @@ from .common import InputRecords, home_option, input_options
 @input_options
 @click.option("--keep-meta", is_flag=True,
               help="Keep progress, file-history and other bookkeeping lines as event records.")
+@click.option("--stream", is_flag=True,
+              help="Write each record as soon as it is read (for a transcript still being written, "
+                   "`tail -f … | ctx import --stream`). Without it, nothing is written until the whole input "
+                   "has been read: a bad line N fails the import before its first byte.")
 @home_option
-def import_cmd(file, from_, skip_invalid, keep_meta):
+def import_cmd(file, from_, skip_invalid, keep_meta, stream):
     """Convert an agent transcript to ctx records (JSONL on stdout).
 
     Reads Claude Code, Codex, OpenAI messages (JSON or JSONL), SWE-agent
@@ -27,5 +31,9 @@ def import_cmd(file, from_, skip_invalid, keep_meta):
       ctx import run.traj --from swe-agent | ctx count
       cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
     """
+    records = InputRecords(file, from_, skip_invalid, keep_meta=keep_meta)
+    if stream:
+        Writer().write_all(records)
+        return
     with OutputSpool() as out:  # a bad line N fails the import before its first byte
-        Writer(out).write_all(InputRecords(file, from_, skip_invalid, keep_meta=keep_meta))
+        Writer(out).write_all(records)
