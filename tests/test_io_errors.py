@@ -59,8 +59,8 @@ def test_head_closes_pipe_quietly(tmp_path):
 
 def test_ctrl_c_exits_130(tmp_path):
     env = ctx_subprocess_env(tmp_path / "h")
-    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
+    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "--stream", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
     p.stdin.write(GOOD + "\n")
     p.stdin.flush()
     line = p.stdout.readline()  # the first record is out: we are mid-stream
