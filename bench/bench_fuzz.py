@@ -1,7 +1,7 @@
 """The long run of the suite's fuzzers (tests/test_any_json_in.py runs 60 fixed-seed examples):
 hostile JSON values in every record field through every stream command, hook payloads with
 wrong-typed fields for every handled event, and damaged state files (sessions.json, config.yaml,
-CONTEXT.md). Prints runs and internal errors per family; the goal is 0 internal errors.
+CONTEXT.md, hooks-state.json, maintain-state.json, the token-count cache, a log). Prints runs and internal errors per family; the goal is 0 internal errors.
 
     cd bench && ../.venv/bin/python bench_fuzz.py [--runs 300] [--seed 1]
 """
@@ -99,6 +99,11 @@ def main() -> None:
                                                        b"store: 5\n"]),
                   "CONTEXT.md": lambda r: rng.choice([b"# Context\n\xff\xfe\n", b"<!-- ctx:context v9 -->\n",
                                                       b"## Pending\n- [x\n" * 100])}
+        damaged_json = [b'{"a": ', b'{"a": NaN}', b"[" * 100_000 + b"]" * 100_000, b'{"a": ' + b"9" * 5000 + b"}",
+                        b'{"a": "\xff\xfe"}', b"[1, 2]", b'"x"', b"null",
+                        b'{"s": 5, "cl100k_base": {"k": "x", "j": -1}, "sessions": [1]}']
+        for name in ("hooks-state.json", "maintain-state.json", "cache/token-counts.json", "logs/drops.jsonl"):
+            states[name] = lambda r: rng.choice(damaged_json)
         for i in range(a.runs):
             name = rng.choice(list(states))
             path = os.path.join(ws if name == "CONTEXT.md" else home, name)
@@ -107,7 +112,8 @@ def main() -> None:
             with open(path, "wb") as f:
                 f.write(data if isinstance(data, bytes) else data.encode())
             cmd = rng.choice([("status", "-"), ("context", "show"), ("session", "list"), ("config", "validate"),
-                              ("prompt", "build"), ("compact", "--force", "-")])
+                              ("prompt", "build"), ("compact", "--force", "-"), ("maintain", "-"), ("drops",),
+                              ("count", "-"), ("stats", "drops")])
             extra = ["--workspace", ws] if cmd[0] in ("context", "prompt", "compact") else []
             res = run(*cmd, *extra, input=json.dumps(GOOD) + "\n")
             t = tally.setdefault("state files", [0, 0, []])

@@ -55,7 +55,7 @@ def make(kind: str = "message", **fields: Any) -> dict:
 def content_hash(*parts: Any) -> str:
     h = hashlib.sha256()
     for p in parts:
-        h.update(json.dumps(p, sort_keys=True, ensure_ascii=False).encode("utf-8"))
+        h.update(json.dumps(p, sort_keys=True, ensure_ascii=False).encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
     return h.hexdigest()
 
@@ -138,9 +138,18 @@ def validate(rec: Any) -> str | None:
 _LONE = re.compile("[\ud800-\udfff]")
 
 
+def unicode_text(s: str) -> str:
+    """`s` for a sink that takes only Unicode text (SQLite, a model's tokenizer): a lone
+    surrogate becomes U+FFFD there, as any UTF-8 decoder would make it. Records themselves keep
+    it: they carry it exactly (JSON writes it back as the `\\udXXX` escape it came in as)."""
+    return _LONE.sub("\ufffd", s) if _LONE.search(s) else s
+
+
 def _clean(v: Any) -> Any:
+    """`v` with `unicode_text` applied to every string in it (a hook payload: nothing of it is
+    given back to the agent byte for byte)."""
     if isinstance(v, str):
-        return _LONE.sub("\ufffd", v) if _LONE.search(v) else v
+        return unicode_text(v)
     if isinstance(v, list):
         out = [_clean(x) for x in v]
         return v if all(a is b for a, b in zip(out, v)) else out
@@ -151,10 +160,10 @@ def _clean(v: Any) -> Any:
 
 
 def sanitize(rec: Any) -> Any:
-    """A record every later stage can handle: a lone surrogate (half an emoji, as JavaScript's
-    JSON.stringify writes it) becomes U+FFFD as any UTF-8 decoder would make it, and tool-call
-    `arguments` given as an object become the JSON string the schema says."""
-    rec = _clean(rec)
+    """A record every later stage can handle: tool-call `arguments` given as an object become
+    the JSON string the schema says. A lone surrogate (half an emoji, as JavaScript's
+    JSON.stringify writes it) is kept as it is: the record goes out, into cold storage and back
+    with the same `\\udXXX` escape (`unicode_text` is for the sinks that cannot take it)."""
     calls = rec.get("tool_calls") if isinstance(rec, dict) else None
     if isinstance(calls, list) and any(isinstance(c, dict) and isinstance(c.get("function"), dict)
                                        and isinstance(c["function"].get("arguments"), (dict, list)) for c in calls):

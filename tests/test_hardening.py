@@ -263,6 +263,10 @@ def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
     res = run("drop", "--cutoff", "0.5", input=_session("again"))
     assert res.code == 1 and "sessions.json" in res.stderr
     assert p.read_text().startswith(p.read_text()[:10]) and len(p.read_text()) == 10  # left as it was
+    assert res.stdout == ""
+    chunks = sorted(str(c) for c in (ctx_home / "cold-storage").rglob("*.jsonl"))
+    assert run("drop", "--cutoff", "0.5", input=_session("again")).code == 1
+    assert sorted(str(c) for c in (ctx_home / "cold-storage").rglob("*.jsonl")) == chunks  # no chunk written
 
 
 @pytest.mark.embedded_only

@@ -15,9 +15,9 @@ def test_bad_line_names_file_and_line_and_writes_nothing_past_it(tmp_path):
     assert res.code == 1
     assert res.stderr.strip() == (f"Error: {p}:2: invalid JSON: Expecting property name enclosed in double "
                                   f"quotes (column 2) (hint: fix the line or pass --skip-invalid)")
-    assert res.records() == []  # a file is read whole first: a bad line fails it before anything is written
+    assert res.records() == []  # the output is held back: a bad line fails it before anything is written
     streamed = run("import", "-", input=p.read_text())
-    assert streamed.code == 1 and len(streamed.records()) == 1  # a stream: the line before the bad one only
+    assert streamed.code == 1 and streamed.stdout == ""  # stdin too: an error before the first byte
 
 
 def test_invalid_record_names_line(tmp_path):
@@ -59,8 +59,8 @@ def test_head_closes_pipe_quietly(tmp_path):
 
 def test_ctrl_c_exits_130(tmp_path):
     env = ctx_subprocess_env(tmp_path / "h")
-    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
+    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "--stream", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
     p.stdin.write(GOOD + "\n")
     p.stdin.flush()
     line = p.stdout.readline()  # the first record is out: we are mid-stream
@@ -78,10 +78,11 @@ def test_traceback_only_when_asked():
     assert "Traceback" in res.stderr and "stdin:1: invalid JSON" in res.stderr
 
 
-def test_writer_flushes_each_line(tmp_path):
-    """A downstream stage sees the first record before the input ends."""
+def test_writer_flushes_each_line_with_stream(tmp_path):
+    """With --stream a downstream stage sees the first record before the input ends (without it,
+    nothing is written before the whole input is read: tests/test_no_half_output.py)."""
     env = ctx_subprocess_env(tmp_path / "h")
-    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    p = subprocess.Popen([PY, "-m", "ctxkit", "import", "--stream", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
     p.stdin.write(GOOD + "\n")
     p.stdin.flush()

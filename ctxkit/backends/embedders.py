@@ -19,7 +19,7 @@ MINILM_ID = "all-MiniLM-L6-v2"
 
 
 def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def minilm_path() -> str | None:
@@ -116,6 +116,10 @@ class MiniLMEmbedder:
 
     def _encode(self, texts: Sequence[str]):
         import numpy as np
+
+        from ..records import unicode_text
+
+        texts = [unicode_text(t) for t in texts]  # the model's tokenizer takes Unicode text only
 
         if self.engine:
             parts, step = [], _slice(len(texts))

@@ -155,12 +155,13 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
     columns = [PUBLIC_KEYS.get(c, c) for c in columns] if columns else columns
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
+    from ..services.spool import OutputSpool
+
     if jq_expr:
         raw = click.get_current_context().meta.get("ctx.jq_raw", False)
-        w = sys.stdout
-        for item in apply_jq(jq_expr, rows):
-            w.write((item if raw and isinstance(item, str) else dumps(item)) + "\n")
-        w.flush()
+        with OutputSpool() as w:  # a failing jq expression or a damaged row prints nothing
+            for item in apply_jq(jq_expr, rows):
+                w.write((item if raw and isinstance(item, str) else dumps(item)) + "\n")
         return
     if want_table(table, as_json):
         rows = list(rows)
@@ -169,7 +170,8 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
             columns, heads = table_view(view, rows)
         click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads))
         return
-    Writer().write_all(rows)
+    with OutputSpool() as out:
+        Writer(out).write_all(rows)
 
 
 def report_options(f):

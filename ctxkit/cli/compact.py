@@ -12,6 +12,7 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.compact_options import options_from_config
 from ..services.compaction import compact_stream
+from ..services.spool import OutputSpool
 from .common import Share, note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
@@ -91,14 +92,16 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         opts.progress = progress
     from ..store import sessions
 
+    sessions.check(home)  # a damaged index fails the compaction before CONTEXT.md is written
     window = int(home.config.get("compact_window_mb") * (1 << 20))
     rep, tally = compact_stream(InputRecords(file, from_, skip_invalid), tok, opts, home, get_workspace(), window)
     if dry_run:
         _dry_run_report(rep, as_json, table, jq_expr, table_fmt)
         return
-    Writer().write_all(rep.records)  # the output first: a failure before here leaves no state behind
-    rep.commit()
-    sessions.commit(home, tally, file)
+    with OutputSpool() as out:  # held back until the state is written: a failure prints nothing
+        Writer(out).write_all(rep.records)
+        rep.commit()
+        sessions.commit(home, tally, file)
     if rep.acted:
         extra = f"; degraded: {rep.degraded}" if rep.degraded else ""
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"

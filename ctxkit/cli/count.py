@@ -107,7 +107,10 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     if truncate_to is not None:
         raise UsageProblem("-t/--truncate works on plain text; use `ctx truncate --budget N` for records")
     if per_record:
-        Writer().write_all(annotate(tok, inp))
+        from ..services.spool import OutputSpool
+
+        with OutputSpool() as out:
+            Writer(out).write_all(annotate(tok, inp))
         return
     total, records = total_tokens(tok, inp)
     _print_total(total, tok, records, as_json)

@@ -1,8 +1,6 @@
 """ctx drop (low-relevance chunks -> cold storage, a stub stays) and ctx drops (what was dropped)."""
 from __future__ import annotations
 
-import tempfile
-
 import click
 
 from .completion import complete_session
@@ -11,6 +9,7 @@ from ..core.timeutil import parse_since
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.dropping import Budget, commit, drop_stream
+from ..services.spool import OutputSpool
 from ..store import logs
 from ..store.cold import check_id
 from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options, session_prefix
@@ -72,34 +71,28 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     budget = Budget(free, to_tokens) if (free is not None or to_tokens is not None) else None
     if budget is not None:
         keep_at = budget_keep if budget_keep is not None else 1.01
-    # the output goes to a temporary file and out whole at the end: a failing drop prints nothing
-    with tempfile.TemporaryFile("w+", encoding="utf-8") as pending:
+    # the output is held back and goes out whole once the drop is logged: a failing drop prints nothing
+    from ..store import sessions
+
+    sessions.check(home)  # a damaged index fails the drop before any chunk is written
+    pending = OutputSpool()
+    try:
         run = drop_stream(home, InputRecords(file, from_, skip_invalid), resolve_tokenizer(None, None), cutoff,
                           keep_at, min_keep, Writer(pending), dry_run, budget, shrink)
         if dry_run:
+            pending.close()
             emit_listing(run.rows, table=table, as_json=False)
             return
         if run.disabled:
             click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
                        "keep the chunks)", err=True)
-        pending.seek(0)
-        _copy_out(pending)
-    commit(home, run, file, cutoff, keep_at, min_keep)
+        commit(home, run, file, cutoff, keep_at, min_keep)
+    except BaseException:
+        pending.close()
+        raise
+    pending.commit()
     note(f"ctx: dropped {run.dropped} of {run.total} chunks to cold storage, shrunk {run.shrunk}, flagged "
          f"{run.summarized} to summarize; {run.before} -> {run.after} tokens")
-
-
-def _copy_out(src) -> None:
-    import shutil
-    import sys
-
-    from ..errors import PipeClosed
-
-    try:
-        shutil.copyfileobj(src, sys.stdout, 1 << 20)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        raise PipeClosed() from None
 
 
 @click.command("drops")

@@ -15,6 +15,7 @@ import sys
 import click
 
 from ..errors import InputError
+from ..io.jsonl import loads
 from ..services import hooks as svc
 from .common import note, get_home, home_option, workspace_option
 
@@ -96,9 +97,9 @@ def claude_code(event):
     """
     raw = sys.stdin.read() if not sys.stdin.isatty() else ""
     try:
-        data = json.loads(raw) if raw.strip() else {}
-    except json.JSONDecodeError as e:
-        raise InputError("stdin", e.lineno, f"hook input is not JSON: {e.msg}") from None
+        data = loads(raw, "stdin") if raw.strip() else {}
+    except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
+        raise InputError("stdin", e.line, f"hook input is not JSON: {e.reason.removeprefix('invalid JSON: ')}") from None
     if not isinstance(data, dict):
         raise InputError("stdin", None, "hook input must be a JSON object")
     from ..records import hook_payload

@@ -4,18 +4,20 @@ from __future__ import annotations
 import click
 
 from ..io.jsonl import Writer
+from ..services.spool import OutputSpool
 from .common import InputRecords, home_option, input_options
-
-
-BUFFER_MAX = 64 << 20  # larger files stream (constant memory); a late bad line then cuts the output short
 
 
 @click.command("import")
 @input_options
 @click.option("--keep-meta", is_flag=True,
               help="Keep progress, file-history and other bookkeeping lines as event records.")
+@click.option("--stream", is_flag=True,
+              help="Write each record as soon as it is read (for a transcript still being written, "
+                   "`tail -f … | ctx import --stream`). Without it, nothing is written until the whole input "
+                   "has been read: a bad line N fails the import before its first byte.")
 @home_option
-def import_cmd(file, from_, skip_invalid, keep_meta):
+def import_cmd(file, from_, skip_invalid, keep_meta, stream):
     """Convert an agent transcript to ctx records (JSONL on stdout).
 
     Reads Claude Code, Codex, OpenAI messages (JSON or JSONL), SWE-agent
@@ -30,8 +32,8 @@ def import_cmd(file, from_, skip_invalid, keep_meta):
       cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
     """
     records = InputRecords(file, from_, skip_invalid, keep_meta=keep_meta)
-    import os
-
-    if file not in (None, "-") and os.path.isfile(file) and os.path.getsize(file) <= BUFFER_MAX:
-        records = list(records)  # read whole first: a bad line fails the import before anything is written
-    Writer().write_all(records)
+    if stream:
+        Writer().write_all(records)
+        return
+    with OutputSpool() as out:  # a bad line N fails the import before its first byte
+        Writer(out).write_all(records)

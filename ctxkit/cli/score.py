@@ -8,6 +8,7 @@ from ..core.timeutil import parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, score_stream
+from ..services.spool import OutputSpool
 from .common import note, InputRecords, emit_listing, get_home, home_option, input_options
 from .progress import progress_bar
 
@@ -78,7 +79,8 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
         records = _auto_recover(home, records, q, name, cfg.get("auto_recover_min_score"),
                                 cfg.get("auto_recover_max_chunks"))
-    run = score_stream(home, records, query, name, when, Writer(), make_embedder, query_from, explain)
+    with OutputSpool() as out:
+        run = score_stream(home, records, query, name, when, Writer(out), make_embedder, query_from, explain)
     if explain:
         note(f"ctx: query: {' '.join(run.query.split())[:200]}")
         emit_listing(run.rows, table=table, as_json=False)

@@ -14,6 +14,7 @@ from ..core.timeutil import now_iso
 from ..errors import CtxError
 from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer
+from ..services.spool import OutputSpool
 from ..sources.workspace import ContextFile
 from ..store import sessions
 from ..store.backend import open_store
@@ -116,7 +117,8 @@ def restore(session_id, last_n):
         note(f"ctx: no stored state for {session_id}; CONTEXT.md belongs to {ctx.state.get('session')}, "
              f"left as it was")
         ctx = Context()
-    out = Writer()
+    held = OutputSpool()  # the tail is read before anything is printed: a bad line in it prints nothing
+    out = Writer(held)
     if ctx.task or any(ctx.sections.values()):
         out.write(summary_record(Context(task=ctx.task, sections=ctx.sections, latest=ctx.latest), session_id,
                                  now_iso(), {"restored_from": state_file(home, session_id).path if restored
@@ -146,3 +148,4 @@ def restore(session_id, last_n):
         out.write_all(tail)
     elif last_n:
         note("ctx: the session's transcript is not known (no source in the index)")
+    held.commit()

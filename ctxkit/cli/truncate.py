@@ -7,7 +7,7 @@ from ..backends.tokenizers import annotate
 from ..core.groups import iter_groups
 from ..core.truncate import STRATEGIES, group_size, group_size_importance, truncate_sizes
 from ..io.jsonl import Writer
-from ..services.spool import GroupSpool
+from ..services.spool import GroupSpool, OutputSpool
 from .common import note, InputRecords, get_home, home_option, input_options
 from .count import resolve_tokenizer, tokenizer_options
 from .status import budget_options, resolve_budget
@@ -50,10 +50,11 @@ def truncate(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, re
         from ..sources.tools_registry import load_registry, schema_tokens
 
         tools = schema_tokens(tok, load_registry(tools_file))
-    with GroupSpool(group_size if min_importance is None else group_size_importance) as spool:
+    with GroupSpool(group_size if min_importance is None else group_size_importance) as spool, \
+            OutputSpool() as held:
         spool.extend(iter_groups(annotate(tok, InputRecords(file, from_, skip_invalid), reuse=True)))
         keep = truncate_sizes(spool.info, max(0, limit - tools), strategy, min_importance)
-        out = Writer()
+        out = Writer(held)
         kept_tokens = 0
         for group in spool.groups(keep):
             for rec in group:

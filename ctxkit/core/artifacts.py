@@ -54,7 +54,7 @@ def _parse_args(raw) -> dict | str:
     try:
         v = json.loads(raw)
         return v if isinstance(v, dict) else raw
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return raw
 
 

@@ -89,7 +89,7 @@ def manifest_packages(path: str, text: str) -> list[str]:
 
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):
             return []
         return [k for sec in ("dependencies", "devDependencies", "peerDependencies")
                 for k in (data.get(sec) or {}) if isinstance(data, dict)]
@@ -135,7 +135,7 @@ def _call_paths(recs: list[dict]) -> dict:
             if isinstance(args, str):
                 try:
                     args = json.loads(args)
-                except ValueError:
+                except (ValueError, RecursionError):
                     args = {}
             if isinstance(args, dict):
                 p = next((args[k] for k in ("file_path", "path", "filename") if isinstance(args.get(k), str)), None)

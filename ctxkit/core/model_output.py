@@ -49,7 +49,7 @@ def parse_output(text: str) -> dict:
             obj = json.loads(m.group(0))
             if isinstance(obj, dict):
                 return obj
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             pass
     out: dict = {"task": "", **{k: [] for k in SECTIONS}}
     current = None

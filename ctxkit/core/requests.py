@@ -31,8 +31,10 @@ REMINDER = re.compile(r"<system-reminder>.*?(</system-reminder>|\Z)", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 COMMAND_TAG = re.compile(r"<command-(name|message|args)>.*?</command-\1>", re.S)
 END_MARKER = re.compile(r"(?<!#)#{2,}\s*(STOP|END|TRANSFER|DONE)\s*#{2,}", re.I)
+# `(?=(\W*))\1` is an atomic `\W*` (the phrases all start with a word character): a long run of
+# punctuation is read once, not backtracked over once per phrase
 CONFIRMATION = re.compile(
-    r"^\W*(y|n|yes|no|yep|nope|ok|okay|k|sure|thanks|thank you|thank you very much|thx|ty|cool|nice|great|"
+    r"^(?=(\W*))\1(y|n|yes|no|yep|nope|ok|okay|k|sure|thanks|thank you|thank you very much|thx|ty|cool|nice|great|"
     r"perfect|done|go|go ahead|proceed|lgtm|sounds good|good|fine|right|correct|exit|quit|bye|goodbye|"
     r"(?:that'?s|this is) (?:all|it)|(?:thank you|thanks),? (?:for|that'?s) [\w\s']{0,40}|"
     r"no,? (?:thanks|thank you)|y/n|a|d|s|all|none)\W*$", re.I)

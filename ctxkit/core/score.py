@@ -49,12 +49,23 @@ class Weights:
     superseded: float = 0.0
 
 
+IMPORTANCE_HEAD, IMPORTANCE_TAIL = 40_000, 10_000  # characters of one record the cues are looked for in
+
+
+def importance_slice(text: str) -> str:
+    """The part of a record's text its importance cues are looked for in: the head and the tail
+    of a long one (a 10 MB tool output costs what 50 KB of it does)."""
+    if len(text) <= IMPORTANCE_HEAD + IMPORTANCE_TAIL:
+        return text
+    return text[:IMPORTANCE_HEAD] + "\n" + text[-IMPORTANCE_TAIL:]
+
+
 def record_importance(rec: dict) -> float:
     """Seed 004's heuristics: role base, boosts for decisions, code, 'remember this', errors."""
     fl = R.flags(rec)
     if "important" in fl or "pinned" in fl:
         return 1.0
-    text = rec.get("content") or ""
+    text = importance_slice(rec.get("content") or "")
     base = ROLE_BASE.get(rec.get("role") or "", 0.4)
     if "thinking" in fl or "reasoning" in fl:
         base = 0.3

@@ -23,7 +23,7 @@ def _args(call: dict) -> dict:
     if isinstance(a, str):
         try:
             a = json.loads(a)
-        except ValueError:
+        except (ValueError, RecursionError):
             return {}
     return a if isinstance(a, dict) else {}
 

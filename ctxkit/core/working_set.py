@@ -33,7 +33,7 @@ from .requests import CONFIRMATION, NOT_USER_FLAGS, brief, request_text
 
 # A request that only says "keep going": it names nothing to score against.
 CONTINUATION = re.compile(
-    r"^\W*(?:please\s+)?(?:continue|go on|keep going|carry on|proceed|resume|next|go for it|do it|"
+    r"^(?=(\W*))\1(?:please\s+)?(?:continue|go on|keep going|carry on|proceed|resume|next|go for it|do it|"
     r"yes,? (?:continue|go on|please|do it)|ok(?:ay)?,? (?:continue|go on|proceed|do it)|"
     r"continue (?:please|where you left off|with (?:the|that|it|this)(?: task| work)?)|"
     r"(?:please )?keep (?:at it|working)|what'?s next\??|and\??|more)\W*$", re.I)
@@ -47,7 +47,7 @@ RECENT_WRITES = 8      # files written or edited most recently
 TEXT_CAP = 20_000      # characters of one record read for terms
 
 
-CONTINUE_START = re.compile(r"^\W*(?:please\s+|ok(?:ay)?,?\s+|yes,?\s+)?(?:continue|go on|keep going|carry on|proceed|"
+CONTINUE_START = re.compile(r"^(?=(\W*))\1(?:please\s+|ok(?:ay)?,?\s+|yes,?\s+)?(?:continue|go on|keep going|carry on|proceed|"
                             r"resume)\b", re.I)
 
 

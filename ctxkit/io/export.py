@@ -127,7 +127,7 @@ def _args_obj(call: dict) -> dict:
         return a
     try:
         v = json.loads(a) if a else {}
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return {"arguments": a}
     return v if isinstance(v, dict) else {"arguments": v}
 

@@ -143,17 +143,21 @@ def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
 
 
-def loads(text: str):
+def loads(text: str, name: str = "-"):
     """json.loads for untrusted text: NaN/Infinity, numbers past 4,300 digits and nesting past
-    the recursion limit are a clear InputError, never an internal one."""
+    the recursion limit are a clear InputError, never an internal one. With the `name` of a
+    whole file, the error names the file and the line in it."""
+    line = None
     try:
         return json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as e:
-        raise InputError("-", None, f"invalid JSON: {e.msg} (column {e.colno})") from None
+        line = e.lineno if name != "-" else None
+        reason = f"invalid JSON: {e.msg} (column {e.colno})"
     except RecursionError:
-        raise InputError("-", None, "invalid JSON: nested too deeply") from None
+        reason = "invalid JSON: nested too deeply"
     except ValueError as e:
-        raise InputError("-", None, f"invalid JSON: {str(e).split(';')[0]}") from None
+        reason = f"invalid JSON: {str(e).split(';')[0]}"
+    raise InputError(name, line, reason)
 
 
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,

@@ -170,7 +170,8 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
 
 
 def commit(home, run: DropRun, source: str | None, cutoff: float, keep_at: float, min_keep: int) -> None:
-    """After the output is out: the session index and the compaction log."""
+    """Once every chunk is in cold storage, before the output goes out: the session index and the
+    compaction log."""
     from ..store import sessions
 
     sessions.commit(home, run.tally, source)

@@ -154,12 +154,9 @@ def _state_path(home) -> str:
 
 
 def _read_state(home) -> dict:
-    p = _state_path(home)
-    try:
-        d = json.load(open(p, encoding="utf-8")) if os.path.exists(p) else {}
-    except (ValueError, OSError):
-        d = {}
-    return d if isinstance(d, dict) else {}
+    from ..store.atomic import load_json
+
+    return load_json(_state_path(home), "hook state", default={}, derived=True)  # rebuilt as hooks run
 
 
 def _update_state(home, key: str, value) -> None:
@@ -385,7 +382,7 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
         state = own_state(home, target)
         if state is not None and (state.task or any(state.sections.values())):
             body = _condensed(home, state)
-            digest = hashlib.sha256(body.encode()).hexdigest()[:16]
+            digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
             key = f"injected:{target.session}"
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)

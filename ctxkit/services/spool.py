@@ -21,7 +21,7 @@ class GroupSpool:
 
     def extend(self, groups: Iterable[list[dict]]) -> "GroupSpool":
         for g in groups:
-            data = json.dumps(g, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            data = json.dumps(g, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
             self._at.append((self._f.tell(), len(data)))
             self._f.write(data)
             self.info.append(self._make(g))
@@ -41,7 +41,7 @@ class GroupSpool:
     def group(self, i: int) -> list[dict]:
         off, n = self._at[i]
         self._f.seek(off)
-        return json.loads(self._f.read(n))
+        return json.loads(self._f.read(n).decode("utf-8", "surrogatepass"))
 
     def groups(self, indices: Iterable[int]) -> Iterator[list[dict]]:
         for i in indices:
@@ -81,3 +81,77 @@ class LineSpool(GroupSpool):
 
     def group(self, i: int) -> list[dict]:
         return [json.loads(x) for x in self.lines(i)]
+
+
+class OutputSpool:
+    """What a command prints, held back until it has succeeded: in memory up to `mem` bytes,
+    then in an anonymous temp file (mode 0600, gone on close), so memory stays bounded
+    whatever the output's size. `commit()` copies it to `dest` (stdout); leaving the `with`
+    on an exception discards it, so a command that fails — a bad input line N, a store
+    that will not open, an interrupt — prints nothing at all (an error before the first
+    byte). Text is stored as UTF-8; what the stream cannot encode (a lone surrogate) is
+    written as its backslash escape, as ctx's stdout does."""
+
+    MEM = 16 << 20
+
+    def __init__(self, dest=None, mem: int | None = None):
+        self._f = tempfile.SpooledTemporaryFile(max_size=self.MEM if mem is None else mem, mode="w+b")
+        self._dest = dest
+        self.size = 0
+
+    def write(self, s: str) -> int:
+        data = s.encode("utf-8", "backslashreplace")
+        self._f.write(data)
+        self.size += len(data)
+        return len(s)
+
+    def flush(self) -> None:  # the whole output goes out at once, on success
+        pass
+
+    @property
+    def spilled(self) -> bool:
+        """True once the output outgrew memory and went to the temp file."""
+        return bool(getattr(self._f, "_rolled", False))
+
+    def commit(self) -> None:
+        """Copy what was written to `dest` (default: stdout) and close. A reader that went
+        away (`ctx … | head`) is PipeClosed, as for any ctx output."""
+        import shutil
+        import sys
+
+        from ..errors import PipeClosed
+
+        dest = self._dest if self._dest is not None else sys.stdout
+        self._f.seek(0)
+        try:
+            buf = getattr(dest, "buffer", None)
+            if buf is not None:
+                dest.flush()
+                shutil.copyfileobj(self._f, buf, 1 << 20)
+                buf.flush()
+            else:  # a text-only stream (tests, StringIO): decoded a block at a time
+                import codecs
+
+                dec = codecs.getincrementaldecoder("utf-8")()
+                while True:
+                    block = self._f.read(1 << 20)
+                    dest.write(dec.decode(block, final=not block))
+                    if not block:
+                        break
+            dest.flush()
+        except BrokenPipeError:
+            raise PipeClosed() from None
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._f.close()
+
+    def __enter__(self) -> "OutputSpool":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.close()

@@ -5,29 +5,40 @@ import json
 import os
 
 from ..errors import InputError
+from ..io.jsonl import loads
 
 
 def load_registry(path: str) -> list[dict]:
     """A list of tool schemas from a JSON/YAML file (a list, or {"tools": [...]}, or {name: schema})."""
     if not os.path.exists(path):
         raise InputError(path, None, "no such file")
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
+    with open(path, "rb") as f:
+        raw = f.read()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "not UTF-8 text",
+                         hint="re-save the file as UTF-8") from None
+    if not path.endswith((".yaml", ".yml")):
+        data = loads(text, path)  # bad JSON, NaN, nesting too deep: the file and line
+    else:
+        data = None
     try:
         if path.endswith((".yaml", ".yml")):
             import yaml
 
             data = yaml.safe_load(text)
-        else:
-            data = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise InputError(path, e.lineno, f"invalid JSON: {e.msg}") from None
+    except RecursionError:
+        raise InputError(path, None, "invalid YAML: nested too deeply") from None
     except Exception as e:  # yaml errors
         mark = getattr(e, "problem_mark", None)
         raise InputError(path, mark.line + 1 if mark else None, f"invalid YAML: {e}") from None
     if isinstance(data, dict) and isinstance(data.get("tools"), list):
         data = data["tools"]
     elif isinstance(data, dict):
+        bad = next((k for k, v in data.items() if v is not None and not isinstance(v, dict)), None)
+        if bad is not None:
+            raise InputError(path, None, f"tool {bad!r}: expected an object (its schema)")
         data = [{"type": "function", "function": {"name": k, **(v or {})}} for k, v in data.items()]
     if not isinstance(data, list):
         raise InputError(path, None, "expected a list of tool schemas")

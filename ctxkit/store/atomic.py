@@ -99,6 +99,9 @@ def open_checked(path: str, mode: str = "r", **kw):
     return os.fdopen(fd, mode, **kw)
 
 
+NOT_UTF8 = "not UTF-8 text"
+
+
 def read_text(path: str) -> str:
     """A text file ctx keeps (CONTEXT.md, MEMORY.md, an identity file), through `open_checked`;
     bytes that are not UTF-8 are an error naming the file and line, never an internal error."""
@@ -111,8 +114,46 @@ def read_text(path: str) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "not UTF-8 text",
+        raise InputError(path, raw.count(b"\n", 0, e.start) + 1, NOT_UTF8,
                          hint="re-save the file as UTF-8") from None
+
+
+_KIND = {dict: "object", list: "array", str: "string"}
+
+
+def load_json(path: str, what: str, *, expect: type = dict, default=None, derived: bool = False):
+    """The one checked loader for a JSON file ctx keeps (session index, hook and maintain state,
+    caches, a chunk file): read through `open_checked` (no links, a regular file), UTF-8, parsed
+    with `io.jsonl.loads` (NaN, nesting too deep, a 5,000-digit number refused) and of the type
+    `expect`. A missing file is `default`. Damage is one InputError naming the file and the
+    line ("damaged WHAT: …"); for a `derived` file (a cache or a state ctx rebuilds as it goes),
+    `default` instead, and the next write replaces the damaged file."""
+    from ..errors import InputError
+    from ..io.jsonl import loads
+
+    if not os.path.lexists(path):
+        return default
+    try:
+        text = read_text(path)  # a link or a folder in its place is refused as such, derived or not
+    except FileNotFoundError:
+        return default
+    except InputError as e:
+        if e.reason != NOT_UTF8:
+            raise
+        text, damage = None, e
+    try:
+        if text is None:
+            raise damage
+        data = loads(text, path)
+        if not isinstance(data, expect):
+            raise InputError(path, 1, f"expected a JSON {_KIND.get(expect, expect.__name__)}, "
+                                      f"got {type(data).__name__}")
+    except InputError as e:
+        if derived:
+            return default
+        raise InputError(path, e.line, f"damaged {what}: {e.reason}",
+                         hint="fix or delete the file by hand; ctx leaves it as it is") from None
+    return data
 
 
 def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redacted: bool = False) -> None:
@@ -192,7 +233,7 @@ def append_line(path: str, line: str) -> None:
     with locked(path):
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
         try:
-            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8"))
+            os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8", "backslashreplace"))
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -45,7 +45,7 @@ def safe_component(value: str) -> str:
     """A path component for an id that came from data: the id itself when safe, else a hash."""
     if value and SAFE.match(value) and ".." not in value:
         return value
-    return "x-" + hashlib.sha256((value or "").encode()).hexdigest()[:16]
+    return "x-" + hashlib.sha256((value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def entry_text(entry: dict) -> str:
@@ -204,13 +204,14 @@ class ColdStorage:
             if not os.path.isfile(path):
                 raise InputError(path, None, "not a regular file")
             raw = f.read()
+        from ..io.jsonl import loads
+
         try:
-            text = raw.decode("utf-8")
-            data = json.loads(text)
+            data = loads(raw.decode("utf-8"), path)
         except UnicodeDecodeError as e:
             raise InputError(path, None, f"corrupt cold-storage file: not UTF-8 ({e.reason})") from None
-        except json.JSONDecodeError as e:
-            raise InputError(path, e.lineno, f"corrupt cold-storage file: {e.msg}") from None
+        except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
+            raise InputError(path, e.line, f"corrupt cold-storage file: {e.reason}") from None
         if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
                 not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
             raise InputError(path, 1, "corrupt cold-storage file: not a chunk entry")
@@ -285,6 +286,12 @@ class ColdStorage:
               file=sys.stderr)
 
     def _row(self, entry: dict, path: str, text: str) -> tuple:
+        from ..records import unicode_text
+
+        # SQLite takes Unicode text only: a lone surrogate is U+FFFD in the index (the chunk file keeps it)
+        return tuple(unicode_text(v) if isinstance(v, str) else v for v in self._fields(entry, path, text))
+
+    def _fields(self, entry: dict, path: str, text: str) -> tuple:
         return (entry["session_id"], entry["chunk_id"], os.path.relpath(path, self.root), entry.get("timestamp"),
                entry.get("dropped_at"),
                entry.get("tokens"), entry.get("relevance_score"), entry.get("drop_reason"),
@@ -314,7 +321,7 @@ class ColdStorage:
             db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
             db.execute("DELETE FROM chunks WHERE rowid=?", old)
         cur = db.execute("INSERT INTO chunks VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
-        db.execute("INSERT INTO chunks_text(rowid, text) VALUES (?, ?)", (cur.lastrowid, text))
+        db.execute("INSERT INTO chunks_text(rowid, text) VALUES (?, ?)", (cur.lastrowid, row[11]))
 
     def reindex(self, bad: list | None = None) -> int:
         """Rebuild the index from the files (the files are the truth), whatever state the index

@@ -7,7 +7,25 @@ import hashlib
 import json
 import os
 
+from ..errors import InputError
+
 MAX_ENTRIES = 20_000
+
+
+def _load(path: str) -> dict:
+    from .atomic import load_json
+
+    try:
+        return load_json(path, "token-count cache", default={}, derived=True)
+    except InputError:  # a link or a folder in its place: counted afresh, never written through
+        return {}
+
+
+def _counts(d) -> dict:
+    """A tokenizer's cached counts, those of the wrong type left out (they are counted again)."""
+    if not isinstance(d, dict):
+        return {}
+    return {k: v for k, v in d.items() if type(v) is int and v >= 0}
 
 
 class CountCache:
@@ -17,11 +35,7 @@ class CountCache:
         self.name = tok.name
         self.data: dict = {}
         self.dirty = False
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                self.data = json.load(f).get(self.name, {})
-        except (OSError, ValueError, AttributeError):
-            self.data = {}
+        self.data = _counts(_load(self.path).get(self.name))
 
     @staticmethod
     def key(text: str) -> str:
@@ -51,12 +65,8 @@ class CountCache:
         from .atomic import atomic_write, locked
 
         with locked(self.path):
-            try:
-                with open(self.path, encoding="utf-8") as f:
-                    allc = json.load(f)
-            except (OSError, ValueError):
-                allc = {}
-            mine = {**allc.get(self.name, {}), **self.data}
+            allc = _load(self.path)
+            mine = {**_counts(allc.get(self.name)), **self.data}
             if len(mine) > MAX_ENTRIES:
                 mine = dict(list(mine.items())[-MAX_ENTRIES:])
             allc[self.name] = mine

@@ -8,6 +8,7 @@ from typing import Iterator
 
 from ..core.timeutil import now_iso, parse_ts
 from ..errors import InputError
+from ..io.jsonl import BAD_UTF8, loads
 from .atomic import append_line
 from .home import LOG_NAMES, Home
 
@@ -44,12 +45,12 @@ def read(home: Home, name: str, since: datetime | None = None) -> Iterator[dict]
     if store is not None:
         yield from _events(store.logs.lines(name), f"{store.where} log {name}", since)
         return
-    from .atomic import no_links
+    from .atomic import open_checked
 
-    path = no_links(home.log_path(name))
-    if not os.path.exists(path):
+    path = home.log_path(name)
+    if not os.path.lexists(path):
         return
-    with open(path, encoding="utf-8") as f:
+    with open_checked(path, "r", encoding="utf-8", errors="surrogateescape") as f:
         yield from _events(f, path, since)
 
 
@@ -57,10 +58,14 @@ def _events(lines, path: str, since: datetime | None) -> Iterator[dict]:
     for lineno, line in enumerate(lines, 1):
         if not line.strip():
             continue
+        if BAD_UTF8.search(line):
+            raise InputError(path, lineno, "not UTF-8 text")
         try:
-            ev = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputError(path, lineno, f"invalid JSON: {e.msg}") from None
+            ev = loads(line)
+        except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
+            raise InputError(path, lineno, e.reason) from None
+        if not isinstance(ev, dict):
+            raise InputError(path, lineno, f"a log line must be a JSON object, got {type(ev).__name__}")
         if since is not None:
             ts = parse_ts(ev.get("timestamp"))
             if ts is None or ts < since:

@@ -89,8 +89,7 @@ def to_pg(home, pg, note: Callable | None = None, workspace: str | None = None) 
 
     sidx = sessions.index_path(home)
     if os.path.exists(sidx):
-        with open(sidx, encoding="utf-8") as f:
-            local = json.load(f)
+        local = sessions.load_local(home)
         box: dict = {}
 
         def merge(idx):  # run again when a dropped connection retries the edit: counted once
@@ -168,10 +167,7 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
     if remote:
         p = sessions.index_path(home)
         with locked(p):
-            local = {}
-            if os.path.exists(p):
-                with open(p, encoding="utf-8") as f:
-                    local = json.load(f)
+            local = sessions.load_local(home)
             _merge_sessions(local, remote, rep)
             atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
     from .session_state import safe_id

@@ -20,14 +20,14 @@ class FileRunState:
     def hold(self, name: str, key: str):
         """The entry `key` of the `name` state (a dict, changed in place), under the file's lock
         for the whole block; written atomically on exit when it changed."""
-        from .atomic import atomic_write, locked
+        from .atomic import atomic_write, load_json, locked
 
         p = self.path(name)
         with locked(p):
-            from .atomic import read_text
-
-            state = json.loads(read_text(p)) if os.path.exists(p) else {}
-            entry = dict(state.get(key, {}))
+            # a damaged one is read as empty (the policy runs again) and rewritten
+            state = load_json(p, f"{name} state", default={}, derived=True)
+            entry = state.get(key)
+            entry = dict(entry) if isinstance(entry, dict) else {}
             before = json.dumps(entry, sort_keys=True)
             yield entry
             if json.dumps(entry, sort_keys=True) != before:

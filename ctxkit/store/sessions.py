@@ -14,27 +14,19 @@ def index_path(home) -> str:
 
 
 def load(home) -> dict:
-    from .atomic import no_links
     from .backend import shared
 
     if shared(home) is not None:
         return shared(home).sessions.load()
 
-    p = no_links(index_path(home))
-    if not os.path.exists(p):
-        return {}
-    with open(p, encoding="utf-8", errors="strict") as f:
-        try:
-            data = json.load(f)
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            from ..errors import InputError
+    return load_local(home)
 
-            raise InputError(p, getattr(e, "lineno", None), f"damaged session index: {e}",
-                             hint="fix or delete the file by hand; ctx leaves it as it is") from None
-    if not isinstance(data, dict):
-        from ..errors import InputError
 
-        raise InputError(p, 1, "damaged session index: expected a JSON object")
+def load_local(home) -> dict:
+    """The session index in the home's own file (sessions.json), whatever the store."""
+    from .atomic import load_json, no_links
+
+    data = load_json(no_links(index_path(home)), "session index", default={})
     return {k: _entry(v) for k, v in data.items() if isinstance(v, dict)}  # derived: a bad entry is rebuilt
 
 
@@ -79,6 +71,12 @@ def tally(records: Iterable[dict], into=None):
 def touch(home, records: Iterable[dict], source: str | None = None) -> list[str]:
     """Fold a stream's sessions into the index (locked read-modify-write)."""
     return commit(home, tally(records), source)
+
+
+def check(home) -> None:
+    """Raise the session index's damage now, before a command changes anything (drop, compact
+    write the index last: a damaged one found then would leave their other writes half done)."""
+    load(home)
 
 
 def commit(home, t, source: str | None = None) -> list[str]:

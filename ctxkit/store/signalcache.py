@@ -26,6 +26,8 @@ def path_for(cache_dir: str, session: str | None) -> str:
 
 def load(path: str, fingerprint: str) -> dict:
     """The cached entries ({chunk hash: entry}), or {} when absent, stale or unreadable."""
+    if not os.path.exists(path):  # nothing cached yet: no lock file either (a failed run leaves nothing)
+        return {}
     try:
         with locked(path, shared=True):
             with open_checked(path, "rb") as f:

@@ -187,7 +187,7 @@ def _failed(output: str) -> bool:
         return m.group(1) != "0"
     try:
         o = json.loads(output)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return False
     ec = (o.get("metadata") or {}).get("exit_code") if isinstance(o, dict) else None
     return ec not in (None, 0)
