@@ -90,7 +90,9 @@ def test_detail_grows_with_the_budget(tmp_path):
     recs = span_of(corpus(A0Y))
     small = compact(recs, 3599, tmp_path / "a", "--summary-tokens", "2400")[0]
     big = compact(recs, 6000, tmp_path / "b", "--summary-tokens", "6000")[0]
-    assert len(re.findall(r"and \d+ more", small)) > len(re.findall(r"and \d+ more", big))
+    detail = lambda t: sum(len(section(t, h)) for h in steps(t))  # noqa: E731
+    assert detail(big) > detail(small) * 1.2  # the richer budget is spent on the steps
+    assert len(re.findall(r"and \d+ more", small)) >= len(re.findall(r"and \d+ more", big))
     assert all(section(small, h).strip() for h in steps(small))  # every step keeps its core lines
 
 
@@ -165,3 +167,9 @@ def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(su
     assert "at 1 of the 2 places" in fc.describe()
     _twins(fc, "<th>Session name</th>\n<th>Hidden</th>", "<th>Session name</th>\n<th>Status</th>\n<th>Hidden</th>", lines)
     assert "places" not in fc.describe()  # both places have it now
+
+
+def test_next_step_names_the_places_an_insertion_did_not_reach(summaries):
+    nxt = section(summaries[A0Y], "Next step")
+    assert ("check whether `<th>Status</th>` also belongs after `<th>Session</th>` at the other 2 places in "
+            "`lib/spotter_web/live/pane_list_live.ex` (added at 1 of 3)") in nxt

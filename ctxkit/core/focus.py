@@ -345,9 +345,13 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
     lacking = unmet_done_items(f, dod) if f.uncommitted else []
     left = untouched_outputs(story, f) if f.uncommitted else []
-    if left or lacking:
+    # an insertion made at one place of a line the file repeats (a column added to one of two tables)
+    twins = [f"check whether `{line}` also belongs after `{anchor}` at the other {places - done} place"
+             f"{'s' if places - done > 1 else ''} in `{short_path(fc.path, story.cwd)}` (added at {done} of {places})"
+             for fc in f.uncommitted for (anchor, line), (places, done) in fc.twins.items() if done < places]
+    if left or lacking or twins:
         todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
-               [f"{d.rstrip('.')} (nothing changed since the last commit touches it)" for d in lacking]
+               twins[:2] + [f"{d.rstrip('.')} (nothing changed since the last commit touches it)" for d in lacking]
         out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
     if dod:
         out.append(f"Check `{f.item}` against its Definition of Done: " +
