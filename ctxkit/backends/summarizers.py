@@ -98,43 +98,28 @@ class LlamaSummarizer:
         return max(500, room * 3)  # ~3 characters per token, conservatively
 
     def generate(self, span_text: str, timeout_s: float, progress=None) -> Generation:
-        deadline = time.monotonic() + timeout_s
+        prompts = [(PROMPT, f"Notes:\n{chunk}", OUTPUT_TOKENS)
+                   for chunk in split_text(span_text, self._budget_chars())]
+        texts: list = []
         start = time.monotonic()
-        texts, completion = [], 0
-
-        for chunk in split_text(span_text, self._budget_chars()):
-            if time.monotonic() > deadline:
-                raise SummarizerTimeout(f"llama summarizer timed out after {timeout_s:.0f}s")
-            # Streamed, so the deadline is checked after every token and generation stops there.
-            stream = self.llm.create_chat_completion(
-                messages=[{"role": "system", "content": PROMPT},
-                          {"role": "user", "content": f"Notes:\n{chunk}"}],
-                temperature=0.0, max_tokens=OUTPUT_TOKENS, seed=0, stream=True,
-                response_format={"type": "json_object", "schema": SCHEMA})
-            parts = []
-            for piece in stream:
-                delta = piece["choices"][0].get("delta") or {}
-                if delta.get("content"):
-                    parts.append(delta["content"])
-                    completion += 1
-                    if progress and completion % 8 == 0:
-                        progress(completion)
-                if time.monotonic() > deadline:
-                    raise SummarizerTimeout(f"llama summarizer timed out after {timeout_s:.0f}s")
-            texts.append("".join(parts))
+        completion = self.answer_each(prompts, timeout_s, lambda i, t: texts.append(t), progress,
+                                      response_format={"type": "json_object", "schema": SCHEMA})
         return Generation(texts, completion, time.monotonic() - start)
 
-    def answer_each(self, prompts: list, timeout_s: float, on_answer=None, progress=None) -> int:
-        """Answer each (system, user, max_tokens) prompt in turn, as plain text; `on_answer(i, text)`
-        gets each as it is done. Returns the completion tokens; raises at the time limit."""
+    def answer_each(self, prompts: list, timeout_s: float, on_answer=None, progress=None,
+                    response_format: dict | None = None) -> int:
+        """Answer each (system, user, max_tokens) prompt in turn; `on_answer(i, text)` gets each as
+        it is done. Returns the completion tokens; raises at the time limit."""
         deadline = time.monotonic() + timeout_s
         completion = 0
         for i, (system, user, max_tokens) in enumerate(prompts):
             if time.monotonic() > deadline:
                 raise SummarizerTimeout(f"llama summarizer timed out after {timeout_s:.0f}s")
+            # Streamed, so the deadline is checked after every token and generation stops there.
             stream = self.llm.create_chat_completion(
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                temperature=0.0, max_tokens=max_tokens, seed=0, stream=True)
+                temperature=0.0, max_tokens=max_tokens, seed=0, stream=True,
+                **({"response_format": response_format} if response_format else {}))
             parts = []
             for piece in stream:
                 delta = piece["choices"][0].get("delta") or {}

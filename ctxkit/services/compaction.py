@@ -42,6 +42,7 @@ class Options:
     context_window: int = 0   # config's context_window (0: from the model named in the transcript)
     task: str | None = None   # the session's first request, when the caller saw it (windowed runs)
     latest: str | None = None  # ... and its latest
+    prose: bool = True        # a model summarizer may rewrite Current work, Next step and Steps as prose
 
 
 @dataclass
@@ -330,7 +331,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
                for i, g in enumerate(groups))
     prose = None
-    if opts.summarizer in ("llama", "openai") and not rep.model_down:
+    if opts.summarizer in ("llama", "openai") and opts.prose and not rep.model_down:
         def prose(ctx: C.Context, count) -> None:
             rewrite_prose(ctx, count, opts, rep)
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
@@ -448,7 +449,9 @@ def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report
     cur = next(windows, [])
     for nxt in windows:
         # everything but the newest group, into a summary as rich as summary_target_tokens allows
-        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30))
+        # (no prose: the last window's summary is the one a reader gets)
+        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30),
+                        prose=False)
         rep = compact(carried + cur, tok, inner, home, workspace)
         before += rep.tokens_before - sum(r.get("tokens") or 0 for r in carried)
         groups += rep.groups_total - len(carried)
