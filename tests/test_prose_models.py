@@ -6,6 +6,7 @@ budget never depend on the model. `openai` runs against a fake OpenAI-compatible
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -75,11 +76,14 @@ class FakeOpenAI:
                 data = json.dumps({"choices": [{"message": {"role": "assistant", "content": text}}],
                                    "usage": {"completion_tokens": len(text.split())}}
                                   if status == 200 else {"error": {"message": text}}).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass   # the client gave up (its time limit)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -115,11 +119,11 @@ def span():
     return "".join(json.dumps(r) + "\n" for r in recs[:cut])
 
 
-def compact_with(ctx_home, tmp_path, span, base=None):
+def compact_with(ctx_home, tmp_path, span, base=None, timeout_s=60):
     """`ctx compact` of the span in a home of its own (ctx_home/NAME), with the fake server or without."""
     home = ctx_home / tmp_path.name
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.yaml").write_text((f"openai_base_url: {base}\n" if base else "") + "summary_timeout_s: 60\n")
+    (home / "config.yaml").write_text((f"openai_base_url: {base}\n" if base else "") + f"summary_timeout_s: {timeout_s}\n")
     args = ["compact", "--force", "--budget", BUDGET, "--summary-tokens", BUDGET, "--workspace", tmp_path]
     res = run(*args, *(["--summarizer", "openai"] if base else []), input=span, env={"CTX_HOME": str(home)})
     assert res.code == 0, res.stderr
@@ -207,6 +211,23 @@ def test_a_server_error_keeps_every_bullet_says_so_and_exits_0(ctx_home, tmp_pat
     line = next(x for x in res.stderr.splitlines() if "sections as prose" in x)
     assert "openai rewrote 0 of" in line and "HTTP 500" in line
     assert len([p for p in server.prompts if not p.get("response_format")]) == 1   # stopped at the first error
+
+
+def test_a_model_too_slow_for_the_time_limit_keeps_every_bullet(ctx_home, tmp_path, span, extractive):
+    def answer(system, user, body):
+        if decisions_json(body):
+            return 200, decisions_json(body)
+        time.sleep(6)   # past summary_timeout_s
+        return 200, joined(_notes(user)[1])
+
+    server = FakeOpenAI(answer)
+    try:
+        res, summ = compact_with(ctx_home, tmp_path / "openai", span, server.base, timeout_s=3)
+    finally:
+        server.close()
+    assert sections(summ["content"]) == sections(extractive["content"])
+    line = next(x for x in res.stderr.splitlines() if "sections as prose" in x)
+    assert "openai rewrote 0 of" in line and "timed out" in line
 
 
 def test_an_unreachable_server_is_asked_once_and_changes_nothing(ctx_home, tmp_path, span, extractive):
