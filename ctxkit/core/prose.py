@@ -103,8 +103,14 @@ def required(bullets: list[str]) -> set[str]:
     return {a.strip(".,;:") for a in out if a.strip(".,;:")}
 
 
-def _stem(w: str) -> str:
-    return w[:5] if len(w) > 5 else w
+def _known(vocab: set) -> set:
+    """Every word of `vocab` and its 4- and 5-letter beginnings: another form of a word the
+    bullets use (`edit` for `edited`, `committing` for `committed`) is not a new word."""
+    return vocab | {w[:4] for w in vocab if len(w) >= 4} | {w[:5] for w in vocab if len(w) >= 5}
+
+
+def _is_known(w: str, known: set, vocab: set) -> bool:
+    return w in known or (len(w) >= 5 and (w[:5] in known or w[:4] in vocab))
 
 
 def _statuses(text: str) -> set[str]:
@@ -145,7 +151,7 @@ def check(prose: str, bullets: list[str], facts: str = "") -> Checked:
         return Checked(None, "empty answer")
     source = "\n".join(bullets) + "\n" + facts
     vocab = set(WORD.findall(source.lower()))
-    stems = {_stem(w) for w in vocab}
+    known = _known(vocab)
     said = _statuses(source)
     for s in sents:
         if _commentary(s, source):
@@ -154,8 +160,8 @@ def check(prose: str, bullets: list[str], facts: str = "") -> Checked:
         bad = [a for a in bad if not any(a != x and a in x for x in bad)]   # the longest form of each
         if bad:
             return Checked(None, f"adds {', '.join(bad[:3])}")
-        new = [w for w in WORD.findall(s.lower()) if w not in vocab and w not in ALLOW
-               and not w.isdigit() and _stem(w) not in stems and len(w) > 2]
+        new = [w for w in WORD.findall(s.lower()) if w not in ALLOW and not w.isdigit() and len(w) > 2
+               and not _is_known(w, known, vocab)]
         if new:
             return Checked(None, f"adds the words {', '.join(new[:3])}")
         flipped = sorted(x for x in _statuses(s) if x not in said)

@@ -25,6 +25,7 @@ class ProseRun:
     fell_back: list = field(default_factory=list)   # (section name, reason)
     error: str | None = None                        # why the model stopped early, if it did
     completion_tokens: int = 0
+    asked: list = field(default_factory=list)       # the sections put to the model, in order
 
     def note(self, model: str) -> str:
         """One line for stderr: how many sections fell back, and why."""
@@ -65,6 +66,7 @@ def rewrite(ctx: C.Context, model, timeout_s: float, count) -> ProseRun:
                      (PROSE_PROMPT, user, min(400, cost + 48))))
     if not jobs:
         return run
+    run.asked = [j[0] for j in jobs]
     if timeout_s <= 0:
         run.error = "no time left within summary_timeout_s"
         answers = None
