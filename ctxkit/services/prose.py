@@ -50,8 +50,8 @@ def rewrite(ctx: C.Context, model, timeout_s: float, count) -> ProseRun:
     from ..store import redaction
 
     run = ProseRun()
-    facts = "\n".join(x for x in (ctx.task, ctx.latest) if x)
-    jobs = []   # (section, bullets, trailing notes, prompt)
+    facts = "\n".join(x for x in (ctx.task, ctx.latest) if x)   # the request
+    jobs = []   # (section, bullets, trailing notes, the bullets' tokens, prompt)
     for name in prose_sections(ctx):
         items = ctx.sections[name]
         bullets = [i.text for i in items if not NOT_SHOWN.match(i.text)]
@@ -79,7 +79,7 @@ def rewrite(ctx: C.Context, model, timeout_s: float, count) -> ProseRun:
         if text is None:
             run.fell_back.append((name, "no answer"))
             continue
-        got = check(text, bullets, facts)
+        got = check(text, bullets, facts + "\n" + name)   # the model saw the heading too
         if got.text is None:
             run.fell_back.append((name, got.reason))
             continue
