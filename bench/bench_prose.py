@@ -65,6 +65,7 @@ def main(argv=None):
     ap.add_argument("--openai", metavar="BASE_URL")
     ap.add_argument("--model", default="")
     ap.add_argument("--gguf")
+    ap.add_argument("--session", default="", help="only sessions whose file name contains this")
     a = ap.parse_args(argv)
     from ctxkit.backends.summarizers import IsolatedLlama, OpenAISummarizer
     from ctxkit.backends.tokenizers import resolve_tokenizer
@@ -73,6 +74,8 @@ def main(argv=None):
 
     tok = resolve_tokenizer(None, None)
     for name, span, budget in spans():
+        if a.session not in name:
+            continue
         body = extractive_summary(span, budget).split("---\n", 1)[1].split("\n## After this summary")[0]
         ctx = C.parse(body)
         before = {n: [i.text for i in ctx.sections[n]] for n in prose_sections(ctx)}
