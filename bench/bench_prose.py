@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 def spans():
     """(name, the records before Claude's /compact as JSONL, Claude's summary token count) per session."""
-    from ctxkit.backends.tokenizers import resolve_tokenizer
+    from ctxkit.cli.count import resolve_tokenizer
 
     tok = resolve_tokenizer(None, None)
     for p in sorted(CORPUS.glob("claude-code_*_session.jsonl")):
@@ -68,7 +68,7 @@ def main(argv=None):
     ap.add_argument("--session", default="", help="only sessions whose file name contains this")
     a = ap.parse_args(argv)
     from ctxkit.backends.summarizers import IsolatedLlama, OpenAISummarizer
-    from ctxkit.backends.tokenizers import resolve_tokenizer
+    from ctxkit.cli.count import resolve_tokenizer
     from ctxkit.core import context_md as C
     from ctxkit.services.prose import prose_sections, rewrite
 
