@@ -25,9 +25,9 @@ sys.path.insert(0, str(ROOT))
 
 def spans():
     """(name, the records before Claude's /compact as JSONL, Claude's summary token count) per session."""
-    from ctxkit.cli.count import resolve_tokenizer
+    from ctxkit.backends.tokenizers import get_tokenizer
 
-    tok = resolve_tokenizer(None, None)
+    tok = get_tokenizer()
     for p in sorted(CORPUS.glob("claude-code_*_session.jsonl")):
         out = subprocess.run([sys.executable, "-m", "ctxkit", "import", str(p)], capture_output=True, text=True,
                              env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout
@@ -68,11 +68,11 @@ def main(argv=None):
     ap.add_argument("--session", default="", help="only sessions whose file name contains this")
     a = ap.parse_args(argv)
     from ctxkit.backends.summarizers import IsolatedLlama, OpenAISummarizer
-    from ctxkit.cli.count import resolve_tokenizer
+    from ctxkit.backends.tokenizers import get_tokenizer
     from ctxkit.core import context_md as C
     from ctxkit.services.prose import prose_sections, rewrite
 
-    tok = resolve_tokenizer(None, None)
+    tok = get_tokenizer()
     for name, span, budget in spans():
         if a.session not in name:
             continue
