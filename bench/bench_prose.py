@@ -44,7 +44,8 @@ def extractive_summary(span: str, budget: int) -> str:
                    CTX_SUMMARY_TARGET_TOKENS=str(budget))
         out = subprocess.run([sys.executable, "-m", "ctxkit", "compact", "--force", "--budget", str(budget)],
                              input=span, capture_output=True, text=True, env=env, check=True).stdout
-    return next(json.loads(x)["content"] for x in out.splitlines() if '"kind": "summary"' in x)
+    recs = [json.loads(x) for x in out.splitlines() if x.strip()]
+    return next(r["content"] for r in recs if r.get("kind") == "summary")
 
 
 class Recording:
