@@ -32,7 +32,7 @@ def _paths_all_in_source(ctx_text: str, source: str):
 
 def test_llama_smollm2_compaction_is_verified(ctx_home):
     ctx_home.mkdir(parents=True, exist_ok=True)
-    (ctx_home / "config.yaml").write_text("summary_timeout_s: 1800\n")  # half of it for Decisions/Facts: a slow machine must not flake it
+    (ctx_home / "config.yaml").write_text("summary_timeout_s: 1800\n")  # a slow machine must not flake it
     stream = "".join(json.dumps(r) + "\n" for r in SMALL)
     res = run("compact", "--budget", "60", "--force", "--summarizer", "llama", input=stream)
     assert res.code == 0, res.stderr
