@@ -1,5 +1,5 @@
 """What a model summarizer's prose is worth: for each Claude Code session of the corpus that holds
-a /compact, the extractive summary of the span Claude summarized (at Claude's own token count),
+a /compact, the extractive summary of the span Claude summarized (at --budget tokens, about Claude's),
 then the model's answer for each Current work / Next step / Step section and whether the check
 kept it (and why not). Prints one JSON line per session, and with -v each answer.
 
@@ -24,10 +24,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def spans():
-    """(name, the records before Claude's /compact as JSONL, Claude's summary token count) per session."""
-    from ctxkit.backends.tokenizers import get_tokenizer
-
-    tok = get_tokenizer()
+    """(name, the records before Claude's /compact as JSONL) per session."""
     for p in sorted(CORPUS.glob("claude-code_*_session.jsonl")):
         out = subprocess.run([sys.executable, "-m", "ctxkit", "import", str(p)], capture_output=True, text=True,
                              env=dict(os.environ, PYTHONPATH=str(ROOT)), check=True).stdout
@@ -35,7 +32,7 @@ def spans():
         cut = next((i for i, r in enumerate(recs) if r.get("kind") == "summary"), None)
         if cut is None:
             continue
-        yield p.name, "".join(json.dumps(r) + "\n" for r in recs[:cut]), tok.count(recs[cut].get("content") or "")
+        yield p.name, "".join(json.dumps(r) + "\n" for r in recs[:cut])
 
 
 def extractive_summary(span: str, budget: int) -> str:
@@ -67,6 +64,7 @@ def main(argv=None):
     ap.add_argument("--model", default="")
     ap.add_argument("--gguf")
     ap.add_argument("--session", default="", help="only sessions whose file name contains this")
+    ap.add_argument("--budget", type=int, default=3200, help="the summary's tokens (about Claude's /compact)")
     a = ap.parse_args(argv)
     from ctxkit.backends.summarizers import IsolatedLlama, OpenAISummarizer
     from ctxkit.backends.tokenizers import get_tokenizer
@@ -74,9 +72,10 @@ def main(argv=None):
     from ctxkit.services.prose import prose_sections, rewrite
 
     tok = get_tokenizer()
-    for name, span, budget in spans():
+    for name, span in spans():
         if a.session not in name:
             continue
+        budget = a.budget
         body = extractive_summary(span, budget).split("---\n", 1)[1].split("\n## After this summary")[0]
         ctx = C.parse(body)
         before = {n: [i.text for i in ctx.sections[n]] for n in prose_sections(ctx)}
