@@ -32,7 +32,7 @@ def _paths_all_in_source(ctx_text: str, source: str):
 
 def test_llama_smollm2_compaction_is_verified(ctx_home):
     ctx_home.mkdir(parents=True, exist_ok=True)
-    (ctx_home / "config.yaml").write_text("summary_timeout_s: 900\n")  # a slow machine must not flake it
+    (ctx_home / "config.yaml").write_text("summary_timeout_s: 1800\n")  # a slow machine must not flake it
     stream = "".join(json.dumps(r) + "\n" for r in SMALL)
     res = run("compact", "--budget", "60", "--force", "--summarizer", "llama", input=stream)
     assert res.code == 0, res.stderr
@@ -84,7 +84,7 @@ def smollm_server(tmp_path_factory):
 def test_openai_summarizer_against_a_real_local_server(ctx_home, smollm_server):
     ctx_home.mkdir(parents=True, exist_ok=True)
     (ctx_home / "config.yaml").write_text(f"openai_base_url: {smollm_server}\nopenai_model: smollm2\n"
-                                          "summary_timeout_s: 900\n")
+                                          "summary_timeout_s: 1800\n")
     stream = "".join(json.dumps(r) + "\n" for r in SMALL)
     res = run("compact", "--budget", "60", "--force", "--summarizer", "openai", input=stream)
     assert res.code == 0, res.stderr

@@ -61,6 +61,16 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     exploration and an aider chat each get the section they need (Fix, Customer records
     and Actions, Findings, Aider requests), picked by the transcript's shape.
 
+    With --summarizer llama or openai, the model may also rewrite the summary's Current
+    work, Next step and each Step as a few sentences, one short prompt per section with
+    exactly that section's bullets. The prose is kept only if no sentence names a path,
+    identifier, number, commit hash, command, quote or word the bullets lack or flips a
+    status ("not committed"), it drops no path, commit hash, work item or error, and it
+    costs no more tokens than the bullets; otherwise that section keeps its bullets, and
+    stderr says how many sections fell back and why. Headings, order and budget are the
+    same with or without a model. The model shares summary_timeout_s (its Decisions/Facts
+    pass may use half).
+
     \b
     Examples:
       ctx compact s.jsonl --budget 8000 > compacted.jsonl

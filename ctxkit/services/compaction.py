@@ -42,6 +42,7 @@ class Options:
     context_window: int = 0   # config's context_window (0: from the model named in the transcript)
     task: str | None = None   # the session's first request, when the caller saw it (windowed runs)
     latest: str | None = None  # ... and its latest
+    prose: bool = True        # a model summarizer may rewrite Current work, Next step and Steps as prose
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Report:
     notes: list = field(default_factory=list)
     pending: list = field(default_factory=list)   # state writes, run by commit() after the output
     config_used: str = ""                         # seed 003: the knobs this run acted on
+    model_seconds: float = 0.0                    # time the model has used (within summary_timeout_s)
+    model_down: bool = False                      # the model could not be reached or run: not asked again
+    prose: object = None                          # services.prose.ProseRun: sections the model rewrote
 
     def defer(self, fn) -> None:
         self.pending.append(fn)
@@ -89,6 +93,9 @@ class Report:
             d["model_bullets_discarded"] = self.discarded_bullets
         if self.tokens_per_s is not None:
             d["tokens_per_s"] = self.tokens_per_s
+        if self.prose is not None:
+            d["prose_sections"] = len(self.prose.rewritten)
+            d["prose_fallbacks"] = len(self.prose.fell_back)
         return d
 
 
@@ -118,6 +125,7 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options,
         report.summarizer = "truncate"
         return C.Context(task=latest_request(all_records)), None
     if opts.summarizer in ("llama", "openai"):
+        started = time.monotonic()
         try:
             model_ctx = model_bullets(span, all_records, opts, report)
             merged = C.Context(task=facts.task, latest=facts.latest,
@@ -128,7 +136,13 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options,
             report.summarizer = opts.summarizer
             return merged, model_ctx
         except Exception as e:  # noqa: BLE001 - any model failure degrades, never aborts
+            from ..errors import CtxError
+
             report.degraded = f"{opts.summarizer} failed: {str(e)[:200]}; used extractive"
+            # unreachable, crashed or not installed: not asked again for prose (too slow: it may still fit)
+            report.model_down = isinstance(e, CtxError) and type(e).__name__ != "SummarizerTimeout"
+        finally:
+            report.model_seconds += time.monotonic() - started
     report.summarizer = "extractive"
     return facts, None
 
@@ -142,7 +156,8 @@ def model_bullets(span: list[dict], all_records: list[dict], opts: Options, repo
     source = "\n".join(chunk_text([r]) for r in span)
     d = distill(span, all_records)
     brief_in = model_input(d)
-    gen = _model_summarizer(opts).generate(brief_in, opts.timeout_s)
+    # half the time limit at most: the prose of where the work stands (rewrite_prose) comes after
+    gen = _model_summarizer(opts).generate(brief_in, opts.timeout_s / 2)
     report.tokens_per_s = gen.tokens_per_s
     merged = C.Context()
     for text in gen.texts:
@@ -313,6 +328,10 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     last = max(set(span_idx) | set(covered), default=-1)
     tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
                for i, g in enumerate(groups))
+    prose = None
+    if opts.summarizer in ("llama", "openai") and opts.prose and not rep.model_down:
+        def prose(ctx: C.Context, count) -> None:
+            rewrite_prose(ctx, count, opts, rep)
     out: list[dict] = []
     at = None   # where the summary goes: in place of the first summarized group
     raw_cap = max(60, int(opts.budget * opts.preserve_ratio) // 12)
@@ -330,7 +349,11 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     kept_tokens = sum(r.get("tokens") or 0 for r in out)
     target = summary_budget(opts, kept_tokens)
     summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail)
+                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail,
+                         prose=prose)
+    summ["meta"]["summarizer"] = rep.summarizer   # the model may have rewritten sections as prose
+    if rep.degraded:
+        summ["meta"]["degraded"] = rep.degraded
     out.insert(at, summ)
     over_budget_note(out, summ, opts, rep)
     if span_idx and not opts.dry_run:
@@ -427,7 +450,9 @@ def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report
     cur = next(windows, [])
     for nxt in windows:
         # everything but the newest group, into a summary as rich as summary_target_tokens allows
-        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30))
+        # (no prose: the last window's summary is the one a reader gets)
+        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30),
+                        prose=False)
         rep = compact(carried + cur, tok, inner, home, workspace)
         before += rep.tokens_before - sum(r.get("tokens") or 0 for r in carried)
         groups += rep.groups_total - len(carried)
@@ -571,10 +596,12 @@ AFTER = ("\n\n## After this summary\n- The most recent records follow as they we
 
 def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
                   session, ts: str, meta: dict, tok, target: int, task: str = "",
-                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False) -> dict:
+                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False,
+                  prose=None) -> dict:
     """The summary record: the replaced groups distilled and written to fill `target` tokens
     (the header included). Bullets of an earlier summary in the stream, and a model's verified
-    bullets, join the candidates."""
+    bullets, join the candidates; `prose(ctx, count)`, when given, may then rewrite sections in
+    place within the tokens they already had."""
     from ..backends.tokenizers import count_records
     from ..core.distill import Fact, distill
     from ..core.writeup import write
@@ -621,6 +648,8 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
     ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0)),
                 count)
+    if prose is not None:
+        prose(ctx, count)
     if workspace_ctx is not None:  # workspace-level state (goals, constraints, pinned) rides along
         for name in ("Goals", "Constraints", "Pinned"):
             if workspace_ctx.sections.get(name):
@@ -634,6 +663,28 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     n = count_records(tok, [summ])[0]
     summ["tokens"], summ["tokenizer"] = n, tok.name
     return summ
+
+
+def rewrite_prose(ctx: C.Context, count, opts: Options, rep: Report) -> None:
+    """The model rewrites the summary's Current work, Next step and Step sections as prose where
+    it can do so faithfully (services.prose); the rest keep their bullets, and stderr says why."""
+    from .prose import rewrite
+
+    started = time.monotonic()
+    try:
+        run = rewrite(ctx, _model_summarizer(opts), opts.timeout_s - rep.model_seconds, count)
+    except Exception as e:  # noqa: BLE001 - the bullets stay; the run goes on
+        rep.notes.append(f"{opts.summarizer}: no section rewritten as prose: {str(e)[:200]}")
+        return
+    finally:
+        rep.model_seconds += time.monotonic() - started
+    rep.prose = run
+    if run.rewritten or run.fell_back:
+        rep.notes.append(run.note(opts.summarizer))
+    if run.rewritten and rep.summarizer != opts.summarizer:
+        rep.summarizer = opts.summarizer
+        if rep.degraded and "survived verification" in rep.degraded:
+            rep.degraded = f"{opts.summarizer}: no Decisions/Facts bullet survived verification (extractive ones used)"
 
 
 def _finish(rep: Report, home, started: float, opts: Options) -> Report:
