@@ -595,6 +595,7 @@ class Story:
     answers: list = field(default_factory=list)        # (question, answer) the user gave to the agent's questions
     paths_seen: list = field(default_factory=list)     # every file the span read or wrote, in first-seen order
     installs: bool = False                             # an install command ran (it changes the manifests)
+    memo: dict = field(default_factory=dict)           # answers computed once per story (writeup's name index)
 
 
 def _name(call: dict) -> str:

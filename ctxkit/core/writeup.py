@@ -405,16 +405,26 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     if names:
         base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
 
-        changed_paths = {p for e in steps for p in e.files}  # not the plan file, not temporary files
-        texts = {p: "\n".join(t) for p, t in (story.texts if story is not None else {}).items() if p in changed_paths}
+        # answered once per story: write() tries several detail levels over the same span
+        memo = story.memo.setdefault("where", {}) if story is not None else {}
+        texts = memo.get(None)
+        if texts is None:
+            changed_paths = {p for e in steps for p in e.files}  # not the plan file, not temporary files
+            texts = memo[None] = {p: "\n".join(t) for p, t in (story.texts if story is not None else {}).items()
+                                  if p in changed_paths and not TEMP_PATH.search(p)}
 
         def where(n: str) -> str:
+            if n not in memo:
+                memo[n] = _where(n)
+            return memo[n]
+
+        def _where(n: str) -> str:
             last = n.rsplit(".", 1)[-1]
             snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
             if snake in base and snake != last:
                 return f"`{n}` (`{base[snake]}`)"
             rx = re.compile(rf"(?<![\w.]){re.escape(n)}(?!\w)")
-            used_in = [p.rsplit("/", 1)[-1] for p, t in texts.items() if not TEMP_PATH.search(p) and rx.search(t)]
+            used_in = [p.rsplit("/", 1)[-1] for p, t in texts.items() if rx.search(t)]
             return f"`{n}` (in {', '.join(f'`{u}`' for u in _uniq_list(used_in)[:2])})" if used_in else f"`{n}`"
         # a bare name tells a successor nothing: only names with the file that defines or uses them
         names = [n for n in names if where(n) != f"`{n}`"]
