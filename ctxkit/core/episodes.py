@@ -344,6 +344,8 @@ class FileChange:
                     parts.append(f"{label} {self._names(names, cap)}")
         for kind, label in (("key", "map keys"), ("assign", "assigns"), ("option", "options"), ("var", "CSS variables")):
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
+            if kind == "key" and len(got) > 12:
+                continue  # a change that builds that many keys is moving data around, not defining a shape
             if got:
                 fmt = (lambda x: f"`:{x}`") if kind in ("option", "assign") else (lambda x: f"`{x}`")
                 k = min(cap, 10)
