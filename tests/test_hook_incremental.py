@@ -1,3 +1,4 @@
+import pytest
 """Hooks read a growing transcript once: the lines appended since the session's last read are
 parsed, the rest comes from the cache, and the records are exactly those of a full read; a
 transcript rewritten, truncated or replaced is read whole again."""
@@ -10,6 +11,8 @@ from ctxkit.io.adapters import open_records
 from ctxkit.io.jsonl import Source
 from ctxkit.services import hooks, transcripts
 from ctxkit.store.home import Home
+
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 SMALL = "claude-code_spotter_491e126e_session.jsonl"
 

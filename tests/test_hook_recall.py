@@ -1,3 +1,4 @@
+import pytest
 """UserPromptSubmit recall from cold storage through the hook, at the default
 hook_recall_min_score: a dropped chunk that matches the new prompt comes back, one that does
 not (or shares a word or two with it) stays out."""
@@ -5,6 +6,8 @@ import json
 import subprocess
 
 from conftest import run
+
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 SID = "5e55c0de-0000-4000-8000-00000000aaaa"
 

@@ -1,3 +1,4 @@
+import pytest
 """A lone surrogate (an emoji cut in half: JavaScript's JSON.stringify writes `\\ud83d`) is kept
 exactly: it goes through every stage, into cold storage and back as the same `\\udXXX` escape,
 never U+FFFD and never a crash. Only sinks that take Unicode text alone (the SQLite index, a
@@ -6,6 +7,8 @@ import json
 import os
 
 from conftest import run
+
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 HALF = "\\ud83d"   # as it stands in the JSON line
 LOW = "\\udc00"

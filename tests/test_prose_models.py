@@ -14,6 +14,8 @@ import pytest
 from conftest import corpus, run
 from ctxkit.core.prose import check, required
 
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
+
 SESSION = "claude-code_spotter_8463c716_session.jsonl"
 BUDGET = 3200
 HASH = re.compile(r"\b[0-9a-f]{7}\b")

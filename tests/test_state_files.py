@@ -10,6 +10,8 @@ import pytest
 
 from conftest import run
 
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
+
 GOOD = json.dumps({"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"})
 DAMAGE = {
     "bad json": b'{"a": ',

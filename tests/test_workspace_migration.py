@@ -1,3 +1,4 @@
+import pytest
 """State an older ctx kept in the one shared workspace ($CTX_HOME/workspace) moves, once, to
 the folder of the project it belongs to; nothing is overwritten or lost, and the personal
 layer (SOUL.md, USER.md, AGENTS.md) stays."""
@@ -8,6 +9,8 @@ import subprocess
 from conftest import run
 
 from ctxkit.sources.workspace import project_dir
+
+pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 OLD = """<!-- ctx:context v1 version=3 updated=2026-10-01T10:00:00Z session={sid} -->
 # Context
