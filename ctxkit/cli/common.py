@@ -58,8 +58,10 @@ def input_options(f):
 class InputRecords:
     """Records from FILE in any format, reporting skipped lines on stderr at the end."""
 
-    def __init__(self, file: str, from_: str = "auto", skip_invalid: bool = False, keep_meta: bool = False):
+    def __init__(self, file: str, from_: str = "auto", skip_invalid: bool = False, keep_meta: bool = False,
+                 memo=None):
         self.source = Source(file)
+        self.memo = memo  # io.seen.LineMemo: lines known clean come as Seen records
         self.skipped: list[int] = []
         self.from_ = from_
         self.skip_invalid = skip_invalid
@@ -70,7 +72,7 @@ class InputRecords:
         self.source.max_chars = int(home.config.get("max_record_mb") * (1 << 20))
         try:
             yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
-                                    skip_invalid=self.skip_invalid, skipped=self.skipped)
+                                    skip_invalid=self.skip_invalid, skipped=self.skipped, memo=self.memo)
         finally:
             self.report()
 

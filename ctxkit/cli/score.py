@@ -7,7 +7,7 @@ from ..core.requests import last_request
 from ..core.timeutil import parse_ts
 from ..errors import UsageProblem
 from ..io.jsonl import Writer
-from ..services.scoring import is_score_event, score_stream
+from ..services.scoring import is_score_event, line_memo, score_stream
 from ..services.spool import OutputSpool
 from .common import note, InputRecords, emit_listing, get_home, home_option, input_options
 from .progress import progress_bar
@@ -71,7 +71,8 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
         if when is None:
             raise UsageProblem(f"--now: not an ISO-8601 time: {now_!r}")
     name = cfg.get("embedder", embedder)
-    records = InputRecords(file, from_, skip_invalid)
+    memo = None if auto_recover else line_memo(home)
+    records = InputRecords(file, from_, skip_invalid, memo=memo)
     if auto_recover:  # recovery splices chunks into the stream: it needs the query and the list first
         records = [r for r in records if not is_score_event(r)]
         q = query or last_request(records)
@@ -80,7 +81,8 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
         records = _auto_recover(home, records, q, name, cfg.get("auto_recover_min_score"),
                                 cfg.get("auto_recover_max_chunks"))
     with OutputSpool() as out:
-        run = score_stream(home, records, query, name, when, Writer(out), make_embedder, query_from, explain)
+        run = score_stream(home, records, query, name, when, Writer(out), make_embedder, query_from, explain,
+                           memo)
     if explain:
         note(f"ctx: query: {' '.join(run.query.split())[:200]}")
         emit_listing(run.rows, table=table, as_json=False)

@@ -161,8 +161,9 @@ def loads(text: str, name: str = "-"):
 
 
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,
-                    skipped: list | None = None) -> Iterator[tuple[int, object]]:
-    """Yield (line_number, parsed) for each non-blank line; blank lines are skipped."""
+                    skipped: list | None = None, memo=None) -> Iterator[tuple[int, object]]:
+    """Yield (line_number, parsed) for each non-blank line; blank lines are skipped. With a
+    `memo` (io.seen.LineMemo), a line it knows clean is yielded as its `Seen` record, unparsed."""
     source.allow_bad = source.allow_long = True
     for lineno, line in enumerate(source.lines(), 1):
         source.lineno = lineno
@@ -181,8 +182,15 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                              hint="fix the line or pass --skip-invalid")
         if not line.strip():
             continue
+        if memo is not None:
+            obj = memo.seen(line)
+            if obj is not None:
+                yield lineno, obj
+                continue
         try:
             obj = loads(line)
+            if memo is not None:
+                memo.note(obj, line)
             del line  # parsed: only the object stays alive while the consumer works
         except InputError as e:
             if skip_invalid:

@@ -81,8 +81,16 @@ SCORE_FIELDS = ("score", "score_parts")
 E_NEWEST, E_TIME, E_TERMS, E_READS, E_WRITES, E_IMPORTANCE, E_STATS, E_OPS, E_FOUND = range(9)
 
 
+def line_memo(home):
+    """The table of input lines known clean (io.seen) a warm `ctx score` skips reading again,
+    tagged like the signal cache (the code's and the redaction settings' fingerprint)."""
+    from ..io.seen import LineMemo
+
+    return LineMemo(home.cache_dir, fingerprint(), SCORE_EVENT)
+
+
 def score_stream(home, records, query: str | None, embedder_name: str, when, out, make_embedder,
-                 query_from: str = "focus", explain: bool = False) -> ScoreRun:
+                 query_from: str = "focus", explain: bool = False, memo=None) -> ScoreRun:
     """Write a score event, then every record with `score` and `score_parts` on each chunk's
     records, to `out`. `query` None: from `query_from`: "focus" (what the agent is doing:
     latest real request, open plan item, intention, files in play) or "last-user" (the newest
@@ -97,8 +105,15 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
     there is printed from its spooled lines without being parsed or redacted again. Only a
     chunk whose records redaction left unchanged is cached (so the cache holds nothing
     redaction would have removed, and a cached chunk needs no redaction); the cache is tagged
-    with the code's and the redaction settings' fingerprint."""
+    with the code's and the redaction settings' fingerprint.
+
+    `records` may hold `Seen` records (io.seen: input lines `memo` knew clean, read unparsed):
+    they are parsed from their line only when a chunk's signals are not cached; `memo` keeps
+    the lines of this run for the next (not with `explain`)."""
+    import json
+
     from ..core.bm25 import doc_stats
+    from ..io.seen import Seen
     from ..core.score import chunk_importance, chunk_score
     from ..io.jsonl import dumps
     from ..store import redaction, signalcache
@@ -112,6 +127,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
 
     def info(g: list[dict], data: bytes) -> tuple:
         scorable = any(r.get("kind") == "message" for r in g)
+        if not (scorable and keyword) and any(type(r) is Seen for r in g):
+            g = full(data)
         if not scorable:
             _see(parse_ts(_newest_ts(g, events=False)))
             return (False, "", parse_ts(_newest_ts(g, events=True)), None, None, False)
@@ -125,6 +142,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         if hit:
             tracker.replay(e[E_OPS], len(spool_info))
         else:
+            if type(g[0]) is Seen or any(type(r) is Seen for r in g):
+                g = full(data)
             ops: list = []
             tracker.record = ops
             for r in g:
@@ -142,6 +161,10 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         _see(parse_ts(e[E_NEWEST]))
         df.update(e[E_TERMS])
         return (True, "" if keyword else chunk_text(g), parse_ts(e[E_TIME]), e, key, hit)
+
+    def full(data: bytes) -> list[dict]:
+        """The records of a chunk from its lines (what LineSpool.group reads back)."""
+        return [json.loads(x) for x in data.decode("utf-8").split("\n")]
 
     def _see(t) -> None:
         if t is not None and (seen["newest"] is None or t > seen["newest"]):
@@ -217,6 +240,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
                 signalcache.save(cache["path"], cache["fp"], keep)
             except OSError:
                 pass   # a cache: the next run finds the signals again
+        if not explain and memo is not None:
+            memo.save()
     return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows,
                     sum(1 for i in scorable if spool.info[i][5]))
 
@@ -236,8 +261,12 @@ def _unscored(groups):
     and a chunk hashes the same however it was scored before)."""
     for g in groups:
         if any(k in r for r in g for k in SCORE_FIELDS) and any(r.get("kind") == "message" for r in g):
-            g = [{k: v for k, v in r.items() if k not in SCORE_FIELDS} for r in g]
+            g = [{k: v for k, v in r.items() if k not in SCORE_FIELDS} if _has_score(r) else r for r in g]
         yield g
+
+
+def _has_score(r: dict) -> bool:
+    return any(k in r for k in SCORE_FIELDS)
 
 
 def _newest_ts(g: list[dict], events: bool) -> str | None:
@@ -268,7 +297,8 @@ def fingerprint() -> str:
                  if f.endswith(".py")]
         files += [os.path.join(root, *p) for p in (("services", "scoring.py"), ("services", "spool.py"),
                                                    ("store", "redaction.py"), ("store", "signalcache.py"),
-                                                   ("records.py",), ("io", "jsonl.py"))]
+                                                   ("records.py",), ("io", "jsonl.py"), ("io", "seen.py"),
+                                                   ("io", "adapters", "__init__.py"))]
         for f in files:
             with open(f, "rb") as fh:
                 h.update(f.encode() + b"\0" + fh.read())

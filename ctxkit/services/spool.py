@@ -65,10 +65,11 @@ class LineSpool(GroupSpool):
 
     def extend(self, groups: Iterable[list[dict]]) -> "LineSpool":
         from ..io.jsonl import dumps
+        from ..io.seen import Seen
 
         self._f.seek(0, 2)
-        for g in groups:
-            data = "\n".join(dumps(r) for r in g).encode("utf-8")
+        for g in groups:   # a Seen record (read unparsed, known clean) is its line
+            data = "\n".join(r.line if type(r) is Seen else dumps(r) for r in g).encode("utf-8")
             self._at.append((self._f.tell(), len(data)))
             self._f.write(data)
             self.info.append(self._make(g, data))

@@ -24,6 +24,11 @@ def path_for(cache_dir: str, session: str | None) -> str:
     return os.path.join(cache_dir, "signals", f"{name}.bin")
 
 
+def lines_path_for(cache_dir: str, session: str | None) -> str:
+    """The session's table of input lines known clean (io.seen), beside its signals."""
+    return path_for(cache_dir, session)[:-len(".bin")] + ".lines"
+
+
 def load(path: str, fingerprint: str) -> dict:
     """The cached entries ({chunk hash: entry}), or {} when absent, stale or unreadable."""
     if not os.path.exists(path):  # nothing cached yet: no lock file either (a failed run leaves nothing)

@@ -32,9 +32,9 @@ def _json_loads(text: str):
         raise json.JSONDecodeError(str(e).split(";")[0], "", 0) from None
 
 
-def _ctx(source: Source, *, skip_invalid=False, skipped=None, **_) -> Iterator[dict]:
+def _ctx(source: Source, *, skip_invalid=False, skipped=None, memo=None, **_) -> Iterator[dict]:
     """ctx records as they are (open_records' one validator checks them, at their line)."""
-    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped, memo=memo):
         if isinstance(obj, dict) and obj.get("group") is not None and not isinstance(obj["group"], str):
             # checked here: grouping (before the validator) would replace a falsy `{}` silently
             if skip_invalid:
@@ -187,13 +187,17 @@ def _claude_code_head(source: Source, obj) -> bool:
     return False
 
 
-def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None) -> Iterator[dict]:
+def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None,
+             memo=None) -> Iterator[dict]:
     """Every record an adapter produces passes the one validator; a source line of a shape the
     adapter cannot read (a number where text belongs, a string where an object does) is a clear
     FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later.
     Records leave here redacted (config: redact): nothing ctx derives from them (entities, facts,
-    titles, CONTEXT.md bullets) can carry a secret away from the words that gave it away."""
+    titles, CONTEXT.md bullets) can carry a secret away from the words that gave it away.
+    With a `memo` (io.seen), a line it knew clean arrives as a `Seen` record and passes as it is;
+    a record the full way leaves unchanged is learned."""
     from ...store import redaction
+    from ..seen import Seen
 
     it = iter(records)
     while True:
@@ -210,6 +214,10 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                 return
             raise InputError(source.name, line, f"a record of an unexpected shape ({type(e).__name__}: {e})",
                              hint="use --skip-invalid to skip it, or --from to choose the format") from None
+        if type(rec) is Seen:
+            yield rec
+            continue
+        obj = rec
         rec = R.sanitize(rec)
         reason = R.validate(rec)
         if reason:
@@ -222,21 +230,27 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                     skipped.append(line)
                 continue
             raise InputError(source.name, line, reason)
-        yield redaction.record(rec)
+        red = redaction.record(rec)
+        if memo is not None:
+            memo.begin(red.get("session"))
+            if red == rec:
+                memo.learn(obj, red)
+        yield red
 
 
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
                  skip_invalid: bool = False, skipped: list | None = None,
-                 ignored: dict | None = None) -> Iterator[dict]:
+                 ignored: dict | None = None, memo=None) -> Iterator[dict]:
     """Records from `source` in any supported format, validated, with atomic groups assigned.
-    `ignored` counts a Claude Code transcript's bookkeeping lines by type (skipped, never fatal)."""
+    `ignored` counts a Claude Code transcript's bookkeeping lines by type (skipped, never fatal).
+    `memo` (io.seen.LineMemo): ctx JSONL lines it knows clean come as `Seen` records, unparsed."""
     return _checked(_open_records(source, fmt, keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped,
-                                  ignored=ignored), source, skip_invalid, skipped)
+                                  ignored=ignored, memo=memo), source, skip_invalid, skipped, memo)
 
 
 def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
                   skip_invalid: bool = False, skipped: list | None = None,
-                  ignored: dict | None = None) -> Iterator[dict]:
+                  ignored: dict | None = None, memo=None) -> Iterator[dict]:
     if fmt not in FORMATS:
         raise InputError(source.name, None, f"unknown format {fmt!r}", hint=f"supported formats: {SUPPORTED}")
     kw = dict(keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped)
@@ -245,7 +259,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
         first = source.first_nonblank()
         if first is not None and first[1].lstrip().startswith("["):
             return assign_groups(_doc_records(_load_doc(source), source, "ctx"))
-        return assign_groups(_ctx(source, **kw))
+        return assign_groups(_ctx(source, memo=memo, **kw))
     if kind == "claude-code":
         return assign_groups(pair(claude_code.parse(source, ignored=ignored, **kw)))
     if kind == "codex":
