@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .episodes import TEMP_PATH, Episode, Story, build, carry_errors, short_path
+from .episodes import _claims, _closes
 from .requests import brief
 
 FINISH = re.compile(r"^(?:mix (?:test|credo|compile|format)|pytest|npm (?:run )?(?:test|build|lint)|cargo (?:test|build|clippy)|"
@@ -78,16 +79,55 @@ def _last_sentences(text: str, n: int = 2) -> str:
     return brief(" ".join(sents[-n:]), 240)
 
 
+# What "current work" means, one definition for compaction (Current work / Next step, from the
+# span's episodes) and for relevance scoring (core.working_set.FocusTracker, streaming): the
+# plan step in progress, the work item claimed and not closed, the agent's last words.
+
+PLAN_CALLS = frozenset({"todowrite", "todo_write", "update_plan"})
+
+
+def plan_steps(name: str, args) -> list[tuple[str, str]] | None:
+    """The steps of a TodoWrite / update_plan call as (step, status), as episodes.build keeps the
+    plan; None for any other call (or arguments of another shape)."""
+    if name.lower() not in PLAN_CALLS:
+        return None
+    steps = (args.get("todos") or args.get("plan")) if isinstance(args, dict) else None
+    if not isinstance(steps, list):
+        return None
+    return [(" ".join(str(s.get("content") or s.get("step") or "").split()), str(s.get("status") or "pending"))
+            for s in steps if isinstance(s, dict)]
+
+
+def step_in_progress(plan) -> str | None:
+    """The plan step in progress: the first one the latest plan marks so."""
+    return next((s for s, st in plan if st == "in_progress"), None)
+
+
+def items_claimed(cmd: str) -> list[str]:
+    """The work items a command puts in progress (`bd update ID --status in_progress`)."""
+    return _claims(cmd)
+
+
+def items_closed(cmd: str) -> list[str]:
+    """The work items a command closes (`bd close ID…`, `bd update ID --status closed`)."""
+    return _closes(cmd)
+
+
+def last_words(text: str) -> str:
+    """The agent's last words: the last sentences of its newest text (code, table rows left out)."""
+    return _last_sentences(text)
+
+
 def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
-    f.last_words = _last_sentences(story.last_text)
+    f.last_words = last_words(story.last_text)
     if not eps:
         return f
     last = eps[-1]
     f.item = last.item if last.item and story.item_status.get(last.item) != "closed" else None
     f.item_title = story.titles.get(f.item) if f.item else None
-    f.plan_step = next((s for s, st in story.plan if st == "in_progress"), None)
+    f.plan_step = step_in_progress(story.plan)
     f.plan_pending = [s for s, st in story.plan if st == "pending"]
     f.committed = bool(last.commits) and last.last_edit < _commit_index(story)
     # uncommitted: files changed in episodes after the last one that committed
@@ -125,7 +165,7 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     for e in (tail or [last]):  # errors of committed steps are history, not where the work stands
         # a failed check or git step blocks the work; a failed look-around command does not
         f.open_errors += [x for x in e.errors if not x.resolved and x.kind in ("check", "git")]
-    f.last_words = _last_sentences(story.last_text)
+    f.last_words = last_words(story.last_text)
     for e in reversed(eps[:-1] if not last.commits else eps):
         if e.commits:
             pattern, fams = [], set()

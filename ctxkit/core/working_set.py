@@ -7,10 +7,15 @@ of any size. `Focus` holds the facts:
 - task          the session's first request
 - latest        the newest request that carries content ("continue", "go on", "ok" do not)
 - contentless   the newest user message is a bare confirmation or continuation
-- plan          the open plan item(s): TodoWrite / update_plan steps in progress, an issue set
-                in progress with `bd update ID --status in_progress`
+- plan          the open plan item: the TodoWrite / update_plan step in progress, the work item
+                claimed (`bd update ID --status in_progress`) and not closed since
 - files         files in play: written or edited recently, named in the plan item or request
-- intention     the agent's last stated intention (its newest text turn)
+- intention     the agent's last stated intention: its last words (its newest text turn's last
+                sentences)
+
+The plan step, the work item and the last words are compaction's Current work, by the same
+functions (core.focus: plan_steps, step_in_progress, items_claimed, items_closed, last_words),
+read here one record at a time.
 - errors        key lines of recent failed tool results not followed by a success of the same tool
 - recent        identifiers and paths in the last turns (assistant text and tool calls)
 
@@ -37,8 +42,6 @@ CONTINUATION = re.compile(
     r"yes,? (?:continue|go on|please|do it)|ok(?:ay)?,? (?:continue|go on|proceed|do it)|"
     r"continue (?:please|where you left off|with (?:the|that|it|this)(?: task| work)?)|"
     r"(?:please )?keep (?:at it|working)|what'?s next\??|and\??|more)\W*$", re.I)
-# the issue tracker's "start this": bd update ID --status in_progress (or bd start ID)
-BD_START = re.compile(r"\bbd\s+(?:update\s+([\w.-]+)[^\n]*?--status[= ]+in[_-]progress|start\s+([\w.-]+))")
 PATHISH = re.compile(r"[~\w./@+-]+")        # tokens that may be paths or file names
 FILE_NAME = re.compile(r"[A-Za-z_][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,5}")
 LETTER = re.compile(r"[A-Za-z]")
@@ -207,7 +210,9 @@ class FocusTracker:
         if role == "assistant":
             text = (r.get("content") or "").strip()
             if text and "thinking" not in fl and "reasoning" not in fl:
-                out.append(("i", text[:600]))
+                from .focus import last_words
+
+                out.append(("i", last_words(text)))
             for call in r.get("tool_calls") or ():
                 self._call(call, args_of(call), out)
             meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
@@ -236,6 +241,9 @@ class FocusTracker:
             self.plan_items = list(op[1])
         elif kind == "b":
             self.bd_item = op[1]
+        elif kind == "x":
+            if self.bd_item == op[1]:
+                self.bd_item = None
         elif kind == "a":
             action, path = op[1], op[2]
             self.actions.append((action, path))
@@ -259,13 +267,13 @@ class FocusTracker:
 
     def _call(self, call: dict, args, out: list) -> None:
         fn = (call.get("function") or {}).get("name") or ""
+        from .focus import plan_steps, step_in_progress
+
+        steps = plan_steps(fn, args)
+        if steps is not None:
+            step = step_in_progress(steps)
+            out.append(("p", (step,) if step else ()))
         if isinstance(args, dict):
-            if fn.lower() in ("todowrite", "todo_write") and isinstance(args.get("todos"), list):
-                out.append(("p", tuple(str(t.get("activeForm") or t.get("content") or "") for t in args["todos"]
-                                       if isinstance(t, dict) and t.get("status") == "in_progress")))
-            elif fn == "update_plan" and isinstance(args.get("plan"), list):
-                out.append(("p", tuple(str(t.get("step") or "") for t in args["plan"]
-                                       if isinstance(t, dict) and t.get("status") == "in_progress")))
             cmd = args.get("command") or args.get("cmd")
             if isinstance(cmd, list):
                 cmd = " ".join(map(str, cmd))
@@ -278,9 +286,12 @@ class FocusTracker:
             out.append(("c", call["id"], hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()))
 
     def _shell(self, cmd: str, out: list) -> None:
-        m = BD_START.search(cmd)
-        if m:
-            out.append(("b", m.group(1) or m.group(2)))
+        from .focus import items_claimed, items_closed
+
+        claimed = items_claimed(cmd)
+        out += [("b", item) for item in claimed]
+        if not claimed:   # as compaction reads a command: one that claims an item closes none
+            out += [("x", item) for item in items_closed(cmd)]
 
     def focus(self) -> Focus:
         f = self.f
