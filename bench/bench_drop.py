@@ -152,7 +152,9 @@ def speed() -> None:
     ../main exists), and scoring 10k chunks of ~400 characters with every signal twice in one
     home: cold, then warm (the second run over the same session, its signals cached; embeddings
     are the keyword kind, so this is the cost the signals add to a warm rescoring). CPU seconds
-    are the figure to compare with the goal (wall time depends on what else the machine runs)."""
+    are the figure to compare with the goal (wall time depends on what else the machine runs).
+    Then the same 10k chunks through the CLI as a user or a hook runs it (`ctx score FILE`,
+    cold then warm, start-up and reading the input included)."""
     path = build_session(target_tokens=100_000, name="drop100k")
     root = str(DATA.parent.parent)
     row = {"bench": "drop-speed", "session_tokens": 100_000, "goal_s": 5.0}

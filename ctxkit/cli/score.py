@@ -54,7 +54,9 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
     timestamps get recency from their position. Embeddings are cached by (model, sha256 of
     text), so rescoring a growing session only embeds what is new; each chunk's other
     signals are cached by a hash of the chunk (cache/signals/), so rescoring the same
-    session again only reads what is new.
+    session again only reads what is new: an input line read before (same bytes, same
+    session, same redaction settings) is not parsed, checked or redacted again, and a
+    changed line, or any line after a redaction setting changed, is read in full.
 
     \b
     Examples:
