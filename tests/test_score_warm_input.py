@@ -133,3 +133,18 @@ def test_a_scored_stream_and_stdin_are_rescored_the_same_warm_or_cold(ctx_home):
     assert score_cli(scored, file=False) == again
     shutil.rmtree(os.path.join(str(ctx_home), "cache"))
     assert score_cli(scored, file=False) == again
+
+
+def test_a_transcript_scored_between_two_runs_leaves_the_known_lines_alone(ctx_home, tmp_path):
+    """Only ctx JSONL lines are known: scoring the session's transcript itself (another format)
+    neither reads nor replaces the table."""
+    name = "claude-code_spotter_491e126e_session.jsonl"
+    src = tmp_path / "s.jsonl"
+    src.write_text(run("import", corpus(name)).stdout)
+    cold = score_cli(str(src))
+    before = line_tables(ctx_home)
+    score_cli(corpus(name))
+    assert line_tables(ctx_home) == before
+    memo, _ = read_with_memo(ctx_home, corpus(name))
+    assert memo.hits == 0 and memo.path is None
+    assert score_cli(str(src)) == cold

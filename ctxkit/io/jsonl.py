@@ -165,6 +165,8 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped. With a
     `memo` (io.seen.LineMemo), a line it knows clean is yielded as its `Seen` record, unparsed."""
     source.allow_bad = source.allow_long = True
+    if memo is not None:
+        memo.reading = True
     for lineno, line in enumerate(source.lines(), 1):
         source.lineno = lineno
         if isinstance(line, TooLong):

@@ -44,12 +44,13 @@ class LineMemo:
         self.known: dict = {}
         self.used: dict = {}       # what this run read or learned: what the next run may skip
         self.hits = 0
+        self.reading = False       # set by the reader of ctx JSONL lines (other formats: nothing to know)
         self._key: bytes | None = None
         self._pending = None       # (the parsed object of the last unknown line, may it be learned)
 
     def begin(self, session) -> None:
         """Load the table of `session` (the stream's first record's), once."""
-        if self.path is not None or self.cache_dir is None:
+        if self.path is not None or self.cache_dir is None or not self.reading:
             return
         from ..store import signalcache
 
