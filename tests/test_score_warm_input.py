@@ -148,3 +148,17 @@ def test_a_transcript_scored_between_two_runs_leaves_the_known_lines_alone(ctx_h
     memo, _ = read_with_memo(ctx_home, corpus(name))
     assert memo.hits == 0 and memo.path is None
     assert score_cli(str(src)) == cold
+
+
+def test_a_growing_session_file_skips_what_it_had_even_its_unfinished_last_line(ctx_home, tmp_path):
+    text = run("import", corpus("codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl")).stdout
+    lines = text.splitlines()
+    src = tmp_path / "s.jsonl"
+    src.write_text("\n".join(lines[: len(lines) // 2]))     # no newline after the last line yet
+    score_cli(str(src))
+    src.write_text("\n".join(lines) + "\n")
+    memo, _ = read_with_memo(ctx_home, str(src))
+    assert memo.hits == len(lines) // 2 - 1    # all it read before (the first line names the session: read)
+    warm = score_cli(str(src))
+    shutil.rmtree(os.path.join(str(ctx_home), "cache"))
+    assert score_cli(str(src)) == warm

@@ -59,6 +59,7 @@ class LineMemo:
 
     def seen(self, line: str) -> Seen | None:
         """The record of a line known clean, else None (then `note` the parsed object)."""
+        line = line[:-1] if line.endswith("\n") else line   # a file's last line, once another follows, is the same
         key = hashlib.blake2b(line.encode("utf-8"), digest_size=16).digest()
         e = self.known.get(key)
         if e is None:
@@ -68,14 +69,14 @@ class LineMemo:
         self.hits += 1
         kind, group, canon = e
         rec = Seen(kind=kind, group=group)
-        rec.line = canon if canon is not None else line.rstrip("\n")
+        rec.line = canon if canon is not None else line
         return rec
 
     def note(self, obj, line: str) -> None:
         """The parsed object of the last unknown line, before grouping touches it."""
         ok = isinstance(obj, dict) and (obj.get("kind") == "event" or
                                         (isinstance(obj.get("group"), str) and bool(obj["group"])))
-        self._pending = (obj, self._key, line.rstrip("\n")) if ok else None
+        self._pending = (obj, self._key, line[:-1] if line.endswith("\n") else line) if ok else None
 
     def learn(self, obj, final: dict) -> None:
         """`final` is what the full way made of `obj` (valid, sanitized) and redaction left it
