@@ -375,7 +375,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
     elif f.plan_pending:
         out.append(("After that, the next plan step: " if out else "The next plan step: ") + brief(f.plan_pending[0], 200))
-    if latest and not out:
+    if latest and not out and not any(name == "Next step" for name, *_ in f.kind):  # the kind says what comes next
         out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
 
