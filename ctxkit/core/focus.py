@@ -54,6 +54,7 @@ class Focus:
     edited_after_checks: bool = False
     open_errors: list = field(default_factory=list)
     last_words: str = ""
+    last_doc: list = field(default_factory=list)        # the headings of a document the last message held
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
@@ -64,13 +65,32 @@ class Focus:
     outcome: object = None                              # core.outcome.Outcome: the session is finished
     kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
     unfinished: str | None = None                       # the last call, when it has no recorded result
+    plan: object = None                                 # PlanState: the plan presented last, and its fate
+    research: list = field(default_factory=list)        # the web lookups and delegated tasks, as sources
 
     @property
     def half_done(self) -> bool:
         return bool(self.uncommitted)
 
 
+DOC_MIN_CHARS = 600   # a last message this long with headings is a document (a draft, a plan), not a remark
+
+
+def _document(text: str) -> tuple[str, list[str]]:
+    """A long message with headings: the words before its first heading, and its headings
+    (("", []) for any other message)."""
+    heads = re.findall(r"(?m)^#{1,4}\s+(.+?)\s*#*$", text or "")
+    if len(text or "") < DOC_MIN_CHARS or len(heads) < 2:
+        return "", []
+    from .shorten import unemphasize
+
+    return re.split(r"(?m)^#", text, maxsplit=1)[0], [unemphasize(h) for h in heads]
+
+
 def _last_sentences(text: str, n: int = 2) -> str:
+    lead, heads = _document(text)
+    if heads:  # its last lines are the document's, not the agent's state
+        text = lead
     text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
     # a table row or a rule is not a sentence: the last words are the agent's prose
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
@@ -82,6 +102,7 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
     f.last_words = _last_sentences(story.last_text)
+    f.last_doc = _document(story.last_text)[1]
     if not eps:
         return f
     last = eps[-1]
@@ -182,7 +203,178 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .kinds import read
 
     f.kind = read(span, story)
+    f.plan = plan_state(span, story.cwd)
+    if f.plan is not None and (f.plan.acted or f.outcome is not None):
+        f.plan = None  # carried out (or over): the steps tell it
+    if f.plan is not None and f.plan.details:
+        f.kind.append(("The plan, part by part", f.plan.details, []))
+    f.research = research_lines(span)
+    if f.research:
+        f.kind.append(("Sources", [], f.research))  # after the files: where the findings came from
     return story, f
+
+
+@dataclass
+class PlanState:
+    where: str = ""            # the plan file (`plan.md`), or "" when the plan came with ExitPlanMode
+    title: str = ""
+    parts: list = field(default_factory=list)   # its parts (Epic: …, Task 1: … (depends on Task 1))
+    details: list = field(default_factory=list)  # per part: its first sentence and the files it names
+    state: str = "drafted"     # drafted | presented | approved | rejected
+    said: str = ""             # what the user said with a rejection
+    command: str = ""          # the plugin command the request came through (`/handgemacht:create-beads`)
+    acted: bool = False        # an edit or command ran after the approval
+
+
+PLAN_HEAD = re.compile(r"^#{1,3}\s+((?:Epic|Task|Step|Phase|Part|Milestone|Stage)\b[^\n]{0,120})$", re.M | re.I)
+DEPENDS = re.compile(r"^\s*\**Depends on\**:?\**\s*(.+)$", re.M | re.I)
+
+
+def _plan_details(text: str) -> list[str]:
+    """Per Epic/Task/Step part of a plan: its first sentence and the files it names."""
+    from .shorten import unemphasize
+
+    heads = list(PLAN_HEAD.finditer(text))
+    out = []
+    for k, m in enumerate(heads):
+        body = text[m.end(): heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        body = re.sub(r"```.*?```", " ", body, flags=re.S)
+        prose = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "|", "-", "*", ">"))
+                 and not DEPENDS.match(ln)]
+        first = unemphasize(re.split(r"(?<=[.!?])\s+", prose[0])[0]) if prose else ""
+        files = list(dict.fromkeys(re.findall(r"`([\w./-]+\.\w{1,6})`", body)))
+        if first or files:
+            out.append(f"{brief(unemphasize(m.group(1)), 80)}: " + brief(first, 200) +
+                       (f" Files: {', '.join(f'`{x}`' for x in files[:6])}." if files else ""))
+    return out
+
+
+def _plan_outline(text: str) -> tuple[str, list[str]]:
+    """A plan's title and its parts: the Epic/Task/Step headings with what each depends on, else
+    the parts its own headings name (core.episodes.plan_parts)."""
+    from .episodes import plan_parts
+    from .shorten import unemphasize
+
+    title = next((unemphasize(ln.lstrip("# ")).strip() for ln in text.splitlines() if ln.startswith("# ")), "")
+    heads = list(PLAN_HEAD.finditer(text))
+    parts = []
+    for k, m in enumerate(heads):
+        body = text[m.end(): heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        dep = DEPENDS.search(body[:400])
+        d = dep.group(1).strip().strip("*") if dep else ""
+        part = unemphasize(m.group(1)).strip().rstrip(":")
+        parts.append(part + (f" (depends on {d})" if d and d not in ("—", "-", "none", "None") else ""))
+    return title, parts or plan_parts(text)
+
+
+def plan_state(span: Sequence[dict], cwd: str | None = None) -> PlanState | None:
+    """The plan the agent presented last (the text ExitPlanMode carried, or the markdown file it
+    wrote just before), and whether the user approved it and work started on it."""
+    last_md: tuple[str, str] | None = None
+    plan: PlanState | None = None
+    calls: dict = {}
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            if name in ("Write",) and str(args.get("file_path") or "").lower().endswith(".md"):
+                last_md = (str(args.get("file_path")), str(args.get("content") or ""))
+            elif name == "ExitPlanMode":
+                text = str(args.get("plan") or "")
+                where = ""
+                if len(text) < 80 and last_md:
+                    where, text = short_path(last_md[0], cwd), last_md[1]
+                if len(text) >= 80:
+                    title, parts = _plan_outline(text)
+                    plan = PlanState(where=where, title=title, parts=parts, state="presented", details=_plan_details(text))
+                    calls[c.get("id")] = plan
+                continue
+            if plan is not None and (name in EDITS or name == "Bash"):
+                plan.acted = True  # work went on after the plan was presented
+        if r.get("role") == "tool" and r.get("tool_call_id") in calls:
+            p = calls.pop(r["tool_call_id"])
+            out = r.get("content") if isinstance(r.get("content"), str) else ""
+            if re.search(r"\bapproved\b", out, re.I) and "error" not in (r.get("flags") or ()):
+                p.state = "approved"
+            elif re.search(r"doesn.t want to proceed|rejected|not approved", out, re.I):
+                p.state = "rejected"
+                m = re.search(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", out, re.I | re.S)
+                p.said = brief(m.group(1), 200) if m else ""
+    if plan is not None:
+        from .requests import plugin_command
+
+        plan.command = plugin_command(span)
+    if plan is None and last_md and re.search(r"(?:^|/)plan[\w-]*\.md$", last_md[0], re.I):
+        title, parts = _plan_outline(last_md[1])
+        if parts:
+            plan = PlanState(where=short_path(last_md[0], cwd), title=title, parts=parts, details=_plan_details(last_md[1]))
+    return plan
+
+
+def plan_lines(p: PlanState) -> tuple[list[str], list[str]]:
+    """Current work and Next step lines for a plan not carried out yet."""
+    where = f" in `{p.where}`" if p.where else ""
+    name = f"\"{brief(p.title, 100)}\"" if p.title else "the plan"
+    parts = "; ".join(brief(x, 140) for x in p.parts[:10]) + (f"; and {len(p.parts) - 10} more" if len(p.parts) > 10 else "")
+    cur, nxt = [], []
+    if p.state == "approved":
+        cur.append(f"The plan {name}{where} was approved by the user at the end of the span (plan mode exited); "
+                   f"nothing of it is carried out yet.")
+    elif p.state == "rejected":
+        cur.append(f"The plan {name}{where} was presented and the user did not approve it" +
+                   (f"; they said: \"{p.said}\"" if p.said else "") + ".")
+    elif p.state == "presented":
+        cur.append(f"The plan {name}{where} is presented to the user for approval; no answer yet.")
+    else:
+        cur.append(f"The plan {name} is drafted{where}; not presented for approval yet.")
+    if parts:
+        cur.append(f"Its parts, in order: {parts}.")
+    if p.state == "approved":
+        nxt.append(f"Carry out the approved plan{where}, part by part, in its order" +
+                   (f", starting with {brief(p.parts[0], 120)}" if p.parts else "") +
+                   (f", as the request's command `{p.command}` asks" if p.command else "") + ".")
+    elif p.state == "rejected":
+        nxt.append("Revise the plan with what the user said, and present it again.")
+    elif p.state == "presented":
+        nxt.append("Wait for the user's answer on the plan before carrying any of it out.")
+    else:
+        nxt.append(f"Present the plan{where} for the user's approval before carrying it out.")
+    return cur, nxt
+
+
+WEB = {"WebFetch": "url", "WebSearch": "query", "web_search": "query", "fetch": "url"}
+
+
+def research_lines(span: Sequence[dict], cap: int = 8) -> list[str]:
+    """The web lookups (fetched pages, searches) and the tasks delegated to subagents, as the
+    sources of what the span found."""
+    fetched, searched, tasks = [], [], []
+    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            res = results.get(c.get("id"))
+            failed = res is not None and "error" in (res.get("flags") or ())
+            if name in WEB and not failed:
+                v = str(args.get(WEB[name]) or "").strip()
+                if v:
+                    (fetched if WEB[name] == "url" else searched).append(v)
+            elif name == "Task" and not failed:
+                what = str(args.get("description") or "").strip()
+                who = str(args.get("subagent_type") or "").strip()
+                out = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
+                heads = [h.strip() for h in re.findall(r"(?m)^#{1,4}\s+(.+)$", out)][:6]
+                if what:
+                    tasks.append(f"\"{brief(what, 80)}\"" + (f" ({who} subagent)" if who else "") +
+                                 (": its answer's sections: " + "; ".join(brief(h, 60) for h in heads) if heads else
+                                  (": no answer recorded" if not out else "")))
+    out = []
+    if fetched:
+        out.append("Pages fetched: " + ", ".join(f"<{u}>" for u in dict.fromkeys(fetched[:cap])) + ".")
+    if searched:
+        out.append("Web searches: " + "; ".join(f"\"{brief(q.replace(chr(34), chr(39)), 80)}\"" for q in list(dict.fromkeys(searched))[:cap]) + ".")
+    for t in tasks[-3:]:
+        out.append("Delegated to a subagent: " + t + ".")
+    return out
 
 
 EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"}
@@ -252,6 +444,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     """Current work, in plain sentences: what is done, half-done and uncommitted."""
     cwd = story.cwd
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
+    if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
+        out += plan_lines(f.plan)[0]
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -301,9 +495,13 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     if f.unfinished:
         out.append(f"The last call has no recorded result (the session stopped while it ran): `{f.unfinished}`; "
                    f"check whether it took effect before going on.")
-    if f.last_words and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
+    if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
-        out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
+        if f.last_words:
+            out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
+        if f.last_doc and f.plan is None:  # a plan's parts are told above
+            out.append("Its last message " + ("then " if f.last_words else "") + "held a document with the sections: " +
+                       "; ".join(brief(h, 80) for h in f.last_doc[:8]) + (" …" if len(f.last_doc) > 8 else "") + ".")
     for said in f.searches:
         out.append("Last check: " + said)
     return out
@@ -338,7 +536,7 @@ def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
 def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.outcome is not None:  # a finished session: nothing to redo
         return list(f.outcome.next_step)
-    out = []
+    out = plan_lines(f.plan)[1] if f.plan is not None else []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     if f.open_errors:
         out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")

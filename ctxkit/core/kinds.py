@@ -501,7 +501,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
         else:
             out.append(f"Q{num} ({brief(q, 70)}): nothing read for it yet.")
     if other:
-        out.append("Also read: " + "; ".join(f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in other) + ".")
+        out.append("Other files read: " + "; ".join(f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in other) + ".")
     if listed:
         out.append("Listed: " + ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "") + ".")
     named = list(dict.fromkeys(PATHLIKE.findall(task)))
