@@ -208,6 +208,10 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
         f.plan = None  # carried out (or over): the steps tell it
     if f.plan is not None and f.plan.details:
         f.kind.append(("The plan, part by part", f.plan.details, []))
+    if f.outcome is None and not any(name.startswith("Findings") for name, *_ in f.kind):
+        looked = looked_at(span, story.cwd)
+        if looked:
+            f.kind.append(("Looked at since the last change", looked, []))
     f.research = research_lines(span)
     if f.research:
         f.kind.append(("Sources", [], f.research))  # after the files: where the findings came from
@@ -419,6 +423,91 @@ def _search_conclusion(name: str, args: dict, result: str, cwd: str | None) -> s
         return None
     hit = brief(re.sub(r"\s+", " ", hit.strip()), 140)
     return f"searched {head}: first match `{hit}`."
+
+
+# a shell command that changes something (a write, a move, an install, a commit): not a look-around
+CHANGES = re.compile(r"(?:^|[;&|]\s*)(?:git\s+(?:commit|add|push|checkout|reset|merge|rebase|stash)|rm|mv|cp|mkdir|touch|"
+                     r"npm\s+(?:i|install|ci)|yarn\s+add|pnpm\s+add|pip\s+install|mix\s+deps\.get|cargo\s+add|"
+                     r"Set-Content|Out-File|New-Item|Copy-Item|Move-Item|Remove-Item|Add-Content)\b|(?<![<>=-])>{1,2}\s*[\w./\\$]",
+                     re.I)
+RUN_HEADER = re.compile(r"^(?:Exit code: \d+\s*\n)?(?:Wall time: [^\n]*\n)?(?:Output:\s*\n)?")
+LOOK_TOOLS = {"Read", "LS", "WebFetch", "view", "open"}
+
+
+LISTS = re.compile(r"^\s*(?:ls|dir|find|tree|Get-ChildItem|gci)\b", re.I)
+
+
+def _entries(lines: list[str]) -> list[str]:
+    """The names a listing shows: a path-like word of each row, else its last word (header rows,
+    rules and totals left out)."""
+    out = []
+    for ln in lines:
+        t = ln.strip()
+        if re.match(r"^(?:Mode\b|Directory:|total \d|FullName\b|Name\b|-{3,})", t) or re.match(r"^[-\s]+$", t):
+            continue
+        words = t.split()
+        path = next((w for w in words if "/" in w or "\\" in w), None)
+        out.append(path or words[-1])
+    paths = [x for x in out if "/" in x or "\\" in x]
+    return paths if paths and len(paths) < len(out) and not any("." in x for x in out if x not in paths) else out
+
+
+def _gist_of(text: str, failed: bool, listing: bool = False, markdown: bool = False) -> str:
+    """What one look-around call showed, in a few words: the failure's first line, a file's length
+    and headings, a listing's size and first entries, or a short output's first lines."""
+    from .entities import LINE_NO
+
+    body = LINE_NO.sub("", RUN_HEADER.sub("", (text or "").replace("\r", ""), count=1))
+    lines = [ln.rstrip() for ln in body.splitlines() if ln.strip() and not re.match(r"^[-\s]+$", ln)]
+    if failed:
+        first = next((ln.strip() for ln in lines if not ln.strip().startswith(("At line", "+", "~"))), "")
+        return "failed: " + brief(first, 160) if first else "failed"
+    if not lines:
+        return "no output"
+    if listing:
+        names = _entries(lines)
+        if names:
+            return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}: " + ", ".join(
+                f"`{brief(x, 90)}`" for x in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    heads = [ln.lstrip("# ").strip() for ln in lines if re.match(r"^#{1,3}\s", ln)] if markdown else []
+    if len(heads) >= 2:
+        return f"{len(lines)} lines, sections: " + "; ".join(brief(h, 50) for h in heads[:6]) + (" …" if len(heads) > 6 else "")
+    if len(lines) <= 3:
+        return "`" + brief(" | ".join(ln.strip() for ln in lines), 200) + "`"
+    return f"{len(lines)} lines, starting `{brief(lines[0].strip(), 100)}`"
+
+
+def looked_at(span: Sequence[dict], cwd: str | None = None, n: int = 8) -> list[str]:
+    """The look-around calls since the last change (an edit, a write, an install, a commit), each
+    with what it showed: at a cut in the middle of gathering, these are what the agent knows so far.
+    Searches are told apart (last_searches)."""
+    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
+    seen: list[str] = []
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            cmd = str(args.get("command") or args.get("cmd") or "").strip()
+            if name in EDITS or (cmd and CHANGES.search(cmd)):
+                seen = []
+                continue
+            res = results.get(c.get("id"))
+            if res is None or (cmd and SHELL_SEARCH.match(cmd)) or name in ("Grep", "Glob"):
+                continue
+            if name in LOOK_TOOLS:
+                what = f"`{name} {short_path(str(args.get('file_path') or args.get('path') or args.get('url') or ''), cwd)}`"
+            elif cmd and name.lower() in ("bash", "shell", "shell_command", "exec_command", "run_command", "terminal"):
+                what = f"`{brief(' '.join(cmd.split()), 110)}`"
+            else:
+                continue
+            from .distill import result_failed
+
+            text = res.get("content") if isinstance(res.get("content"), str) else ""
+            if text.lstrip().startswith("<tool_use_error>"):
+                continue
+            target = str(args.get("file_path") or args.get("path") or cmd)
+            seen.append(f"{what}: " + _gist_of(text, result_failed(res), bool(cmd and LISTS.match(cmd)) or name == "LS",
+                                               bool(re.search(r"\.(?:md|markdown)\b", target, re.I))))
+    return seen[-n:] if len(seen) >= 2 else []
 
 
 def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> list[str]:
