@@ -65,6 +65,9 @@ class Focus:
     outcome: object = None                              # core.outcome.Outcome: the session is finished
     kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
     unfinished: str | None = None                       # the last call, when it has no recorded result
+    rejected: tuple | None = None                       # (attempts, edit, file, why): the last edit(s) refused
+    shape: str = "coding"                               # core.kinds.shape: swe | service | explore | aider | coding
+    unchecked: tuple | None = None                      # (file, last run) a SWE-agent edit not run since
     plan: object = None                                 # PlanState: the plan presented last, and its fate
     research: list = field(default_factory=list)        # the web lookups and delegated tasks, as sources
 
@@ -203,12 +206,18 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .kinds import read
 
     f.kind = read(span, story)
+    f.rejected = rejected_edit(span, story.cwd)
     f.plan = plan_state(span, story.cwd)
     if f.plan is not None and (f.plan.acted or f.outcome is not None):
         f.plan = None  # carried out (or over): the steps tell it
     if f.plan is not None and f.plan.details:
         f.kind.append(("The plan, part by part", f.plan.details, []))
-    if f.outcome is None and not any(name.startswith("Findings") for name, *_ in f.kind):
+    from .kinds import shape
+
+    f.shape = shape([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)])
+    if f.rejected is None and not f.uncommitted and f.outcome is None and f.shape == "swe":
+        f.unchecked = unchecked_edit(span)
+    if f.outcome is None and f.shape == "coding":  # the other kinds have their own sections
         looked = looked_at(span, story.cwd)
         if looked:
             f.kind.append(("Looked at since the last change", looked, []))
@@ -216,6 +225,61 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     if f.research:
         f.kind.append(("Sources", [], f.research))  # after the files: where the findings came from
     return story, f
+
+
+FILE_SHOWN = re.compile(r"\[File: (\S+) \(\d+ lines total\)\]|\(Open file: ([^)\n]+)\)")
+
+
+def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
+    """The last edit attempts when the tool refused them all (a linter's syntax error, a string
+    to replace that is not there) and no edit applied since: (attempts, the edit, its file, why),
+    else None. The file is unchanged by them: the successor must redo the edit, not test it."""
+    from .kinds import _calls, _command, _failed, _text
+    from .outcome import _is_edit
+
+    attempts, last, where, why, shown = 0, "", "", "", ""
+    for _, name, args, res in _calls([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]):
+        if res is not None:
+            m = FILE_SHOWN.search(_text(res))
+            target = str(args.get("file_path") or args.get("path") or "")
+            if not _is_edit(name, args):
+                if m:
+                    shown = (m.group(1) or m.group(2) or "").strip()
+                continue
+            if _failed(res) or _text(res).lstrip().startswith("<tool_use_error>"):
+                attempts += 1
+                last = _command(args).split("\n", 1)[0] or name
+                where = target or shown
+                text = re.sub(r"</?tool_use_error>", "", _text(res))
+                w = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
+                why = w.group(1) if w else brief(next((ln for ln in text.splitlines() if ln.strip()), ""), 140)
+            else:
+                attempts = 0
+                if m:
+                    shown = (m.group(1) or m.group(2) or "").strip()
+    if not attempts:
+        return None
+    from .kinds import _short
+
+    return attempts, last, _short(short_path(where, cwd)) if where else "", why
+
+
+def unchecked_edit(span: Sequence[dict]) -> tuple[str, str] | None:
+    """(the file, the last command run before it) when an edit applied after the last command
+    the agent ran (a SWE-agent fix not yet run), else None."""
+    from .kinds import _calls, _command, _failed, _short, _text
+    from .outcome import _is_edit
+
+    edited, ran = "", ""
+    for _, name, args, res in _calls([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]):
+        cmd = _command(args)
+        if _is_edit(name, args):
+            if res is not None and not _failed(res):
+                m = FILE_SHOWN.search(_text(res))
+                edited = _short((m.group(1) or m.group(2)) if m else str(args.get("path") or "")) or "the open file"
+        elif name in ("bash", "Bash", "shell") and cmd and not re.match(r"^(?:ls|cat|find|grep|cd|rm)\b", cmd):
+            ran, edited = cmd, ""
+    return (edited, ran) if edited else None
 
 
 @dataclass
@@ -535,6 +599,16 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
         out += plan_lines(f.plan)[0]
+    if f.unchecked is not None:
+        u = f.unchecked
+        if u:
+            out.append(f"`{u[0]}` was edited (the change is under Fix) and not run since" +
+                       (f"; the last command run before it: `{brief(u[1], 80)}`." if u[1] else "."))
+    if f.rejected is not None:
+        n, edit, where, why = f.rejected
+        out.append(("The last edit" if n == 1 else f"The last {n} edit attempts") + f" (`{brief(edit, 60)}`" +
+                   (f" on `{where}`" if where else "") + f") {'was' if n == 1 else 'were'} rejected" +
+                   (f": {why}" if why else "") + f"; the file is unchanged by {'it' if n == 1 else 'them'}.")
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -627,6 +701,13 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         return list(f.outcome.next_step)
     out = plan_lines(f.plan)[1] if f.plan is not None else []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
+    if f.unchecked is not None:
+        out.append(f"Run the reproduction" + (f" (`{brief(f.unchecked[1], 80)}`)" if f.unchecked[1] else "") +
+                   f" to check the fix in `{f.unchecked[0]}`; when it works, remove any scratch files and `submit`.")
+    if f.rejected is not None:
+        n, edit, where, why = f.rejected
+        out.append(f"Redo the rejected edit" + (f" of `{where}`" if where else "") + " so that it applies" +
+                   (f" (it failed with {why})" if why else "") + "; then re-run the check.")
     if f.open_errors:
         out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
     dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
@@ -648,6 +729,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
             out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev +
                        (f"; it is the last open child of `{f.closes_parent}`, so close the epic too" if f.closes_parent else "") + ".")
+        elif f.shape == "swe":  # SWE-agent hands in its patch with `submit`; it never commits
+            out.append(f"Finish {what}: re-run the reproduction to see the fix work, remove the scratch files, "
+                       f"then `submit`.")
         else:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:

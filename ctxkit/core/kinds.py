@@ -133,6 +133,7 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
     open_file = None
     created: set = set()
     out, rejected, cause = [], [], ""
+    applied_after = False   # an edit applied after the last rejected one
     for i, name, args, res in calls:
         text = _text(res)
         path, lines = _views(text) if not _failed(res) else (None, {})
@@ -149,7 +150,9 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
         if is_edit and _failed(res):
             why = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
             rejected.append((cmd.split("\n", 1)[0] or name, why.group(1) if why else brief(text, 80)))
+            applied_after = False
         elif is_edit and not scratch:
+            applied_after = True
             m = EDIT_RANGE.match(cmd)
             if m and target:
                 a, b = int(m.group(1)), int(m.group(2))
@@ -173,7 +176,8 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
     fix += [f"Change: {x}" for x in out]
     if rejected:
         kinds = list(dict.fromkeys(w for _, w in rejected))
-        fix.append(f"{len(rejected)} edit{'s' if len(rejected) > 1 else ''} rejected by the linter before one applied "
+        fix.append(f"{len(rejected)} edit{'s' if len(rejected) > 1 else ''} rejected by the linter "
+                   f"{'before one applied' if applied_after else '(none applied after them yet)'} "
                    f"({'; '.join(kinds[:3])}): `{rejected[0][0]}`" + (f" … `{rejected[-1][0]}`" if len(rejected) > 1 else ""))
     return [("Fix", fix)] if fix else []
 
