@@ -68,6 +68,7 @@ class Focus:
     rejected: tuple | None = None                       # (attempts, edit, file, why): the last edit(s) refused
     shape: str = "coding"                               # core.kinds.shape: swe | service | explore | aider | coding
     unchecked: tuple | None = None                      # (file, last run) a SWE-agent edit not run since
+    failed_action: str = ""                             # a dialogue's last action, failed, not answered yet
     plan: object = None                                 # PlanState: the plan presented last, and its fate
     research: list = field(default_factory=list)        # the web lookups and delegated tasks, as sources
 
@@ -215,6 +216,8 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .kinds import shape
 
     f.shape = shape([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)])
+    if f.outcome is None and f.shape == "service":
+        f.failed_action = failed_action(span)
     if f.rejected is None and not f.uncommitted and f.outcome is None and f.shape == "swe":
         f.unchecked = unchecked_edit(span)
     if f.outcome is None and f.shape == "coding":  # the other kinds have their own sections
@@ -262,6 +265,23 @@ def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
     from .kinds import _short
 
     return attempts, last, _short(short_path(where, cwd)) if where else "", why
+
+
+def failed_action(span: Sequence[dict]) -> str:
+    """The last call of a dialogue when it was an action that failed and the agent has not said
+    anything since (a reservation update the payment could not cover): `name(args)`: the error."""
+    from .kinds import ACTION, _args_line, _calls, _failed, _text
+
+    msgs = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    calls = _calls(msgs)
+    if not calls:
+        return ""
+    i, name, args, res = calls[-1]
+    if not ACTION.match(name) or res is None or not _failed(res):
+        return ""
+    if any(r.get("role") == "assistant" and _text(r).strip() for r in msgs[i + 1:]):
+        return ""
+    return f"`{name}({brief(_args_line(args), 200)})`: {brief(_text(res), 160)}"
 
 
 def unchecked_edit(span: Sequence[dict]) -> tuple[str, str] | None:
@@ -599,6 +619,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
         out += plan_lines(f.plan)[0]
+    if f.failed_action:
+        out.append(f"The session's last action failed, after everything else here: {f.failed_action}. "
+                   f"Nothing was changed by it, and the agent has not told the user yet.")
     if f.unchecked is not None:
         u = f.unchecked
         if u:
@@ -661,7 +684,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
         if f.last_words:
-            out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
+            when = ", said before that action" if f.failed_action else ", said before its last edits" if later else ""
+            out.append(f"The agent's last words{when}: \"{f.last_words}\"")
         if f.last_doc and f.plan is None:  # a plan's parts are told above
             out.append("Its last message " + ("then " if f.last_words else "") + "held a document with the sections: " +
                        "; ".join(brief(h, 80) for h in f.last_doc[:8]) + (" …" if len(f.last_doc) > 8 else "") + ".")
@@ -701,6 +725,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         return list(f.outcome.next_step)
     out = plan_lines(f.plan)[1] if f.plan is not None else []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
+    if f.failed_action:
+        out.append("Tell the user the action failed and why, and settle with them how to go on (another way to "
+                   "do it, within the policy) before calling it again.")
     if f.unchecked is not None:
         out.append(f"Run the reproduction" + (f" (`{brief(f.unchecked[1], 80)}`)" if f.unchecked[1] else "") +
                    f" to check the fix in `{f.unchecked[0]}`; when it works, remove any scratch files and `submit`.")
@@ -747,7 +774,14 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     elif f.plan_pending:
         out.append(("After that, the next plan step: " if out else "The next plan step: ") + brief(f.plan_pending[0], 200))
     if latest and not out and not any(name == "Next step" for name, *_ in f.kind):  # the kind says what comes next
-        out.append("Continue with the latest request (above); nothing in the span is left half-done.")
+        if f.committed and story.episodes and story.episodes[-1].commits:
+            # the last step ended in a commit after the latest request: continuing it would redo it
+            h, msg = story.episodes[-1].commits[-1]
+            out.append(f"Nothing in the span is left half-done: its last step was committed ({h + ': ' if h else ''}"
+                       f"{brief(msg, 90)}). Wait for the user's next request" +
+                       (" or `AI!` comment" if f.shape == "aider" else "") + " rather than redo the latest one.")
+        else:
+            out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
 
 
