@@ -776,9 +776,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if latest and not out and not any(name == "Next step" for name, *_ in f.kind):  # the kind says what comes next
         if f.committed and story.episodes and story.episodes[-1].commits:
             # the last step ended in a commit after the latest request: continuing it would redo it
-            h, msg = story.episodes[-1].commits[-1]
-            out.append(f"Nothing in the span is left half-done: its last step was committed ({h + ': ' if h else ''}"
-                       f"{brief(msg, 90)}). Wait for the user's next request" +
+            h = story.episodes[-1].commits[-1][0]
+            out.append(f"Nothing in the span is left half-done: its last step ends in a commit{' (' + h + ')' if h else ''}. "
+                       f"Wait for the user's next request" +
                        (" or `AI!` comment" if f.shape == "aider" else "") + " rather than redo the latest one.")
         else:
             out.append("Continue with the latest request (above); nothing in the span is left half-done.")
