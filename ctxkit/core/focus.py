@@ -55,6 +55,7 @@ class Focus:
     open_errors: list = field(default_factory=list)
     last_words: str = ""
     last_doc: list = field(default_factory=list)        # the headings of a document the last message held
+    asked: bool = False                                 # the span ends on the agent's question to the user
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
@@ -100,6 +101,13 @@ def _last_sentences(text: str, n: int = 2) -> str:
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
     sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
     return brief(" ".join(sents[-n:]), 240)
+
+
+# the agent's words that announce what it does next
+INTENT = re.compile(r"\b(?:let me|let's|let us|i'll|i will|i’ll|i'm going to|i am going to|next,? i|now i|i need to|"
+                    r"we need to|we should|i’m (?:doing|checking|going)|i'm (?:doing|checking)|then i)\b", re.I)
+# the agent's last message asks the user something and waits
+ASKS = re.compile(r"\?\s*$|\b(?:please (?:confirm|provide|let me know|choose|select)|let me know|would you like)\b", re.I)
 
 
 def current(story: Story, cwd: str | None = None) -> Focus:
@@ -208,6 +216,11 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
 
     f.kind = read(span, story)
     f.rejected = rejected_edit(span, story.cwd)
+    tail = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)
+            and r.get("role") in ("assistant", "tool", "user")]
+    if tail and tail[-1].get("role") == "assistant" and not tail[-1].get("tool_calls"):
+        last = tail[-1].get("content") if isinstance(tail[-1].get("content"), str) else ""
+        f.asked = bool(ASKS.search(" ".join(last.split()[-60:])))
     f.plan = plan_state(span, story.cwd)
     if f.plan is not None and (f.plan.acted or f.outcome is not None):
         f.plan = None  # carried out (or over): the steps tell it
@@ -780,6 +793,12 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Nothing in the span is left half-done: its last step ends in a commit{' (' + h + ')' if h else ''}. "
                        f"Wait for the user's next request" +
                        (" or `AI!` comment" if f.shape == "aider" else "") + " rather than redo the latest one.")
+        elif f.asked:
+            out.append("Wait for the user's answer to the question the agent asked last (its last words, above); "
+                       "do not act on it before the answer.")
+        elif INTENT.search(f.last_words or ""):
+            out.append("Do what the agent's last words (above) say it was about to do, then go on with the latest "
+                       "request; the span stopped in the middle of it.")
         else:
             out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
