@@ -3,6 +3,7 @@ transcripts other than the two judged ones, imported, cut at 70 % of their recor
 between a call and its result) and compacted at 30 % of the prefix's tokens. Each test asserts
 what a successor must read under Current work / Next step for that kind of session, against
 what the transcript shows at the cut (read by hand)."""
+import json
 import re
 
 import pytest
@@ -127,3 +128,59 @@ def test_other_cut_points_keep_the_sections_a_successor_reads_first(share):
         text = cut_and_compact(name, share)
         assert section(text, "Current work").strip() or section(text, "Next step").strip(), (name, share)
         assert "not answered under its own heading" not in text or "report" in section(text, "Current work")
+
+
+def test_a_check_still_running_in_the_background_at_the_cut_is_said_with_its_output_file():
+    res = run("import", corpus("claude-code_spotter_8463c716_session.jsonl"))
+    recs = res.records()
+    k = next(i for i, r in enumerate(recs) if r.get("role") == "tool" and
+             str(r.get("content") or "").startswith("Command running in background with ID: be613ab"))
+    import json
+
+    span = "".join(json.dumps(r) + "\n" for r in recs[:k + 1])
+    out = run("compact", "--force", "--budget", "3000", input=span)
+    assert out.code == 0, out.stderr
+    text = next(r for r in out.records() if r["kind"] == "summary")["content"]
+    cur = section(text, "Current work")
+    assert "Still running in the background at the cut: `mix test test/spotter/services/transcript_renderer_test.exs" in cur
+    assert "tasks/be613ab.output" in cur and "not read yet" in cur
+    assert "tasks/be613ab.output" in section(text, "Next step")
+
+
+def test_a_quoted_background_message_in_a_file_read_is_not_a_running_command():
+    from ctxkit.core.focus import background_runs
+
+    res = run("import", corpus("claude-code_spotter_8463c716_session.jsonl"))
+    recs = res.records()
+    assert background_runs(recs[:30]) == []  # record 17 is a transcript file read that quotes one
+
+
+def _call(i, cmd):
+    return {"v": 1, "kind": "message", "id": f"a{i}", "role": "assistant", "content": "",
+            "tool_calls": [{"id": f"c{i}", "type": "function",
+                            "function": {"name": "Bash", "arguments": json.dumps({"command": cmd})}}]}
+
+
+def _result(i, text):
+    return {"v": 1, "kind": "message", "id": f"t{i}", "role": "tool", "tool_call_id": f"c{i}", "content": text}
+
+
+def test_the_last_git_status_after_the_last_commit_wins_over_everything_committed():
+    from ctxkit.core.focus import current_work_lines, for_span
+
+    recs = [{"v": 1, "kind": "message", "id": "u", "role": "user", "content": "fix the parser and commit"},
+            {"v": 1, "kind": "message", "id": "e", "role": "assistant", "content": "",
+             "tool_calls": [{"id": "c0", "type": "function", "function": {"name": "Edit", "arguments": json.dumps(
+                 {"file_path": "/p/lib/parser.ex", "old_string": "def a, do: 1", "new_string": "def a, do: 2"})}}]},
+            _result(0, "The file /p/lib/parser.ex has been updated successfully."),
+            _call(1, "git commit -am 'fix parser'"), _result(1, "[main 1a2b3c4] fix parser\n 1 file changed"),
+            _call(2, "git status"),
+            _result(2, "On branch main\nChanges not staged for commit:\n\tmodified:   lib/lexer.ex\n")]
+    story, f = for_span(recs)
+    lines = current_work_lines(story, f)
+    assert any("The last `git status` (after the last commit) still showed changed, not committed: `lib/lexer.ex`"
+               in x for x in lines), lines
+    assert not any("Everything changed in the span is committed" in x for x in lines)
+    # a status before the commit is stale
+    story, f = for_span(recs[:1] + recs[5:7] + recs[1:5])
+    assert f.dirty == []

@@ -70,6 +70,8 @@ class Focus:
     shape: str = "coding"                               # core.kinds.shape: swe | service | explore | aider | coding
     unchecked: tuple | None = None                      # (file, last run) a SWE-agent edit not run since
     failed_action: str = ""                             # a dialogue's last action, failed, not answered yet
+    background: list = field(default_factory=list)      # (command, output file): still running at the cut
+    dirty: list = field(default_factory=list)           # what the last `git status` after the last commit showed
     plan: object = None                                 # PlanState: the plan presented last, and its fate
     research: list = field(default_factory=list)        # the web lookups and delegated tasks, as sources
 
@@ -216,6 +218,10 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
 
     f.kind = read(span, story)
     f.rejected = rejected_edit(span, story.cwd)
+    f.background = background_runs(span)
+    from .outcome import dirty_after_commit
+
+    f.dirty = dirty_after_commit(span)
     tail = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)
             and r.get("role") in ("assistant", "tool", "user")]
     if tail and tail[-1].get("role") == "assistant" and not tail[-1].get("tool_calls"):
@@ -278,6 +284,37 @@ def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
     from .kinds import _short
 
     return attempts, last, _short(short_path(where, cwd)) if where else "", why
+
+
+# Claude Code's own answer to a `run_in_background` call (the whole result, not a transcript that quotes one)
+BACKGROUND = re.compile(r"^\s*Command running in background with ID: (\w+)\.?\s*Output is being written to: "
+                        r"([^\s\"\\]+?)\.?\s*$")
+
+
+def background_runs(span: Sequence[dict]) -> list[tuple[str, str]]:
+    """Commands started in the background whose output nobody read before the cut (no read of
+    their output file, no TaskOutput/BashOutput call, no notification that they finished):
+    (command, output file)."""
+    started: dict = {}   # id -> (command, path)
+    calls: dict = {}
+    for r in span:
+        text = r.get("content") if isinstance(r.get("content"), str) else ""
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            calls[c.get("id")] = str(args.get("command") or "")
+            blob = " ".join(str(v) for v in args.values())
+            for bid, (_, path) in list(started.items()):
+                if bid in blob or path in blob:
+                    del started[bid]  # its output was read or waited for
+        if r.get("role") == "tool":
+            m = BACKGROUND.match(text)
+            if m:
+                started[m.group(1)] = (calls.get(r.get("tool_call_id"), ""), m.group(2))
+                continue
+        for bid in list(started):
+            if bid in text and re.search(r"<task-notification>|completed|exit code|finished", text, re.I):
+                del started[bid]
+    return [(brief(" ".join(cmd.split()), 120), path) for cmd, path in started.values()]
 
 
 def failed_action(span: Sequence[dict]) -> str:
@@ -632,6 +669,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
         out += plan_lines(f.plan)[0]
+    for cmd, path in f.background:
+        out.append(f"Still running in the background at the cut: `{cmd}`; its output goes to `{path}`, not read yet.")
     if f.failed_action:
         out.append(f"The session's last action failed, after everything else here: {f.failed_action}. "
                    f"Nothing was changed by it, and the agent has not told the user yet.")
@@ -687,6 +726,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
         elif f.outcome is None:
             out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
+    elif f.dirty and f.outcome is None:  # the last `git status` is the evidence, whatever the steps say
+        out.append("The last `git status` (after the last commit) still showed changed, not committed: " +
+                   ", ".join(f"`{p}`" for p in f.dirty[:8]) + (" …" if len(f.dirty) > 8 else "") + ".")
     elif f.committed and f.outcome is None:  # a finished session's end state says it
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
@@ -738,6 +780,8 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         return list(f.outcome.next_step)
     out = plan_lines(f.plan)[1] if f.plan is not None else []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
+    for cmd, path in f.background:
+        out.append(f"Read `{path}` (or wait for it to finish) to see how `{brief(cmd, 60)}` ended before relying on it.")
     if f.failed_action:
         out.append("Tell the user the action failed and why, and settle with them how to go on (another way to "
                    "do it, within the policy) before calling it again.")
