@@ -56,6 +56,7 @@ class Focus:
     last_words: str = ""
     last_doc: list = field(default_factory=list)        # the headings of a document the last message held
     asked: bool = False                                 # the span ends on the agent's question to the user
+    ends_on_user: bool = False                          # the span ends on the user's request
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
@@ -227,6 +228,9 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     if tail and tail[-1].get("role") == "assistant" and not tail[-1].get("tool_calls"):
         last = tail[-1].get("content") if isinstance(tail[-1].get("content"), str) else ""
         f.asked = bool(ASKS.search(" ".join(last.split()[-60:])))
+    from .requests import request_text
+
+    f.ends_on_user = bool(tail) and bool(request_text(tail[-1]))
     f.plan = plan_state(span, story.cwd)
     if f.plan is not None and (f.plan.acted or f.outcome is not None):
         f.plan = None  # carried out (or over): the steps tell it
@@ -814,8 +818,10 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev +
                        (f"; it is the last open child of `{f.closes_parent}`, so close the epic too" if f.closes_parent else "") + ".")
         elif f.shape == "swe":  # SWE-agent hands in its patch with `submit`; it never commits
-            out.append(f"Finish {what}: re-run the reproduction to see the fix work, remove the scratch files, "
-                       f"then `submit`.")
+            passed = bool(f.checks_after_edit) and all(ok for _, _, ok in f.checks_after_edit)
+            out.append(f"Finish {what}: " + ("the last run after the edit passed; " if passed else
+                                             "re-run the reproduction to see the fix work, ") +
+                       "remove the scratch files, then `submit`.")
         else:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:
@@ -837,6 +843,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Nothing in the span is left half-done: its last step ends in a commit{' (' + h + ')' if h else ''}. "
                        f"Wait for the user's next request" +
                        (" or `AI!` comment" if f.shape == "aider" else "") + " rather than redo the latest one.")
+        elif f.shape == "swe" and not f.ends_on_user:  # SWE-agent: the fix is in and was run since
+            out.append("If the last run shows the fix works, remove any scratch files and `submit`; "
+                       "otherwise fix and run it again.")
+        elif f.ends_on_user:
+            out.append("Continue with the latest request (above): the span ends on it.")
         elif f.asked:
             out.append("Wait for the user's answer to the question the agent asked last (its last words, above); "
                        "do not act on it before the answer.")
