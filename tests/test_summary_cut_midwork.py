@@ -184,3 +184,11 @@ def test_the_last_git_status_after_the_last_commit_wins_over_everything_committe
     # a status before the commit is stale
     story, f = for_span(recs[:1] + recs[5:7] + recs[1:5])
     assert f.dirty == []
+
+
+def test_words_said_before_the_latest_request_are_not_the_next_step():
+    # cut at 60 %: the user asked to recalculate, the agent called `calculate` and has not answered yet
+    text = cut_and_compact("tau-bench_gpt-4o-airline_idx173_task23.json", 0.6)
+    assert "said before the latest request" in section(text, "Current work")
+    nxt = section(text, "Next step")
+    assert "Continue with the latest request" in nxt and "last words" not in nxt

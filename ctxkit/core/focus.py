@@ -57,6 +57,7 @@ class Focus:
     last_doc: list = field(default_factory=list)        # the headings of a document the last message held
     asked: bool = False                                 # the span ends on the agent's question to the user
     ends_on_user: bool = False                          # the span ends on the user's request
+    words_stale: bool = False                           # the agent's last words came before the latest request
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
@@ -231,6 +232,10 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .requests import request_text
 
     f.ends_on_user = bool(tail) and bool(request_text(tail[-1]))
+    said = max((k for k, r in enumerate(tail) if r.get("role") == "assistant" and isinstance(r.get("content"), str)
+                and r["content"].strip()), default=-1)
+    asked_at = max((k for k, r in enumerate(tail) if request_text(r)), default=-1)
+    f.words_stale = asked_at > said  # the user spoke after the agent's last words
     f.plan = plan_state(span, story.cwd)
     if f.plan is not None and (f.plan.acted or f.outcome is not None):
         f.plan = None  # carried out (or over): the steps tell it
@@ -742,7 +747,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                    f"check whether it took effect before going on.")
     if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
-        if f.last_words:
+        if f.last_words and f.words_stale:
+            out.append(f"The agent's last words, said before the latest request: \"{f.last_words}\"")
+        elif f.last_words:
             when = ", said before that action" if f.failed_action else ", said before its last edits" if later else ""
             out.append(f"The agent's last words{when}: \"{f.last_words}\"")
         if f.last_doc and f.plan is None:  # a plan's parts are told above
@@ -848,6 +855,8 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                        "otherwise fix and run it again.")
         elif f.ends_on_user:
             out.append("Continue with the latest request (above): the span ends on it.")
+        elif f.words_stale:
+            out.append("Continue with the latest request (above): the agent was working on it when the span stopped.")
         elif f.asked:
             out.append("Wait for the user's answer to the question the agent asked last (its last words, above); "
                        "do not act on it before the answer.")
