@@ -440,6 +440,27 @@ def _q_words(q: str) -> tuple[set, set]:
     return names, words
 
 
+NUMBERED_LINE = re.compile(r"^[ \t]*(\d+)(?:→|\t)(.*)$")
+
+
+def _uses(text: str, q: str, defined: list[str], cap: int = 3) -> str:
+    """Where a file read uses the names a question asks about (`how is AshComputer.LiveView used`):
+    its first lines that name them, with their line numbers; "" when none (or the file defines them)."""
+    names = [n for n in dict.fromkeys(re.findall(r"`([A-Z][\w.]*)`", q) + CAMEL.findall(q))
+             if not any(d == n or d.endswith("." + n) for d in defined)]
+    if not names:
+        return ""
+    hits = []
+    for ln in text.splitlines():
+        m = NUMBERED_LINE.match(ln)
+        num, body = (m.group(1), m.group(2)) if m else ("", ln)
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", body) for n in names) and not body.lstrip().startswith(("#", "//")):
+            hits.append(f"`{brief(body.strip(), 90)}`" + (f" (line {num})" if num else ""))
+        if len(hits) >= cap:
+            break
+    return ("; uses: " + ", ".join(hits)) if hits else ""
+
+
 def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
     """An exploration cut before its report: per question, the files read for it and what each
     showed (the facts read are the product); the listings made; the files the request names that
@@ -494,7 +515,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
 
     for num, q in questions:
         got = groups[num]
-        parts = [f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in got]
+        parts = [f"`{_rel(p, cwd)}` ({_outline(info[p])})" + _uses(reads[p], q, info[p][2]) for p in got]
         for p in reads:
             hits = matching(p, q) if p not in got else []
             if hits:
