@@ -104,7 +104,10 @@ def _last_sentences(text: str, n: int = 2) -> str:
     # a table row or a rule is not a sentence: the last words are the agent's prose
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
     sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
-    return brief(" ".join(sents[-n:]), 240)
+    said = " ".join(sents[-n:])
+    # an interjection ("Perfect!", "Great.") is the agent's mood, not where the work stands
+    said = re.sub(r"^(?:(?:perfect|great|excellent|good|awesome|nice|okay|ok|alright)[!.,]\s+)+", "", said, flags=re.I)
+    return brief(said, 240)
 
 
 # the agent's words that announce what it does next
