@@ -406,6 +406,7 @@ def _plan_outline(text: str) -> tuple[str, list[str]]:
     from .shorten import unemphasize
 
     title = next((unemphasize(ln.lstrip("# ")).strip() for ln in text.splitlines() if ln.startswith("# ")), "")
+    title = re.sub(r"^(?:implementation )?plan\s*[:—-]\s*", "", title, flags=re.I)  # "Plan: X" is the plan X
     heads = list(PLAN_HEAD.finditer(text))
     parts = []
     for k, m in enumerate(heads):
