@@ -61,6 +61,13 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     exploration and an aider chat each get the section they need (Fix, Customer records
     and Actions, Findings, Aider requests), picked by the transcript's shape.
 
+    A session cut in the middle of its work says where it stopped: a plan drafted,
+    presented or approved but not carried out (with its parts in order), edits the tool
+    rejected (the file is unchanged), a check still running in the background (its output
+    file), a dialogue's last action that failed, the reads and listings since the last
+    change, and an exploration's findings so far, question by question, with the files it
+    still has to read.
+
     With --summarizer llama or openai, the model may also rewrite the summary's Current
     work, Next step and each Step as a few sentences, one short prompt per section with
     exactly that section's bullets. The prose is kept only if no sentence names a path,

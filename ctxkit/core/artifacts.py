@@ -31,6 +31,10 @@ SHELL_BLANKS = re.compile(r"[ \t\r\n]+")  # shlex's whitespace
 _PARSED: dict = {}  # arguments text -> its parse: a call is read by several passes, parsed once
 
 
+# Claude Code's answer to a call that did not run: `<tool_use_error>File does not exist.</tool_use_error>`
+NOT_RUN = re.compile(r"^\s*<tool_use_error>")
+
+
 def _args(call: dict) -> dict | str:
     """A call's arguments as a dict (or the raw text when they are not a JSON object). The dict
     may be shared with other readers of the same call: read it, never change it."""
@@ -114,6 +118,8 @@ def call_actions(call: dict, result: str | None = None, args=_UNPARSED) -> list[
     caller has them already)."""
     fn = call.get("function") or {}
     name = (fn.get("name") or "").strip()
+    if isinstance(result, str) and NOT_RUN.match(result):
+        return []  # the tool refused the call (no such file, a sibling call failed): nothing was read or written
     lname = name.lower().replace("_", "").replace("-", "")
     if args is _UNPARSED:
         args = _args(call)

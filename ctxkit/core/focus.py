@@ -55,6 +55,10 @@ class Focus:
     edited_after_checks: bool = False
     open_errors: list = field(default_factory=list)
     last_words: str = ""
+    last_doc: list = field(default_factory=list)        # the headings of a document the last message held
+    asked: bool = False                                 # the span ends on the agent's question to the user
+    ends_on_user: bool = False                          # the span ends on the user's request
+    words_stale: bool = False                           # the agent's last words came before the latest request
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
@@ -65,18 +69,53 @@ class Focus:
     outcome: object = None                              # core.outcome.Outcome: the session is finished
     kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
     unfinished: str | None = None                       # the last call, when it has no recorded result
+    rejected: tuple | None = None                       # (attempts, edit, file, why): the last edit(s) refused
+    shape: str = "coding"                               # core.kinds.shape: swe | service | explore | aider | coding
+    unchecked: tuple | None = None                      # (file, last run) a SWE-agent edit not run since
+    failed_action: str = ""                             # a dialogue's last action, failed, not answered yet
+    background: list = field(default_factory=list)      # (command, output file): still running at the cut
+    dirty: list = field(default_factory=list)           # what the last `git status` after the last commit showed
+    plan: object = None                                 # PlanState: the plan presented last, and its fate
+    research: list = field(default_factory=list)        # the web lookups and delegated tasks, as sources
 
     @property
     def half_done(self) -> bool:
         return bool(self.uncommitted)
 
 
+DOC_MIN_CHARS = 600   # a last message this long with headings is a document (a draft, a plan), not a remark
+
+
+def _document(text: str) -> tuple[str, list[str]]:
+    """A long message with headings: the words before its first heading, and its headings
+    (("", []) for any other message)."""
+    heads = re.findall(r"(?m)^#{1,4}\s+(.+?)\s*#*$", text or "")
+    if len(text or "") < DOC_MIN_CHARS or len(heads) < 2:
+        return "", []
+    from .shorten import unemphasize
+
+    return re.split(r"(?m)^#", text, maxsplit=1)[0], [unemphasize(h) for h in heads]
+
+
 def _last_sentences(text: str, n: int = 2) -> str:
+    lead, heads = _document(text)
+    if heads:  # its last lines are the document's, not the agent's state
+        text = lead
     text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
     # a table row or a rule is not a sentence: the last words are the agent's prose
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
     sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
-    return brief(" ".join(sents[-n:]), 240)
+    said = " ".join(sents[-n:])
+    # an interjection ("Perfect!", "Great.") is the agent's mood, not where the work stands
+    said = re.sub(r"^(?:(?:perfect|great|excellent|good|awesome|nice|okay|ok|alright)[!.,]\s+)+", "", said, flags=re.I)
+    return brief(said, 240)
+
+
+# the agent's words that announce what it does next
+INTENT = re.compile(r"\b(?:let me|let's|let us|i'll|i will|i’ll|i'm going to|i am going to|next,? i|now i|i need to|"
+                    r"we need to|we should|i’m (?:doing|checking|going)|i'm (?:doing|checking)|then i)\b", re.I)
+# the agent's last message asks the user something and waits
+ASKS = re.compile(r"\?\s*$|\b(?:please (?:confirm|provide|let me know|choose|select)|let me know|would you like)\b", re.I)
 
 
 # What "current work" means, one definition for compaction (Current work / Next step, from the
@@ -122,6 +161,7 @@ def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
     f.last_words = last_words(story.last_text)
+    f.last_doc = _document(story.last_text)[1]
     if not eps:
         return f
     last = eps[-1]
@@ -222,7 +262,310 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
     from .kinds import read
 
     f.kind = read(span, story)
+    f.rejected = rejected_edit(span, story.cwd)
+    f.background = background_runs(span)
+    from .outcome import dirty_after_commit
+
+    f.dirty = dirty_after_commit(span)
+    tail = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)
+            and r.get("role") in ("assistant", "tool", "user")]
+    if tail and tail[-1].get("role") == "assistant" and not tail[-1].get("tool_calls"):
+        last = tail[-1].get("content") if isinstance(tail[-1].get("content"), str) else ""
+        f.asked = bool(ASKS.search(" ".join(last.split()[-60:])))
+    from .requests import request_text
+
+    f.ends_on_user = bool(tail) and bool(request_text(tail[-1]))
+    said = max((k for k, r in enumerate(tail) if r.get("role") == "assistant" and isinstance(r.get("content"), str)
+                and r["content"].strip()), default=-1)
+    asked_at = max((k for k, r in enumerate(tail) if request_text(r)), default=-1)
+    f.words_stale = asked_at > said  # the user spoke after the agent's last words
+    f.plan = plan_state(span, story.cwd)
+    if f.plan is not None and (f.plan.acted or f.outcome is not None):
+        f.plan = None  # carried out (or over): the steps tell it
+    if f.plan is not None and f.plan.details:
+        f.kind.append(("The plan, part by part", f.plan.details, []))
+    from .kinds import shape
+
+    f.shape = shape([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)])
+    if f.outcome is None and f.shape == "service":
+        f.failed_action = failed_action(span)
+    if f.rejected is None and not f.uncommitted and f.outcome is None and f.shape == "swe":
+        f.unchecked = unchecked_edit(span)
+    if f.outcome is None and f.shape == "coding":  # the other kinds have their own sections
+        looked = looked_at(span, story.cwd)
+        if looked:
+            f.kind.append(("Looked at since the last change", looked, []))
+    f.research = research_lines(span)
+    if f.research:
+        f.kind.append(("Sources", [], f.research))  # after the files: where the findings came from
     return story, f
+
+
+FILE_SHOWN = re.compile(r"\[File: (\S+) \(\d+ lines total\)\]|\(Open file: ([^)\n]+)\)")
+
+
+def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
+    """The last edit attempts when the tool refused them all (a linter's syntax error, a string
+    to replace that is not there) and no edit applied since: (attempts, the edit, its file, why),
+    else None. The file is unchanged by them: the successor must redo the edit, not test it."""
+    from .kinds import _calls, _command, _failed, _text
+    from .outcome import _is_edit
+
+    attempts, last, where, why, shown = 0, "", "", "", ""
+    for _, name, args, res in _calls([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]):
+        if res is not None:
+            m = FILE_SHOWN.search(_text(res))
+            target = str(args.get("file_path") or args.get("path") or "")
+            if not _is_edit(name, args):
+                if m:
+                    shown = (m.group(1) or m.group(2) or "").strip()
+                continue
+            if _failed(res) or _text(res).lstrip().startswith("<tool_use_error>"):
+                attempts += 1
+                last = _command(args).split("\n", 1)[0] or name
+                where = target or shown
+                text = re.sub(r"</?tool_use_error>", "", _text(res))
+                w = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
+                why = w.group(1) if w else brief(next((ln for ln in text.splitlines() if ln.strip()), ""), 140)
+            else:
+                attempts = 0
+                if m:
+                    shown = (m.group(1) or m.group(2) or "").strip()
+    if not attempts:
+        return None
+    from .kinds import _short
+
+    return attempts, last, _short(short_path(where, cwd)) if where else "", why
+
+
+# Claude Code's own answer to a `run_in_background` call (the whole result, not a transcript that quotes one)
+BACKGROUND = re.compile(r"^\s*Command running in background with ID: (\w+)\.?\s*Output is being written to: "
+                        r"([^\s\"\\]+?)\.?\s*$")
+
+
+def background_runs(span: Sequence[dict]) -> list[tuple[str, str]]:
+    """Commands started in the background whose output nobody read before the cut (no read of
+    their output file, no TaskOutput/BashOutput call, no notification that they finished):
+    (command, output file)."""
+    started: dict = {}   # id -> (command, path)
+    calls: dict = {}
+    for r in span:
+        text = r.get("content") if isinstance(r.get("content"), str) else ""
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            calls[c.get("id")] = str(args.get("command") or "")
+            blob = " ".join(str(v) for v in args.values())
+            for bid, (_, path) in list(started.items()):
+                if bid in blob or path in blob:
+                    del started[bid]  # its output was read or waited for
+        if r.get("role") == "tool":
+            m = BACKGROUND.match(text)
+            if m:
+                started[m.group(1)] = (calls.get(r.get("tool_call_id"), ""), m.group(2))
+                continue
+        for bid in list(started):
+            if bid in text and re.search(r"<task-notification>|completed|exit code|finished", text, re.I):
+                del started[bid]
+    return [(brief(" ".join(cmd.split()), 120), path) for cmd, path in started.values()]
+
+
+def failed_action(span: Sequence[dict]) -> str:
+    """The last call of a dialogue when it was an action that failed and the agent has not said
+    anything since (a reservation update the payment could not cover): `name(args)`: the error."""
+    from .kinds import ACTION, _args_line, _calls, _failed, _text
+
+    msgs = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    calls = _calls(msgs)
+    if not calls:
+        return ""
+    i, name, args, res = calls[-1]
+    if not ACTION.match(name) or res is None or not _failed(res):
+        return ""
+    if any(r.get("role") == "assistant" and _text(r).strip() for r in msgs[i + 1:]):
+        return ""
+    return f"`{name}({brief(_args_line(args), 200)})`: {brief(_text(res), 160)}"
+
+
+def unchecked_edit(span: Sequence[dict]) -> tuple[str, str] | None:
+    """(the file, the last command run before it) when an edit applied after the last command
+    the agent ran (a SWE-agent fix not yet run), else None."""
+    from .kinds import _calls, _command, _failed, _short, _text
+    from .outcome import _is_edit
+
+    edited, ran = "", ""
+    for _, name, args, res in _calls([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]):
+        cmd = _command(args)
+        if _is_edit(name, args):
+            if res is not None and not _failed(res):
+                m = FILE_SHOWN.search(_text(res))
+                edited = _short((m.group(1) or m.group(2)) if m else str(args.get("path") or "")) or "the open file"
+        elif name in ("bash", "Bash", "shell") and cmd and not re.match(r"^(?:ls|cat|find|grep|cd|rm)\b", cmd):
+            ran, edited = cmd, ""
+    return (edited, ran) if edited else None
+
+
+@dataclass
+class PlanState:
+    where: str = ""            # the plan file (`plan.md`), or "" when the plan came with ExitPlanMode
+    title: str = ""
+    parts: list = field(default_factory=list)   # its parts (Epic: …, Task 1: … (depends on Task 1))
+    details: list = field(default_factory=list)  # per part: its first sentence and the files it names
+    state: str = "drafted"     # drafted | presented | approved | rejected
+    said: str = ""             # what the user said with a rejection
+    command: str = ""          # the plugin command the request came through (`/handgemacht:create-beads`)
+    acted: bool = False        # an edit or command ran after the approval
+
+
+PLAN_HEAD = re.compile(r"^#{1,3}\s+((?:Epic|Task|Step|Phase|Part|Milestone|Stage)\b[^\n]{0,120})$", re.M | re.I)
+DEPENDS = re.compile(r"^\s*\**Depends on\**:?\**\s*(.+)$", re.M | re.I)
+
+
+def _plan_details(text: str) -> list[str]:
+    """Per Epic/Task/Step part of a plan: its first sentence and the files it names."""
+    from .shorten import unemphasize
+
+    heads = list(PLAN_HEAD.finditer(text))
+    out = []
+    for k, m in enumerate(heads):
+        body = text[m.end(): heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        body = re.sub(r"```.*?```", " ", body, flags=re.S)
+        prose = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "|", "-", "*", ">"))
+                 and not DEPENDS.match(ln)]
+        first = unemphasize(re.split(r"(?<=[.!?])\s+", prose[0])[0]) if prose else ""
+        files = list(dict.fromkeys(re.findall(r"`([\w./-]+\.\w{1,6})`", body)))
+        if first or files:
+            out.append(f"{brief(unemphasize(m.group(1)), 80)}: " + brief(first, 200) +
+                       (f" Files: {', '.join(f'`{x}`' for x in files[:6])}." if files else ""))
+    return out
+
+
+def _plan_outline(text: str) -> tuple[str, list[str]]:
+    """A plan's title and its parts: the Epic/Task/Step headings with what each depends on, else
+    the parts its own headings name (core.episodes.plan_parts)."""
+    from .episodes import plan_parts
+    from .shorten import unemphasize
+
+    title = next((unemphasize(ln.lstrip("# ")).strip() for ln in text.splitlines() if ln.startswith("# ")), "")
+    title = re.sub(r"^(?:implementation )?plan\s*[:—-]\s*", "", title, flags=re.I)  # "Plan: X" is the plan X
+    heads = list(PLAN_HEAD.finditer(text))
+    parts = []
+    for k, m in enumerate(heads):
+        body = text[m.end(): heads[k + 1].start() if k + 1 < len(heads) else len(text)]
+        dep = DEPENDS.search(body[:400])
+        d = dep.group(1).strip().strip("*") if dep else ""
+        part = unemphasize(m.group(1)).strip().rstrip(":")
+        parts.append(part + (f" (depends on {d})" if d and d not in ("—", "-", "none", "None") else ""))
+    return title, parts or plan_parts(text)
+
+
+def plan_state(span: Sequence[dict], cwd: str | None = None) -> PlanState | None:
+    """The plan the agent presented last (the text ExitPlanMode carried, or the markdown file it
+    wrote just before), and whether the user approved it and work started on it."""
+    last_md: tuple[str, str] | None = None
+    plan: PlanState | None = None
+    calls: dict = {}
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            if name in ("Write",) and str(args.get("file_path") or "").lower().endswith(".md"):
+                last_md = (str(args.get("file_path")), str(args.get("content") or ""))
+            elif name == "ExitPlanMode":
+                text = str(args.get("plan") or "")
+                where = ""
+                if len(text) < 80 and last_md:
+                    where, text = short_path(last_md[0], cwd), last_md[1]
+                if len(text) >= 80:
+                    title, parts = _plan_outline(text)
+                    plan = PlanState(where=where, title=title, parts=parts, state="presented", details=_plan_details(text))
+                    calls[c.get("id")] = plan
+                continue
+            if plan is not None and (name in EDITS or name == "Bash"):
+                plan.acted = True  # work went on after the plan was presented
+        if r.get("role") == "tool" and r.get("tool_call_id") in calls:
+            p = calls.pop(r["tool_call_id"])
+            out = r.get("content") if isinstance(r.get("content"), str) else ""
+            if re.search(r"\bapproved\b", out, re.I) and "error" not in (r.get("flags") or ()):
+                p.state = "approved"
+            elif re.search(r"doesn.t want to proceed|rejected|not approved", out, re.I):
+                p.state = "rejected"
+                m = re.search(r"(?:the user said|reason for the rejection)[:\s]*\n?(.+)", out, re.I | re.S)
+                p.said = brief(m.group(1), 200) if m else ""
+    if plan is not None:
+        from .requests import plugin_command
+
+        plan.command = plugin_command(span)
+    if plan is None and last_md and re.search(r"(?:^|/)plan[\w-]*\.md$", last_md[0], re.I):
+        title, parts = _plan_outline(last_md[1])
+        if parts:
+            plan = PlanState(where=short_path(last_md[0], cwd), title=title, parts=parts, details=_plan_details(last_md[1]))
+    return plan
+
+
+def plan_lines(p: PlanState) -> tuple[list[str], list[str]]:
+    """Current work and Next step lines for a plan not carried out yet."""
+    where = f" in `{p.where}`" if p.where else ""
+    name = f"\"{brief(p.title, 100)}\"" if p.title else "the plan"
+    parts = "; ".join(brief(x, 140) for x in p.parts[:10]) + (f"; and {len(p.parts) - 10} more" if len(p.parts) > 10 else "")
+    cur, nxt = [], []
+    if p.state == "approved":
+        cur.append(f"The plan {name}{where} was approved by the user at the end of the span (plan mode exited); "
+                   f"nothing of it is carried out yet.")
+    elif p.state == "rejected":
+        cur.append(f"The plan {name}{where} was presented and the user did not approve it" +
+                   (f"; they said: \"{p.said}\"" if p.said else "") + ".")
+    elif p.state == "presented":
+        cur.append(f"The plan {name}{where} is presented to the user for approval; no answer yet.")
+    else:
+        cur.append(f"The plan {name} is drafted{where}; not presented for approval yet.")
+    if parts:
+        cur.append(f"Its parts, in order: {parts}.")
+    if p.state == "approved":
+        nxt.append(f"Carry out the approved plan{where}, part by part, in its order" +
+                   (f", starting with {brief(p.parts[0], 120)}" if p.parts else "") +
+                   (f", as the request's command `{p.command}` asks" if p.command else "") + ".")
+    elif p.state == "rejected":
+        nxt.append("Revise the plan with what the user said, and present it again.")
+    elif p.state == "presented":
+        nxt.append("Wait for the user's answer on the plan before carrying any of it out.")
+    else:
+        nxt.append(f"Present the plan{where} for the user's approval before carrying it out.")
+    return cur, nxt
+
+
+WEB = {"WebFetch": "url", "WebSearch": "query", "web_search": "query", "fetch": "url"}
+
+
+def research_lines(span: Sequence[dict], cap: int = 8) -> list[str]:
+    """The web lookups (fetched pages, searches) and the tasks delegated to subagents, as the
+    sources of what the span found."""
+    fetched, searched, tasks = [], [], []
+    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            res = results.get(c.get("id"))
+            failed = res is not None and "error" in (res.get("flags") or ())
+            if name in WEB and not failed:
+                v = str(args.get(WEB[name]) or "").strip()
+                if v:
+                    (fetched if WEB[name] == "url" else searched).append(v)
+            elif name == "Task" and not failed:
+                what = str(args.get("description") or "").strip()
+                who = str(args.get("subagent_type") or "").strip()
+                out = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
+                heads = [h.strip() for h in re.findall(r"(?m)^#{1,4}\s+(.+)$", out)][:6]
+                if what:
+                    tasks.append(f"\"{brief(what, 80)}\"" + (f" ({who} subagent)" if who else "") +
+                                 (": its answer's sections: " + "; ".join(brief(h, 60) for h in heads) if heads else
+                                  (": no answer recorded" if not out else "")))
+    out = []
+    if fetched:
+        out.append("Pages fetched: " + ", ".join(f"<{u}>" for u in dict.fromkeys(fetched[:cap])) + ".")
+    if searched:
+        out.append("Web searches: " + "; ".join(f"\"{brief(q.replace(chr(34), chr(39)), 80)}\"" for q in list(dict.fromkeys(searched))[:cap]) + ".")
+    for t in tasks[-3:]:
+        out.append("Delegated to a subagent: " + t + ".")
+    return out
 
 
 EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch"}
@@ -269,6 +612,91 @@ def _search_conclusion(name: str, args: dict, result: str, cwd: str | None) -> s
     return f"searched {head}: first match `{hit}`."
 
 
+# a shell command that changes something (a write, a move, an install, a commit): not a look-around
+CHANGES = re.compile(r"(?:^|[;&|]\s*)(?:git\s+(?:commit|add|push|checkout|reset|merge|rebase|stash)|rm|mv|cp|mkdir|touch|"
+                     r"npm\s+(?:i|install|ci)|yarn\s+add|pnpm\s+add|pip\s+install|mix\s+deps\.get|cargo\s+add|"
+                     r"Set-Content|Out-File|New-Item|Copy-Item|Move-Item|Remove-Item|Add-Content)\b|(?<![<>=-])>{1,2}\s*[\w./\\$]",
+                     re.I)
+RUN_HEADER = re.compile(r"^(?:Exit code: \d+\s*\n)?(?:Wall time: [^\n]*\n)?(?:Output:\s*\n)?")
+LOOK_TOOLS = {"Read", "LS", "WebFetch", "view", "open"}
+
+
+LISTS = re.compile(r"^\s*(?:ls|dir|find|tree|Get-ChildItem|gci)\b", re.I)
+
+
+def _entries(lines: list[str]) -> list[str]:
+    """The names a listing shows: a path-like word of each row, else its last word (header rows,
+    rules and totals left out)."""
+    out = []
+    for ln in lines:
+        t = ln.strip()
+        if re.match(r"^(?:Mode\b|Directory:|total \d|FullName\b|Name\b|-{3,})", t) or re.match(r"^[-\s]+$", t):
+            continue
+        words = t.split()
+        path = next((w for w in words if "/" in w or "\\" in w), None)
+        out.append(path or words[-1])
+    paths = [x for x in out if "/" in x or "\\" in x]
+    return paths if paths and len(paths) < len(out) and not any("." in x for x in out if x not in paths) else out
+
+
+def _gist_of(text: str, failed: bool, listing: bool = False, markdown: bool = False) -> str:
+    """What one look-around call showed, in a few words: the failure's first line, a file's length
+    and headings, a listing's size and first entries, or a short output's first lines."""
+    from .entities import LINE_NO
+
+    body = LINE_NO.sub("", RUN_HEADER.sub("", (text or "").replace("\r", ""), count=1))
+    lines = [ln.rstrip() for ln in body.splitlines() if ln.strip() and not re.match(r"^[-\s]+$", ln)]
+    if failed:
+        first = next((ln.strip() for ln in lines if not ln.strip().startswith(("At line", "+", "~"))), "")
+        return "failed: " + brief(first, 160) if first else "failed"
+    if not lines:
+        return "no output"
+    if listing:
+        names = _entries(lines)
+        if names:
+            return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}: " + ", ".join(
+                f"`{brief(x, 90)}`" for x in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    heads = [ln.lstrip("# ").strip() for ln in lines if re.match(r"^#{1,3}\s", ln)] if markdown else []
+    if len(heads) >= 2:
+        return f"{len(lines)} lines, sections: " + "; ".join(brief(h, 50) for h in heads[:6]) + (" …" if len(heads) > 6 else "")
+    if len(lines) <= 3:
+        return "`" + brief(" | ".join(ln.strip() for ln in lines), 200) + "`"
+    return f"{len(lines)} lines, starting `{brief(lines[0].strip(), 100)}`"
+
+
+def looked_at(span: Sequence[dict], cwd: str | None = None, n: int = 8) -> list[str]:
+    """The look-around calls since the last change (an edit, a write, an install, a commit), each
+    with what it showed: at a cut in the middle of gathering, these are what the agent knows so far.
+    Searches are told apart (last_searches)."""
+    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
+    seen: list[str] = []
+    for r in span:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            cmd = str(args.get("command") or args.get("cmd") or "").strip()
+            if name in EDITS or (cmd and CHANGES.search(cmd)):
+                seen = []
+                continue
+            res = results.get(c.get("id"))
+            if res is None or (cmd and SHELL_SEARCH.match(cmd)) or name in ("Grep", "Glob"):
+                continue
+            if name in LOOK_TOOLS:
+                what = f"`{name} {short_path(str(args.get('file_path') or args.get('path') or args.get('url') or ''), cwd)}`"
+            elif cmd and name.lower() in ("bash", "shell", "shell_command", "exec_command", "run_command", "terminal"):
+                what = f"`{brief(' '.join(cmd.split()), 110)}`"
+            else:
+                continue
+            from .distill import result_failed
+
+            text = res.get("content") if isinstance(res.get("content"), str) else ""
+            if text.lstrip().startswith("<tool_use_error>"):
+                continue
+            target = str(args.get("file_path") or args.get("path") or cmd)
+            seen.append(f"{what}: " + _gist_of(text, result_failed(res), bool(cmd and LISTS.match(cmd)) or name == "LS",
+                                               bool(re.search(r"\.(?:md|markdown)\b", target, re.I))))
+    return seen[-n:] if len(seen) >= 2 else []
+
+
 def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> list[str]:
     """The search calls made after the last edit or command, newest last, as conclusions (at most `n`)."""
     calls: dict = {}
@@ -292,6 +720,23 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     """Current work, in plain sentences: what is done, half-done and uncommitted."""
     cwd = story.cwd
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
+    if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
+        out += plan_lines(f.plan)[0]
+    for cmd, path in f.background:
+        out.append(f"Still running in the background at the cut: `{cmd}`; its output goes to `{path}`, not read yet.")
+    if f.failed_action:
+        out.append(f"The session's last action failed, after everything else here: {f.failed_action}. "
+                   f"Nothing was changed by it, and the agent has not told the user yet.")
+    if f.unchecked is not None:
+        u = f.unchecked
+        if u:
+            out.append(f"`{u[0]}` was edited (the change is under Fix) and not run since" +
+                       (f"; the last command run before it: `{brief(u[1], 80)}`." if u[1] else "."))
+    if f.rejected is not None:
+        n, edit, where, why = f.rejected
+        out.append(("The last edit" if n == 1 else f"The last {n} edit attempts") + f" (`{brief(edit, 60)}`" +
+                   (f" on `{where}`" if where else "") + f") {'was' if n == 1 else 'were'} rejected" +
+                   (f": {why}" if why else "") + f"; the file is unchanged by {'it' if n == 1 else 'them'}.")
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -334,6 +779,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                 out.append(f"Checked after the last edit: `{brief(cmd, 90)}`: {hist}.")
         elif f.outcome is None:
             out.append("Not yet done since the last edit: no test, build or lint run, no commit.")
+    elif f.dirty and f.outcome is None:  # the last `git status` is the evidence, whatever the steps say
+        out.append("The last `git status` (after the last commit) still showed changed, not committed: " +
+                   ", ".join(f"`{p}`" for p in f.dirty[:8]) + (" …" if len(f.dirty) > 8 else "") + ".")
     elif f.committed and f.outcome is None:  # a finished session's end state says it
         out.append("Everything changed in the span is committed.")
     for e in f.open_errors[-3:]:
@@ -341,9 +789,16 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     if f.unfinished:
         out.append(f"The last call has no recorded result (the session stopped while it ran): `{f.unfinished}`; "
                    f"check whether it took effect before going on.")
-    if f.last_words and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
+    if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
-        out.append(f"The agent's last words{', said before its last edits' if later else ''}: \"{f.last_words}\"")
+        if f.last_words and f.words_stale:
+            out.append(f"The agent's last words, said before the latest request: \"{f.last_words}\"")
+        elif f.last_words:
+            when = ", said before that action" if f.failed_action else ", said before its last edits" if later else ""
+            out.append(f"The agent's last words{when}: \"{f.last_words}\"")
+        if f.last_doc and f.plan is None:  # a plan's parts are told above
+            out.append("Its last message " + ("then " if f.last_words else "") + "held a document with the sections: " +
+                       "; ".join(brief(h, 80) for h in f.last_doc[:8]) + (" …" if len(f.last_doc) > 8 else "") + ".")
     for said in f.searches:
         out.append("Last check: " + said)
     return out
@@ -378,8 +833,20 @@ def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
 def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.outcome is not None:  # a finished session: nothing to redo
         return list(f.outcome.next_step)
-    out = []
+    out = plan_lines(f.plan)[1] if f.plan is not None else []
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
+    for cmd, path in f.background:
+        out.append(f"Read `{path}` (or wait for it to finish) to see how `{brief(cmd, 60)}` ended before relying on it.")
+    if f.failed_action:
+        out.append("Tell the user the action failed and why, and settle with them how to go on (another way to "
+                   "do it, within the policy) before calling it again.")
+    if f.unchecked is not None:
+        out.append(f"Run the reproduction" + (f" (`{brief(f.unchecked[1], 80)}`)" if f.unchecked[1] else "") +
+                   f" to check the fix in `{f.unchecked[0]}`; when it works, remove any scratch files and `submit`.")
+    if f.rejected is not None:
+        n, edit, where, why = f.rejected
+        out.append(f"Redo the rejected edit" + (f" of `{where}`" if where else "") + " so that it applies" +
+                   (f" (it failed with {why})" if why else "") + "; then re-run the check.")
     if f.open_errors:
         out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
     dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
@@ -401,6 +868,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
             out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev +
                        (f"; it is the last open child of `{f.closes_parent}`, so close the epic too" if f.closes_parent else "") + ".")
+        elif f.shape == "swe":  # SWE-agent hands in its patch with `submit`; it never commits
+            passed = bool(f.checks_after_edit) and all(ok for _, _, ok in f.checks_after_edit)
+            out.append(f"Finish {what}: " + ("the last run after the edit passed; " if passed else
+                                             "re-run the reproduction to see the fix work, ") +
+                       "remove the scratch files, then `submit`.")
         else:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:
@@ -415,8 +887,28 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append("Still open after that: " + ", ".join(f"`{i}`" for i, _ in f.next_items[1:6]) + ".")
     elif f.plan_pending:
         out.append(("After that, the next plan step: " if out else "The next plan step: ") + brief(f.plan_pending[0], 200))
-    if latest and not out:
-        out.append("Continue with the latest request (above); nothing in the span is left half-done.")
+    if latest and not out and not any(name == "Next step" for name, *_ in f.kind):  # the kind says what comes next
+        if f.committed and story.episodes and story.episodes[-1].commits:
+            # the last step ended in a commit after the latest request: continuing it would redo it
+            h = story.episodes[-1].commits[-1][0]
+            out.append(f"Nothing in the span is left half-done: its last step ends in a commit{' (' + h + ')' if h else ''}. "
+                       f"Wait for the user's next request" +
+                       (" or `AI!` comment" if f.shape == "aider" else "") + " rather than redo the latest one.")
+        elif f.shape == "swe" and not f.ends_on_user:  # SWE-agent: the fix is in and was run since
+            out.append("If the last run shows the fix works, remove any scratch files and `submit`; "
+                       "otherwise fix and run it again.")
+        elif f.ends_on_user:
+            out.append("Continue with the latest request (above): the span ends on it.")
+        elif f.words_stale:
+            out.append("Continue with the latest request (above): the agent was working on it when the span stopped.")
+        elif f.asked:
+            out.append("Wait for the user's answer to the question the agent asked last (its last words, above); "
+                       "do not act on it before the answer.")
+        elif INTENT.search(f.last_words or ""):
+            out.append("Do what the agent's last words (above) say it was about to do, then go on with the latest "
+                       "request; the span stopped in the middle of it.")
+        else:
+            out.append("Continue with the latest request (above); nothing in the span is left half-done.")
     return out
 
 

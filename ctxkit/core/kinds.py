@@ -133,6 +133,7 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
     open_file = None
     created: set = set()
     out, rejected, cause = [], [], ""
+    applied_after = False   # an edit applied after the last rejected one
     for i, name, args, res in calls:
         text = _text(res)
         path, lines = _views(text) if not _failed(res) else (None, {})
@@ -149,7 +150,9 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
         if is_edit and _failed(res):
             why = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
             rejected.append((cmd.split("\n", 1)[0] or name, why.group(1) if why else brief(text, 80)))
+            applied_after = False
         elif is_edit and not scratch:
+            applied_after = True
             m = EDIT_RANGE.match(cmd)
             if m and target:
                 a, b = int(m.group(1)), int(m.group(2))
@@ -173,7 +176,8 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
     fix += [f"Change: {x}" for x in out]
     if rejected:
         kinds = list(dict.fromkeys(w for _, w in rejected))
-        fix.append(f"{len(rejected)} edit{'s' if len(rejected) > 1 else ''} rejected by the linter before one applied "
+        fix.append(f"{len(rejected)} edit{'s' if len(rejected) > 1 else ''} rejected by the linter "
+                   f"{'before one applied' if applied_after else '(none applied after them yet)'} "
                    f"({'; '.join(kinds[:3])}): `{rejected[0][0]}`" + (f" … `{rejected[-1][0]}`" if len(rejected) > 1 else ""))
     return [("Fix", fix)] if fix else []
 
@@ -346,10 +350,11 @@ def _explore(span, calls, cwd) -> list[tuple[str, list[str]]]:
                 missing.append(f"`{_rel(m.group(1), cwd)}`")
     if missing:
         out.append("Not there: " + ", ".join(dict.fromkeys(missing)) + ".")
-    report = next((_text(r) for r in reversed(span) if r.get("role") == "assistant" and not r.get("tool_calls")
-                   and len(_text(r)) > 400), "")
+    report = _report(span)
     task = next((request_text(r) for r in span if request_text(r)), "") or ""
     questions = [(m.group(1), m.group(2)) for m in map(NUMBERED_Q.match, task.splitlines()) if m]
+    if not report:  # cut mid-way: what the reads so far showed, by question, and what is left to read
+        return _explore_midway(out, calls, cwd, task, questions)
     secs = _sections(report) if report else []
     used: set = set()
     for num, q in questions:
@@ -375,6 +380,167 @@ def _explore(span, calls, cwd) -> list[tuple[str, list[str]]]:
             continue  # told with its parent
         more.append(f"{brief(h, 60)}: {_gist(lines, 260)}")
     return [("Findings", out, more)] if out or more else []
+
+
+def _report(span) -> str:
+    """The agent's report: a long message with no call after it (an exploration's last word). A
+    long message the agent went on reading after is a note on the way, not the report."""
+    for r in reversed(span):
+        if r.get("role") != "assistant":
+            continue
+        if r.get("tool_calls"):
+            return ""
+        if len(_text(r)) > 400:
+            return _text(r)
+    return ""
+
+
+CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b")
+PATHLIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6})\b")
+DEP = re.compile(r"\{:(\w+),\s*\"([^\"]{1,20})\"")                    # a mix dependency `{:ash, "~> 3.0"`
+CONFIG_FOR = re.compile(r"^\s*config\s+(:\w+)(?:,\s*([A-Z][\w.]*|:\w+))?", re.M)   # `config :app, Mod`
+LISTING = re.compile(r"^\s*(?:find|ls|tree)\b")
+SKIP_Q = frozenset("what which where when there their about with from into that this have does current currently "
+                   "existing related especially used uses using show list each both".split())
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
+
+
+def _defs(path: str, text: str) -> tuple[int, list[str], list[str]]:
+    """A file read, as (lines, dependencies and config entries, defined names)."""
+    from .entities import LINE_NO
+    from .episodes import definitions
+
+    body = LINE_NO.sub("", text)
+    deps = list(dict.fromkeys(f"{a} {b}" for a, b in DEP.findall(body)))
+    confs = list(dict.fromkeys("config " + " ".join(x for x in m if x) for m in CONFIG_FOR.findall(body)))
+    return len(body.splitlines()), deps + confs, definitions(body, path)
+
+
+def _outline(read: tuple[int, list[str], list[str]], cap: int = 10) -> str:
+    """What a file read showed, in a few words: its length, the dependencies and config entries
+    it sets, the modules and functions it defines."""
+    n, sets, names = read
+    bits = []
+    if sets:
+        bits.append(", ".join(sets[:16]) + (f" and {len(sets) - 16} more" if len(sets) > 16 else ""))
+    if names:
+        bits.append(", ".join(f"`{d}`" for d in names[:cap]) + (f" and {len(names) - cap} more" if len(names) > cap else ""))
+    return f"{n} lines" + (": " + "; ".join(bits) if bits else "")
+
+
+def _q_words(q: str) -> tuple[set, set]:
+    """A question's names (CamelCase and backticked, as file-name stems) and the stems of its
+    plain words (`selection` → `selec`, matching `text_selected`)."""
+    names = {_snake(n) for n in CAMEL.findall(q)} | {_snake(n) for n in re.findall(r"`([\w.]+)`", q)}
+    plain = CAMEL.sub(" ", re.sub(r"`[^`]*`", " ", q))
+    words = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{3,}", plain.lower()) if w not in SKIP_Q}
+    return names, words
+
+
+NUMBERED_LINE = re.compile(r"^[ \t]*(\d+)(?:→|\t)(.*)$")
+
+
+def _uses(text: str, q: str, defined: list[str], cap: int = 3) -> str:
+    """Where a file read uses the names a question asks about (`how is AshComputer.LiveView used`):
+    its first lines that name them, with their line numbers; "" when none (or the file defines them)."""
+    names = [n for n in dict.fromkeys(re.findall(r"`([A-Z][\w.]*)`", q) + CAMEL.findall(q))
+             if not any(d == n or d.endswith("." + n) for d in defined)]
+    if not names:
+        return ""
+    hits = []
+    for ln in text.splitlines():
+        m = NUMBERED_LINE.match(ln)
+        num, body = (m.group(1), m.group(2)) if m else ("", ln)
+        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", body) for n in names) and not body.lstrip().startswith(("#", "//")):
+            hits.append(f"`{brief(body.strip(), 90)}`" + (f" (line {num})" if num else ""))
+        if len(hits) >= cap:
+            break
+    return ("; uses: " + ", ".join(hits)) if hits else ""
+
+
+def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
+    """An exploration cut before its report: per question, the files read for it and what each
+    showed (the facts read are the product); the listings made; the files the request names that
+    are not read yet."""
+    reads: dict[str, str] = {}   # path -> the fullest text read
+    listed: list[str] = []
+    for _, name, args, res in calls:
+        t = _text(res)
+        if res is None or _failed(res) or t.lstrip().startswith("<tool_use_error>"):
+            continue
+        path = args.get("file_path") or args.get("path") or ""
+        cmd = _command(args)
+        if name in ("Read", "view", "open") and path and t.strip():
+            if len(t) > len(reads.get(path, "")):
+                reads[path] = t
+        elif cmd and LISTING.match(cmd) and t.strip():
+            rows = [ln.strip() for ln in t.splitlines() if ln.strip() and not ln.startswith("total ")]
+            rows = [_rel(r, cwd) for r in rows]
+            shown = cmd.replace(cwd.rstrip("/") + "/", "").replace(cwd.rstrip("/"), ".") if cwd else cmd
+            if len(rows) <= 6 and all(len(r) < 60 and not r.startswith(("d", "-r", "lr")) or "/" in r for r in rows):
+                listed.append(f"`{brief(shown, 90)}`: " + ", ".join(rows))  # a short listing is its own finding
+            else:
+                listed.append(f"`{brief(shown, 90)}` ({len(rows)} lines)")
+    info = {p: _defs(p, t) for p, t in reads.items()}
+    groups: dict[str, list[str]] = {num: [] for num, _ in questions}
+    other: list[str] = []
+    for path in reads:
+        rp = _rel(path, cwd)
+        stem = rp.rsplit("/", 1)[-1].split(".")[0]
+        pwords = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{3,}", rp.lower())}
+        best, score = None, 0
+        for num, q in questions:
+            names, words = _q_words(q)
+            s_ = 3 * sum(1 for n in names if n == stem or n in stem) + len(words & pwords)
+            s_ += 5 * bool(re.search(rf"(?<![\w/]){re.escape(rp.rsplit('/', 1)[-1])}\b", q))  # it names the file
+            s_ += 3 * any(rp.startswith(d) for d in re.findall(r"(?<![\w/])([\w.-]+/)(?!\w)", q))  # it names the folder
+            if s_ > score:
+                best, score = num, s_
+        (groups[best] if best is not None else other).append(path)
+
+    # a word several questions share ("transcript") points at nothing in particular
+    seen_in: dict = {}
+    for _, q in questions:
+        for w in _q_words(q)[1]:
+            seen_in[w] = seen_in.get(w, 0) + 1
+
+    def matching(path: str, q: str) -> list[str]:
+        """The names a file defines that the question's own words point at."""
+        words = {w for w in _q_words(q)[1] if seen_in.get(w) == 1}
+        return [d for d in info[path][2] if any(seg.startswith(w) for w in words
+                                                 for seg in re.findall(r"[a-z0-9]+", _snake(d).replace(".", "_")))]
+
+    for num, q in questions:
+        got = groups[num]
+        parts = [f"`{_rel(p, cwd)}` ({_outline(info[p])})" + _uses(reads[p], q, info[p][2]) for p in got]
+        for p in reads:
+            hits = matching(p, q) if p not in got else []
+            if hits:
+                parts.append(f"in `{_rel(p, cwd)}`: " + ", ".join(f"`{d}`" for d in hits[:8]) +
+                             (f" and {len(hits) - 8} more" if len(hits) > 8 else ""))
+        if parts:
+            out.append(f"Q{num} ({brief(q, 70)}): read so far: " + "; ".join(parts) + ".")
+        else:
+            out.append(f"Q{num} ({brief(q, 70)}): nothing read for it yet.")
+    if other:
+        out.append("Other files read: " + "; ".join(f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in other) + ".")
+    if listed:
+        out.append("Listed: " + ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "") + ".")
+    named = list(dict.fromkeys(PATHLIKE.findall(task)))
+    done = {_rel(p, cwd) for p in reads}
+    gone = next((x for x in out if x.startswith("Not there: ")), "")
+    left = [p for p in named if p not in done and p.rsplit("/", 1)[-1] not in gone]
+    nxt = []
+    if left:
+        nxt.append("Read the files the request names that are not read yet: " + ", ".join(f"`{p}`" for p in left) + ".")
+    asked = f"answering {', '.join(f'Q{n}' for n, _ in questions)} under their own headings" if questions else ""
+    full = " with the full content of each file, as the request asks" if re.search(r"\bfull\b", task, re.I) else ""
+    nxt.append(("Then write" if left else "Write") + " the report the request asks for" +
+               (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
+    return [("Findings so far (no report yet)", out), ("Next step", nxt)]
 
 
 def _within(secs, k: int, j: int) -> bool:

@@ -214,3 +214,13 @@ def unfinished_call(span: Sequence[dict]) -> str | None:
         return None  # the agent went on talking: it saw the call end
     cmd = _command(args)
     return brief(" ".join(cmd.split()), 160) if cmd else name
+
+
+def dirty_after_commit(span: Sequence[dict]) -> list[str]:
+    """The files the last `git status` showed changed when it ran after the span's last commit
+    (a status before the commit is stale); [] without one."""
+    span = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    calls = _calls(span)
+    last_commit = max((k for k, (_, _, a, _) in enumerate(calls) if re.search(r"\bgit\s+commit\b", _command(a))),
+                      default=-1)
+    return _last_status(calls[last_commit + 1:]) or []

@@ -29,6 +29,7 @@ META_PREFIX = re.compile(
     r"Your task is to create a detailed summary of the conversation so far)", re.I)
 REMINDER = re.compile(r"<system-reminder>.*?(</system-reminder>|\Z)", re.S)
 COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+COMMAND_NAME = re.compile(r"<command-name>\s*(/?[\w:.-]+)\s*</command-name>")
 COMMAND_TAG = re.compile(r"<command-(name|message|args)>.*?</command-\1>", re.S)
 END_MARKER = re.compile(r"(?<!#)#{2,}\s*(STOP|END|TRANSFER|DONE)\s*#{2,}", re.I)
 # `(?=(\W*))\1` is an atomic `\W*` (the phrases all start with a word character): a long run of
@@ -88,6 +89,17 @@ def clean_request(text: str) -> str | None:
     if CONFIRMATION.match(text) or PROMPT_ANSWER.search(text):
         return None
     return text
+
+
+def plugin_command(span) -> str:
+    """The plugin command (`/plugin:skill`) the span's first request came through, or "": what
+    the request is for is in its name (`/handgemacht:create-beads`)."""
+    for r in span:
+        if request_text(r):
+            t = r.get("content") if isinstance(r.get("content"), str) else ""
+            m = COMMAND_NAME.search(t)
+            return "/" + m.group(1).strip().lstrip("/") if m and ":" in m.group(1) else ""
+    return ""
 
 
 def not_user_words(text: str) -> bool:

@@ -394,6 +394,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     told |= {e.text for e in (focus.open_errors if focus else ())}
     # a tool's own complaint (an edit the editor rejected, a read too big) is not the work's error
     told |= {e.text for ep in steps for e in ep.errors if e.kind == "tool"}
+    # nor is a look-around command that failed (a probe, a path that is not there), in any episode
+    told |= {e.text for ep in (story.episodes if story is not None else ()) for e in ep.errors
+             if e.kind == "command" and not e.resolved}
     for e in reversed(open_errs):
         if any(e.text.startswith(t[:60]) or t.startswith(e.text[:60]) for t in told):
             continue

@@ -502,7 +502,11 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
             break
         rec = out[k]
         n = rec.get("tokens") or 0
-        goal = max(least, n - excess) - 40
+        # the note that says where the whole is goes on top of the condensed text: its cost comes off
+        note = tok.count(f"\n\n[ctx condensed this message to the start of each section: kept {n} of {n} tokens. "
+                         f"Whole message: ctx recover --chunk-id {rec.get('group') or rec.get('id') or 'chunk'} "
+                         f"--session {rec.get('session') or 'default'}]")
+        goal = max(least, n - excess) - note - 8
         body = FENCED.sub("[code block cut]", rec["content"])  # code goes first
         body = body[:goal * 16]  # condensing costs a count per line: a giant message is cut first
         text, cut = condense_to(body, goal, tok.count)
