@@ -133,7 +133,7 @@ def test_a_failure_is_fixed_by_its_own_edits_and_cancelled_calls_are_no_errors(t
 def test_a_background_check_counts_when_its_output_is_read(summaries):
     s1 = section(summaries[FUM], steps(summaries[FUM])[0])
     # `mix test` ran in the background; TaskOutput later showed the result
-    assert "`mix test test/spotter/services/transcript_renderer_test.exs`: 49 tests, 0 failures" in s1
+    assert "`mix test test/spotter/services/transcript_renderer_test.exs`: passed (49 tests, 0 failures)" in s1
 
 
 def test_a_build_error_line_is_the_tools_own():

@@ -174,7 +174,7 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
     if checks:
         k = level[1]
-        out.append(Item(text="Checks: " + "; ".join(checks[:k]) + (f"; {len(checks) - k} more" if len(checks) > k else "")))
+        out.append(Item(text="Checks: " + "; ".join(checks[:k])))  # the first kinds run: tests, build, lint
     for h, msg in ep.commits:
         out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
     if ep.closed:
