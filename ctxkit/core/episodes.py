@@ -673,6 +673,9 @@ class Episode:
     pushed: bool = False
     created: list = field(default_factory=list)   # work items created: (id, title)
     plan_parts: list = field(default_factory=list)  # the parts the approved plan names
+    said_first: list = field(default_factory=list)  # the agent's words right before the step's first edit
+    accounts: list = field(default_factory=list)    # (source, text): the agent's own account of the step
+                                                    # (a close reason, a commit message's body)
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -944,6 +947,27 @@ def _claims(cmd: str) -> list[str]:
     return out
 
 
+CLOSE_REASON = re.compile(r"""(?:--reason|-r)[= ]\s*(?:"((?:[^"\\]|\\.){8,600})"|'([^']{8,600})')""")
+
+
+def commit_body(msg: str) -> str:
+    """A commit message's first paragraph after its subject line (no trailers), folded to one line."""
+    msg = msg.replace("\\n", "\n")
+    m = re.match(r"\s*\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\1", msg, re.S)
+    lines = (m.group(2) if m else msg).strip().splitlines()[1:]
+    para: list = []
+    for ln in lines:
+        t = ln.strip()
+        if re.match(r"^(?:Co-Authored-By|Signed-off-by|Generated with|🤖)", t, re.I):
+            break
+        if not t:
+            if para:
+                break
+            continue
+        para.append(t)
+    return " ".join(para)
+
+
 def _closes(cmd: str) -> list[str]:
     out = []
     for part in re.split(r"&&|;|\n", cmd):
@@ -1142,6 +1166,8 @@ def build(span: Sequence[dict]) -> Story:
                 edits = file_edits(call) if not flagged else []
             if edits and cur.commits:
                 new_episode(i)
+            if edits and not cur.files and not cur.said_first:
+                cur.said_first = list(recent_said)
             for path, action, old, new in edits:
                 fc = cur.files.get(path)
                 if action == "created" and path in known:
@@ -1227,6 +1253,9 @@ def build(span: Sequence[dict]) -> Story:
                 if not flagged:
                     cur.closed.append(item)
                     story.item_status[item] = "closed"
+                    m = CLOSE_REASON.search(cmd)
+                    if m and (m.group(1) or m.group(2) or "").strip():
+                        cur.accounts.append((f"closing `{item}`", " ".join((m.group(1) or m.group(2)).split())))
             if COMMIT_MSG.search(cmd) or re.search(r"\bgit\s+commit\b", cmd):
                 if not flagged:
                     m = COMMIT_OUT.search(out)
@@ -1243,6 +1272,10 @@ def build(span: Sequence[dict]) -> Story:
                     elif m:
                         cur.commits.append((m.group(2)[:7], brief(m.group(3), 140)))
                         story.last_commit_index = i
+                    if mm and not amended:
+                        body = commit_body(mm.group(1) or mm.group(2) or mm.group(4) or "")
+                        if body:
+                            cur.accounts.append(("in the commit message", body))
                     elif msg and "nothing to commit" not in out:
                         cur.commits.append(("", brief(msg, 140)))
                         story.last_commit_index = i
@@ -1340,13 +1373,39 @@ PLAN_SKIP = re.compile(r"^(?:Context|Approach|Strategy\b.*|Files? to \w+|Verific
 
 def plan_parts(plan: str) -> list[str]:
     """The parts a plan names (its numbered or third-level headings), in order, without the
-    boilerplate ones (Context, Verification, Files to modify)."""
+    boilerplate ones (Context, Verification, Files to modify), each with the first line under it
+    that says how ("Code detection: `classify_text_lines/2` — state machine walking lines")."""
     heads, numbered = [], []
-    for m in PLAN_PART.finditer(plan or ""):
+    text = plan or ""
+    for m in PLAN_PART.finditer(text):
         t = re.sub(r"\*\*|__", "", (m.group(1) or m.group(2) or "")).strip().rstrip(":")
         if t and not PLAN_SKIP.match(t) and len(t) <= 90:
-            (numbered if m.group(2) else heads).append(t)
-    return _uniq(numbered if len(numbered) >= 2 else heads)[:12]  # numbered parts are the plan's own list
+            (numbered if m.group(2) else heads).append((t, m.end()))
+    parts = numbered if len(numbered) >= 2 else heads
+    out, seen = [], set()
+    for t, end in parts[:12]:
+        if t in seen:
+            continue
+        seen.add(t)
+        how = _plan_how(text[end:end + 1500])
+        out.append(f"{t}: {how}" if how else t)
+    return out
+
+
+def _plan_how(body: str) -> str:
+    """The first line under a plan's heading that says how, in words (not a bare signature, not
+    a table): up to the next heading."""
+    for ln in body.splitlines():
+        t = ln.strip()
+        if t.startswith("#") or re.match(r"^\*\*\d+[.)]", t):
+            break
+        t = unemphasize(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", t))
+        if not t or t.startswith(("|", "```")):
+            continue
+        prose = re.sub(r"`[^`]*`", "", t)
+        if re.search(r"[A-Za-z]{3,}", prose):
+            return brief(t.rstrip(":"), 120)
+    return ""
 
 
 REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy|ruff|eslint|tsc|type ?checker|pyright|"

@@ -124,7 +124,22 @@ def step_heading(ep, story) -> str:
 # richest whose steps, current work and next step fit the budget whole
 LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
 # a step's lines that say what it came to: given room before any step's detail
-CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from)")
+CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from|In the agent's words)")
+
+
+def account(ep) -> str:
+    """The agent's own account of a step, quoted: its commit message's body (what it built and why),
+    else the reason it gave when closing the work item; without its tallies and self-praise (the
+    step's checks give the counts from the records)."""
+    commit = [t for src, t in ep.accounts if src.startswith("in the commit")]
+    closing = [(src, t) for src, t in ep.accounts if src.startswith("closing")]
+    src, text = ("commit message", commit[-1]) if commit else (closing[-1][0], closing[-1][1]) if closing else ("", "")
+    if not text:
+        return ""
+    sents = [x for x in re.split(r"(?<=[.!])\s+", text)
+             if x.strip() and not TALLY.search(x) and not SELF_PRAISE.search(x)]
+    text = brief(" ".join(sents), 420)
+    return f"In the agent's words ({src}): \"{text}\"" if len(text) >= 20 else ""
 
 
 def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), level=LEVELS[2]) -> list[Item]:
@@ -132,6 +147,9 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
     out: list[Item] = []
+    told = account(ep)
+    if told:
+        out.append(Item(text=told))
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
     if ep.plan_parts:
