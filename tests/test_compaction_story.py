@@ -195,7 +195,7 @@ def test_a_capped_section_says_how_many_were_left_out(tmp_path):
         lines += _tool_turn(n, "Read", {"file_path": f"/w/app/module_number_{n}/implementation_{n}.py"}, f"x = {n}")
     recs = run("import", _cc(lines, tmp_path)).records()
     text, _ = compact(recs, 700, tmp_path, "--summary-tokens", "300")
-    assert re.search(r"more not shown|and \d+ more", text), text
+    assert re.search(r"more not shown|\(\d+ of \d+\)", text), text
 
 
 def test_the_model_reads_the_current_work_as_notes():

@@ -446,7 +446,7 @@ def _noun(names: list) -> str:
 def _some(items: list, cap: int, noun: str, prefix: str = "") -> str:
     """`prefix` and the items when they are few; else their number in words and the first few:
     "27 CSS rules, including `:root`, `.hljs`" (never "and N more")."""
-    if len(items) <= cap:
+    if len(items) <= cap + 2:  # two more names cost less than a count and read better
         return prefix + ", ".join(items)
     k = max(1, min(cap, 6))
     return f"{len(items)} {noun}, including " + ", ".join(items[:k])
