@@ -124,7 +124,41 @@ def step_heading(ep, story) -> str:
 # richest whose steps, current work and next step fit the budget whole
 LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
 # a step's lines that say what it came to: given room before any step's detail
-CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from|In the agent's words)")
+CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from|In the agent's words|"
+                  r"The agent's approach)")
+
+
+IGNORED_PATHS = re.compile(r"ignored by one of your \.gitignore files:?\s*((?:[\w./-]+\s*)+)", re.I)
+
+
+def ignored_lines(story, focus) -> list[str]:
+    """An uncommitted file under a path git ignores, when an earlier step had to force-add there:
+    say so before the commit (a plain `git add` fails on it, as it did then)."""
+    out = []
+    steps = [e for e in story.episodes if e.busy()]
+    for n, ep in enumerate(steps, 1):
+        for e in ep.errors:
+            m = IGNORED_PATHS.search(e.text) if e.resolved else None
+            if not m:
+                continue
+            for ign in m.group(1).split():
+                ign = ign.rstrip("/")
+                hit = [short for fc in focus.uncommitted
+                       if (short := rel(fc.path, story.cwd)) == ign or short.startswith(ign + "/")]
+                if hit and ep is not steps[-1]:
+                    out.append(f"{', '.join(f'`{h}`' for h in hit)} is under `{ign}`, which git ignores: "
+                               f"stage it with `git add -f`, as step {n} did.")
+    return _uniq_list(out)[:2]
+
+
+def approach(ep) -> str:
+    """The reason or approach the agent stated right before the step's first edit (a cause, a way
+    chosen over another, unhedged), when it stated one: its words, short."""
+    from .episodes import reason
+
+    why = reason(ep.said_first)
+    ok = why and len(why) >= 30 and re.match(r"[A-Z`\"]", why) and not SELF_PRAISE.search(why)
+    return brief(why, 240) if ok else ""
 
 
 def account(ep) -> str:
@@ -180,6 +214,10 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     told = account(ep)
     if told:
         out.append(Item(text=told))
+    elif not ep.plans:
+        why = approach(ep)
+        if why:
+            out.append(Item(text=f"The agent's approach, in its words: \"{why}\""))
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
     if ep.plan_parts:
@@ -247,7 +285,7 @@ EX_USE = re.compile(r"^\s*use\s+([A-Z][\w.]*)(?:,\s*:(\w+))?", re.M)
 JS_IMPORT = re.compile(r"""(?:^\s*import\s+(?:[\w*{}\s,$]+\s+from\s+)?|\brequire\(\s*)["']([^"'./][^"']*)["']""", re.M)
 PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\b|import\s+([A-Za-z_]\w*))", re.M)
 RS_USE = re.compile(r"^\s*(?:pub\s+)?use\s+([a-z_]\w*)::", re.M)
-CHECK_WORDS = re.compile(r"^(?:\S+/)?(\S+)(?:\s+(?!-)([\w:-]+))?")
+CHECK_WORDS = re.compile(r"^(?:\S+/)?(\S+)(?:\s+(?!-)([\w.:-]+))?")
 
 
 def _libraries(path: str, text: str) -> list:
@@ -417,7 +455,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
 
         for line in current_work_lines(story, focus, d.latest, level[0]):
             add("Current work", Item(text=line))
-        for line in next_step_lines(story, focus, d.latest):
+        for line in next_step_lines(story, focus, d.latest) + ignored_lines(story, focus):
             add("Next step", Item(text=line))
         for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
             for line in lines:
