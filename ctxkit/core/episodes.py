@@ -333,6 +333,8 @@ class FileChange:
             names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
             imports = [n[7:] for n in names if n.startswith("import ")]
             names = [n for n in names if not n.startswith("import ") and n not in own]
+            if self.tests_added and self._tests(self.path):  # a test file: its tests say it, not its helpers
+                names = [n for n in names if not re.match(r"^[\w?!]+/\d+$", n)]
             if label == "added":
                 names = [n for n in names if not any(n.endswith("…})") and v.startswith(n.split("…")[0])
                                                      for v in self.values)]
@@ -370,8 +372,11 @@ class FileChange:
                          (f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
         if groups:
             k = max(2, min(cap, 8))
-            parts.append(("describe " if len(groups) <= k else "among them ") +
-                         ", ".join(f"\"{g}\"" for g in groups[:k]))
+            names = ", ".join(f"\"{g}\"" for g in groups[:k])
+            if self.tests_added:  # "17 tests added in 6 describe groups: "a", "b""
+                parts[-1] += (": " if len(groups) <= k else ", among them ") + names
+            else:
+                parts.append(("describe " if len(groups) <= k else "describe groups, among them ") + names)
         if self.ranges:
             parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
