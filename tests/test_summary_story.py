@@ -42,7 +42,8 @@ def test_elixir_functions_have_arity_privacy_and_defaults():
 def test_steps_say_the_api_and_data_shapes_built(summaries):
     s = section(summaries[FUM], steps(summaries[FUM])[0])
     line = next(ln for ln in s.splitlines() if "transcript_renderer.ex` (`TranscriptRenderer`) rewritten" in ln)
-    assert "public `render/2` (1 default arg), `to_relative_path/2`; private `render_message_enriched/2`" in line
+    assert "public `render/2` (1 default arg), `to_relative_path/2`; 16 private helpers, including " in line
+    assert "`detect_fence_open/1`" in line  # a helper the agent talks about is named before the others
     for key in ("kind", "tool_use_id", "thread_key", "subagent_ref", "code_language", "render_mode"):
         assert f"`{key}`" in line.split("map keys", 1)[1]
     assert "options `:session_cwd`" in line

@@ -323,7 +323,7 @@ class FileChange:
     anchor: str = ""                   # the line right before the one short line added (`sample`)
 
 
-    def describe(self, cap: int = 8) -> str:
+    def describe(self, cap: int = 8, prefer=()) -> str:
         """What changed in the file, in a few clauses. A list longer than `cap` names its first
         items and says how many there are in words ("9 public functions, including `a`, `b`"),
         never "and N more"; the module a file is named for is the file itself, not a definition."""
@@ -349,11 +349,13 @@ class FileChange:
                 continue
             if names:
                 noun = "CSS rules" if css else _noun(names)
+                if prefer:  # the names the agent itself talks about come first when a list is cut
+                    names = sorted(names, key=lambda n: re.sub(r"/\d+$", "", n) not in prefer)
                 pub = [n for n in names if n not in self.private]
                 priv = [n for n in names if n in self.private]
                 if label == "added" and pub and priv:  # the API first, then the helpers
                     parts.append(f"added {self._names(pub, cap, 'public ' + noun, 'public ')}; "
-                                 f"{self._names(priv, max(2, cap // 2), 'private helpers', 'private ')}")
+                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}")
                 else:
                     parts.append(f"{label} {self._names(names, cap, noun)}")
         if own and not parts and not self._tests(self.path) and self.action == "created":

@@ -198,6 +198,7 @@ def module_names(d: Distilled) -> dict:
             for p in paths.get(snake, ()):
                 out.setdefault(p, last)
         memo["map"] = out
+        story.memo["named"] = {e.text for e in d.entities}  # the names the agent used in two or more messages
     return memo["map"]
 
 
@@ -211,6 +212,7 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
     out: list[Item] = []
+    prefer = story.memo.get("named", ())
     told = account(ep)
     if told:
         out.append(Item(text=told))
@@ -229,7 +231,7 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path) or fc in told:
             continue
-        what = fc.describe(level[0])
+        what = fc.describe(level[0], prefer)
         out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
@@ -533,7 +535,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         if ep is not None:
             items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else (),
                                 {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else (),
-                                level, module_names(d))
+                                level, module_names(d))  # (module_names also fills story.memo["named"])
             told = _words(" ".join(it.text for it in items))
             for label, text in notes.get(ep.index, ()):
                 if len(_words(text) - told) >= 3:  # says something the step does not
