@@ -457,7 +457,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
 
         for line in current_work_lines(story, focus, d.latest, level[0]):
             add("Current work", Item(text=line))
-        for line in next_step_lines(story, focus, d.latest) + ignored_lines(story, focus):
+        nxt = next_step_lines(story, focus, d.latest)
+        at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
+        for line in nxt[:at] + ignored_lines(story, focus) + nxt[at:]:  # before the commit, not after the next item
             add("Next step", Item(text=line))
         for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
             for line in lines:
