@@ -1046,6 +1046,7 @@ def build(span: Sequence[dict]) -> Story:
     pending_said: list = []      # the agent's words since it reported it
     background: dict = {}        # id or output path of a check run in the background -> its command
     recent_said: list = []       # the agent's last two messages
+    recent_at: list = []         # the records they were said in
 
     def new_episode(i: int) -> Episode:
         nonlocal cur
@@ -1076,6 +1077,7 @@ def build(span: Sequence[dict]) -> Story:
             if pending_report:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]
+            recent_at = (recent_at + [i])[-2:]
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
@@ -1173,8 +1175,8 @@ def build(span: Sequence[dict]) -> Story:
                 edits = file_edits(call) if not flagged else []
             if edits and cur.commits:
                 new_episode(i)
-            if edits and not cur.files and not cur.said_first:
-                cur.said_first = list(recent_said)
+            if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
+                cur.said_first = [t for t, k in zip(recent_said, recent_at) if k >= cur.start]
             for path, action, old, new in edits:
                 fc = cur.files.get(path)
                 if action == "created" and path in known:

@@ -151,13 +151,18 @@ def ignored_lines(story, focus) -> list[str]:
     return _uniq_list(out)[:2]
 
 
+APPROACH = re.compile(r"\b(?:I'll|I will|the (?:fix|issue|problem|root cause|cause) is|root cause|due to|"
+                      r"workaround|instead)\b", re.I)
+
+
 def approach(ep) -> str:
     """The reason or approach the agent stated right before the step's first edit (a cause, a way
     chosen over another, unhedged), when it stated one: its words, short."""
     from .episodes import reason
 
     why = reason(ep.said_first)
-    ok = why and len(why) >= 30 and re.match(r"[A-Z`\"]", why) and not SELF_PRAISE.search(why)
+    ok = why and len(why) >= 30 and re.match(r"[A-Z`\"]", why) and not SELF_PRAISE.search(why) and \
+        (REASON.search(why) or APPROACH.search(why))
     return brief(why, 240) if ok else ""
 
 
@@ -364,7 +369,7 @@ def project_line(story) -> str:
     parts = [lang + (f" ({', '.join(libs[:4 if lang == 'JavaScript' else 8])})" if libs else "")
              for lang, libs in langs.items()]
     line = ""
-    if parts or checks:
+    if checks or any(libs for libs in langs.values()) or len(parts) > 1:  # a bare language alone says little
         line = "; ".join(([", ".join(parts)] if parts else []) +
                          ([f"checks run: {', '.join(f'`{c}`' for c in checks[:6])}"] if checks else []) +
                          ([f"work items tracked with {tools[0]}"] if tools else []))
