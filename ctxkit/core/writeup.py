@@ -472,7 +472,15 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     if story is not None:
         from .focus import work_item_lines
 
+        stepped = {}  # an item a step is named for: its title is in that step's heading, said once
+        for n, e in enumerate([e for e in story.episodes if e.busy()], 1):
+            if e.item and story.titles.get(e.item):
+                stepped.setdefault(e.item, n)
         for line in work_item_lines(story):
+            m = re.match(r"^`([^`]+)` — (.*): ([^:]*)$", line)
+            if m and m.group(1) in stepped and m.group(1) != story.parent and \
+                    m.group(2) == brief(story.titles[m.group(1)], 110):
+                line = f"`{m.group(1)}`: {m.group(3)} (step {stepped[m.group(1)]})"
             add("Work items", Item(text=line))
     reqs = []
     for f in d.requests:
