@@ -40,7 +40,7 @@ BY = re.compile(r"(?<!\s)\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T
 # the sections a kind of session adds (core.kinds) come right after where the work stands
 KIND_SECTIONS = ["Fix", "Findings", "Customer records", "Agreed with the customer", "Actions and results",
                  "Aider requests and undo"]
-ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
+ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Project", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
          "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
 STEP = re.compile(r"^Step \d+\b")   # a step of the session's history (compaction writes them in order)
 FREE_TEXT = {"Task": "task", "Latest request": "latest"}
@@ -191,7 +191,7 @@ def render(ctx: Context) -> str:
     # the session's steps, in order, right after where the work stands (before the reference sections)
     steps = [n for n in ctx.sections if n not in ORDER and STEP.match(n)]
     at = max((names.index(n) + 1 for n in ("Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS,
-                                            "Work items", "User requests") if n in names), default=0)
+                                            "Work items", "User requests", "Project") if n in names), default=0)
     names[at:at] = steps
     names += [n for n in ctx.sections if n not in ORDER and n not in steps]
     for name in names:

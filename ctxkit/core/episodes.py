@@ -320,52 +320,73 @@ class FileChange:
     shapes: list = field(default_factory=list)   # keys, options, CSS variables, test groups (shapes())
     samples: list = field(default_factory=list)  # the short lines the edits added, while they are few
     twins: dict = field(default_factory=dict)    # (anchor, added line) -> [places the anchor has, places changed]
+    anchor: str = ""                   # the line right before the one short line added (`sample`)
 
 
-    def describe(self, cap: int = 8) -> str:
+    def describe(self, cap: int = 8, prefer=()) -> str:
+        """What changed in the file, in a few clauses. A list longer than `cap` names its first
+        items and says how many there are in words ("9 public functions, including `a`, `b`"),
+        never "and N more"; the module a file is named for is the file itself, not a definition."""
         parts = []
+        own = self._own_modules()
         for label, names in (("added", self.added), ("changed", self.changed), ("removed", self.removed)):
             names = [n for n in names if not (label == "changed" and (n in self.added or n in self.removed))]
             imports = [n[7:] for n in names if n.startswith("import ")]
-            names = [n for n in names if not n.startswith("import ")]
+            names = [n for n in names if not n.startswith("import ") and n not in own]
+            if self.tests_added and self._tests(self.path):  # a test file: its tests say it, not its helpers
+                names = [n for n in names if not re.match(r"^[\w?!]+/\d+$", n)]
             if label == "added":
                 names = [n for n in names if not any(n.endswith("…})") and v.startswith(n.split("…")[0])
                                                      for v in self.values)]
             if imports and label == "added":
                 parts.append("imported " + _imports(imports))
-            if names and re.search(r"\.(?:css|scss|less)$", self.path):
+            css = bool(re.search(r"\.(?:css|scss|less)$", self.path))
+            if names and css:
                 cap = min(cap, 8)  # selectors: the first few say what the stylesheet covers
+            if names and css and len(names) > cap:  # many rules: the parts of the page they style
+                parts.append(f"{label} {len(names)} CSS rules, for " + ", ".join(f"`{g}" + ("" if g.endswith(")") else "`")
+                                                                    for g in _css_groups(names)[:8]))
+                continue
             if names:
+                noun = "CSS rules" if css else _noun(names)
+                if prefer:  # the names the agent itself talks about come first when a list is cut
+                    names = sorted(names, key=lambda n: re.sub(r"/\d+$", "", n) not in prefer)
                 pub = [n for n in names if n not in self.private]
                 priv = [n for n in names if n in self.private]
                 if label == "added" and pub and priv:  # the API first, then the helpers
-                    parts.append(f"added public {self._names(pub, cap)}; private {self._names(priv, cap)}")
+                    parts.append(f"added {self._names(pub, cap, 'public ' + noun, 'public ')}; "
+                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}")
                 else:
-                    parts.append(f"{label} {self._names(names, cap)}")
+                    parts.append(f"{label} {self._names(names, cap, noun)}")
+        if own and not parts and not self._tests(self.path) and self.action == "created":
+            parts.append("defines " + ", ".join(f"`{m}`" for m in sorted(own)[:2]))
         for kind, label in (("key", "map keys"), ("assign", "assigns"), ("option", "options"), ("var", "CSS variables")):
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
             if kind == "key" and len(got) > 12:
                 continue  # a change that builds that many keys is moving data around, not defining a shape
             if got:
                 fmt = (lambda x: f"`:{x}`") if kind in ("option", "assign") else (lambda x: f"`{x}`")
-                k = min(cap, 10)
-                parts.append(f"{label} " + ", ".join(fmt(x) for x in got[:k]) +
-                             (f" and {len(got) - k} more" if len(got) > k else ""))
+                parts.append(_some([fmt(x) for x in got], min(cap, 10), label, label + " "))
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
-            parts.append(f"{self.tests_added} test block{'s' if self.tests_added != 1 else ''} added" +
+            n = self.tests_added
+            parts.append(f"{n} test{'s' if n != 1 else ''} added" +
                          (f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
         if groups:
-            parts.append("describe " + ", ".join(f"\"{g}\"" for g in groups[:cap]) +
-                         (f" and {len(groups) - cap} more" if len(groups) > cap else ""))
+            k = max(2, min(cap, 8))
+            names = ", ".join(f"\"{g}\"" for g in groups[:k])
+            if self.tests_added:  # "17 tests added in 6 describe groups: "a", "b""
+                parts[-1] += (": " if len(groups) <= k else ", among them ") + names
+            else:
+                parts.append(("describe " if len(groups) <= k else "describe groups, among them ") + names)
         if self.ranges:
             parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
             if self.sample and self.plus == 1:
-                parts.append(f"added the line `{self.sample}`" + (f", {self.minus} removed" if self.minus else ""))
+                parts.append(f"added {_one_line(self.sample, self.anchor)}" + (f", {self.minus} removed" if self.minus else ""))
             elif 1 < self.plus <= 4 and len(self.samples) == self.plus:
-                parts.append("added the lines " + ", ".join(f"`{x}`" for x in self.samples) +
-                             (f"; {self.minus} removed" if self.minus else ""))
+                parts.append("added " + ", ".join(f"`{x.strip().rstrip(',;')}`" for x in self.samples) +
+                             (f"; {self.minus} line{'s' if self.minus != 1 else ''} removed" if self.minus else ""))
             else:
                 # declarations a DSL block adds (`create :upsert`, `identity :unique_session_uuid`, `field :x`)
                 decl = _uniq([m.group(1) for x in self.samples if (m := DSL_ENTRY.match(x))])
@@ -387,8 +408,7 @@ class FileChange:
             parts.append("fallbacks: " + ", ".join(f"`{n}` defaults to " + " or ".join(vs[:3])
                                                    for n, vs in list(defaults.items())[:3]))
         if sets:
-            parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]) +
-                         (f" and {len(sets) - cap} more" if len(sets) > cap else ""))
+            parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]))
         if self.swaps and not (self.added or self.changed or self.removed):
             parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
         for (anchor, line), (places, done) in list(self.twins.items())[:2]:
@@ -398,13 +418,75 @@ class FileChange:
             parts.append(self.fate)
         return "; ".join(parts)
 
+    @staticmethod
+    def _tests(path: str) -> bool:
+        return bool(TEST_PATH.search(path))
 
-    def _names(self, names: list, cap: int) -> str:
-        """`a/2` (1 default), `b/1` and N more."""
+    def _own_modules(self) -> set:
+        """The modules named for the file (`ActiveSessionRegistryTest` in `active_session_registry_test.exs`,
+        a migration's module in its migration file): the path already says them."""
+        if not re.search(r"\.exs?$", self.path):
+            return set()
+        base = self.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        base = re.sub(r"^\d+_", "", base).replace("_", "").lower()  # a migration's timestamp
+        return {n for n in self.added + self.changed + self.removed
+                if re.match(r"^[A-Z][\w]*(?:\.[A-Z]\w*)*$", n) and n.rsplit(".", 1)[-1].lower() == base}
+
+    def _names(self, names: list, cap: int, noun: str = "", prefix: str = "") -> str:
+        """`a/2` (1 default arg), `b/1`; past `cap`: "9 public functions, including `a/2`, `b/1`"."""
         def one(n: str) -> str:
             k = self.defaults.get(n)
             return f"`{n}`" + (f" ({k} default arg{'s' if k != 1 else ''})" if k else "")
-        return ", ".join(one(n) for n in names[:cap]) + (f" and {len(names) - cap} more" if len(names) > cap else "")
+        return _some([one(n) for n in names], cap, noun, prefix)
+
+
+TEST_PATH = re.compile(r"(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$|\.(?:spec|test)\.\w+$")
+
+
+def _noun(names: list) -> str:
+    """What a list of definitions is, in a word: functions when they all are."""
+    if all(re.match(r"^[\w?!]+/\d+$|^handle_\w+\(", n) for n in names):
+        return "functions"
+    return "definitions"
+
+
+def _some(items: list, cap: int, noun: str, prefix: str = "") -> str:
+    """`prefix` and the items when they are few; else their number in words and the first few:
+    "27 CSS rules, including `:root`, `.hljs`" (never "and N more")."""
+    if len(items) <= cap + 2:  # two more names cost less than a count and read better
+        return prefix + ", ".join(items)
+    k = max(1, min(cap, 6))
+    return f"{len(items)} {noun}, including " + ", ".join(items[:k])
+
+
+def _css_groups(selectors: list) -> list:
+    """The parts of a page a list of CSS rules styles: each rule by its leading selector
+    (`.transcript-row` for `.transcript-row pre.row-text code`) with the modifier classes it takes
+    (`.transcript-row` (`.is-user`, `.is-code`)); past eight, a family sharing a prefix as one (`.hljs-*`)."""
+    heads: "OrderedDict[str, list]" = OrderedDict()
+    for x in selectors:
+        m = re.match(r"([.#:]?[A-Za-z][\w-]*)((?:\.[A-Za-z][\w-]*)*)", x.strip())
+        if m:
+            mods = heads.setdefault(m.group(1), [])
+            mods += [f".{c}" for c in m.group(2).split(".")[1:] if f".{c}" not in mods]
+    names = list(heads)
+    if len(names) > 8:
+        fam: dict = {}
+        for h in names:
+            fam.setdefault(h.split("-", 1)[0], []).append(h)
+        names = _uniq(h.split("-", 1)[0] + "-*" if len(fam[h.split("-", 1)[0]]) >= 3 else h for h in names)
+    return [f"{h}` (" + ", ".join(f"`{c}`" for c in heads[h][:8]) + ")" if heads.get(h) else h
+            for h in names]
+
+
+def _one_line(line: str, anchor: str = "") -> str:
+    """One added line in a few words: a list entry (`Foo.Bar,`) by its name and its neighbour,
+    anything else as the line itself."""
+    x = line.strip().rstrip(",;")
+    a = anchor.strip().rstrip(",;")
+    if re.match(r"^[A-Z][\w.]*$", x) and line.strip().endswith(","):
+        return f"`{x}` to the list" + (f" after `{a}`" if re.match(r"^[A-Z][\w.]*$", a) else "")
+    return f"the line `{x}`"
 
 
 def _imports(mods: list) -> str:
@@ -439,17 +521,43 @@ class Check:
         return bool(self.runs) and self.runs[-1][0]
 
 
+FAILS = re.compile(r"\b(\d+) (failures?|failed|errors?)\b")
+
+
+def _state(ok: bool, counts: str) -> str:
+    """A run in a word or two: "1 failure", "3 failed", "passed", "failed"."""
+    fails = [(int(n), w) for n, w in FAILS.findall(counts or "")]
+    bad = [(n, w) for n, w in fails if n]
+    if bad:
+        return ", ".join(f"{n} {w}" for n, w in bad)
+    return "passed" if ok else "failed"
+
+
 def history(runs) -> str:
-    """Runs of one check as "13 tests, 1 failure → 13 tests, 0 failures" (repeats collapsed)."""
-    if True:
-        outs = []
-        for ok, counts in runs:
-            o = counts or ("passed" if ok else "failed")
-            if not outs or outs[-1] != o:
-                outs.append(o)
-        if len(outs) > 4:
-            outs = outs[:1] + ["…"] + outs[-2:]
-        return " → ".join(outs)
+    """Runs of one check, in words: "passed (49 tests, 0 failures)", "13 tests, 1 failure →
+    passed (last run: 14 doctests, 379 tests, 0 failures)" (repeats collapsed, counts parsed)."""
+    if not runs:
+        return ""
+    states: list = []   # [state, counts of its first run, counts of its last run]
+    for ok, counts in runs:
+        st = _state(ok, counts)
+        if states and states[-1][0] == st:
+            states[-1][2] = counts or states[-1][2]
+        else:
+            states.append([st, counts, counts])
+    if len(states) > 4:
+        states = states[:1] + [["…", "", ""]] + states[-2:]
+    if len(states) == 1:
+        st, first, last = states[0]
+        if st != "passed":
+            return last or st
+        if not last:
+            return "passed"
+        return f"passed ({first} → {last})" if first and first != last else f"passed ({last})"
+    head = states[0][1] or states[0][0]
+    st, _, last = states[-1]
+    return " → ".join([head] + [x[0] for x in states[1:-1]] +
+                      [st + (f" (last run: {last})" if last and last != st else "")])
 
 
 def checks_by_kind(checks) -> list[tuple[str, str]]:
@@ -572,6 +680,9 @@ class Episode:
     pushed: bool = False
     created: list = field(default_factory=list)   # work items created: (id, title)
     plan_parts: list = field(default_factory=list)  # the parts the approved plan names
+    said_first: list = field(default_factory=list)  # the agent's words right before the step's first edit
+    accounts: list = field(default_factory=list)    # (source, text): the agent's own account of the step
+                                                    # (a close reason, a commit message's body)
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -843,6 +954,27 @@ def _claims(cmd: str) -> list[str]:
     return out
 
 
+CLOSE_REASON = re.compile(r"""(?:--reason|-r)[= ]\s*(?:"((?:[^"\\]|\\.){8,600})"|'([^']{8,600})')""")
+
+
+def commit_body(msg: str) -> str:
+    """A commit message's first paragraph after its subject line (no trailers), folded to one line."""
+    msg = msg.replace("\\n", "\n")
+    m = re.match(r"\s*\$\(cat\s*<<-?\s*'?(\w+)'?\s*\n(.*?)\n\s*\1", msg, re.S)
+    lines = (m.group(2) if m else msg).strip().splitlines()[1:]
+    para: list = []
+    for ln in lines:
+        t = ln.strip()
+        if re.match(r"^(?:Co-Authored-By|Signed-off-by|Generated with|🤖)", t, re.I):
+            break
+        if not t:
+            if para:
+                break
+            continue
+        para.append(t)
+    return " ".join(para)
+
+
 def _closes(cmd: str) -> list[str]:
     out = []
     for part in re.split(r"&&|;|\n", cmd):
@@ -914,6 +1046,7 @@ def build(span: Sequence[dict]) -> Story:
     pending_said: list = []      # the agent's words since it reported it
     background: dict = {}        # id or output path of a check run in the background -> its command
     recent_said: list = []       # the agent's last two messages
+    recent_at: list = []         # the records they were said in
 
     def new_episode(i: int) -> Episode:
         nonlocal cur
@@ -944,6 +1077,7 @@ def build(span: Sequence[dict]) -> Story:
             if pending_report:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]
+            recent_at = (recent_at + [i])[-2:]
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
@@ -1041,6 +1175,8 @@ def build(span: Sequence[dict]) -> Story:
                 edits = file_edits(call) if not flagged else []
             if edits and cur.commits:
                 new_episode(i)
+            if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
+                cur.said_first = [t for t, k in zip(recent_said, recent_at) if k >= cur.start]
             for path, action, old, new in edits:
                 fc = cur.files.get(path)
                 if action == "created" and path in known:
@@ -1105,6 +1241,9 @@ def build(span: Sequence[dict]) -> Story:
                 fc.minus += len(olds - news)
                 added = [ln for ln in news - olds]
                 fc.sample = added[0] if len(added) == 1 and len(added[0]) <= 100 and "`" not in added[0] else ""
+                nl = [ln.strip() for ln in new.splitlines()]
+                at = nl.index(fc.sample) if fc.sample in nl else 0
+                fc.anchor = nl[at - 1] if at > 0 and len(nl[at - 1]) <= 90 and "`" not in nl[at - 1] else ""
                 fc.samples += [x for x in sorted(added, key=new.find) if len(x) <= 90 and "`" not in x]
                 cur.last_edit = i
             if edits:
@@ -1123,6 +1262,9 @@ def build(span: Sequence[dict]) -> Story:
                 if not flagged:
                     cur.closed.append(item)
                     story.item_status[item] = "closed"
+                    m = CLOSE_REASON.search(cmd)
+                    if m and (m.group(1) or m.group(2) or "").strip():
+                        cur.accounts.append((f"closing `{item}`", " ".join((m.group(1) or m.group(2)).split())))
             if COMMIT_MSG.search(cmd) or re.search(r"\bgit\s+commit\b", cmd):
                 if not flagged:
                     m = COMMIT_OUT.search(out)
@@ -1139,6 +1281,10 @@ def build(span: Sequence[dict]) -> Story:
                     elif m:
                         cur.commits.append((m.group(2)[:7], brief(m.group(3), 140)))
                         story.last_commit_index = i
+                    if mm and not amended:
+                        body = commit_body(mm.group(1) or mm.group(2) or mm.group(4) or "")
+                        if body:
+                            cur.accounts.append(("in the commit message", body))
                     elif msg and "nothing to commit" not in out:
                         cur.commits.append(("", brief(msg, 140)))
                         story.last_commit_index = i
@@ -1236,13 +1382,39 @@ PLAN_SKIP = re.compile(r"^(?:Context|Approach|Strategy\b.*|Files? to \w+|Verific
 
 def plan_parts(plan: str) -> list[str]:
     """The parts a plan names (its numbered or third-level headings), in order, without the
-    boilerplate ones (Context, Verification, Files to modify)."""
+    boilerplate ones (Context, Verification, Files to modify), each with the first line under it
+    that says how ("Code detection: `classify_text_lines/2` — state machine walking lines")."""
     heads, numbered = [], []
-    for m in PLAN_PART.finditer(plan or ""):
+    text = plan or ""
+    for m in PLAN_PART.finditer(text):
         t = re.sub(r"\*\*|__", "", (m.group(1) or m.group(2) or "")).strip().rstrip(":")
         if t and not PLAN_SKIP.match(t) and len(t) <= 90:
-            (numbered if m.group(2) else heads).append(t)
-    return _uniq(numbered if len(numbered) >= 2 else heads)[:12]  # numbered parts are the plan's own list
+            (numbered if m.group(2) else heads).append((t, m.end()))
+    parts = numbered if len(numbered) >= 2 else heads
+    out, seen = [], set()
+    for t, end in parts[:12]:
+        if t in seen:
+            continue
+        seen.add(t)
+        how = _plan_how(text[end:end + 1500])
+        out.append(f"{t}: {how}" if how else t)
+    return out
+
+
+def _plan_how(body: str) -> str:
+    """The first line under a plan's heading that says how, in words (not a bare signature, not
+    a table): up to the next heading."""
+    for ln in body.splitlines():
+        t = ln.strip()
+        if t.startswith("#") or re.match(r"^\*\*\d+[.)]", t):
+            break
+        t = unemphasize(re.sub(r"^(?:[-*+]|\d+[.)])\s+", "", t))
+        if not t or t.startswith(("|", "```")):
+            continue
+        prose = re.sub(r"`[^`]*`", "", t)
+        if re.search(r"[A-Za-z]{3,}", prose):
+            return brief(t.rstrip(":"), 120)
+    return ""
 
 
 REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy|ruff|eslint|tsc|type ?checker|pyright|"

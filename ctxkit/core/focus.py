@@ -823,6 +823,10 @@ def untouched_outputs(story: Story, f: Focus) -> list[str]:
 BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
 
 
+def _uniq_names(names: list) -> list:
+    return [f"`{n}`" for n in dict.fromkeys(names)]
+
+
 def unmet_done_items(f: Focus, dod: list[str]) -> list[str]:
     """Definition-of-Done items that name something (in backticks) no change since the last commit
     mentions: the work the item still lacks, as far as the records can tell."""
@@ -858,7 +862,8 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
              for fc in f.uncommitted for (anchor, line), (places, done) in fc.twins.items() if done < places]
     if left or lacking or twins:
         todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
-               twins[:2] + [f"{d.rstrip('.')} (nothing changed since the last commit touches it)" for d in lacking]
+               twins[:2] + [f"make this hold: \"{d.rstrip('.')}\" (no change since the last commit touches " +
+                             " or ".join(_uniq_names(BACKTICKED.findall(d))[:2]) + " yet)" for d in lacking]
         out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
     if dod:
         out.append(f"Check `{f.item}` against its Definition of Done: " +

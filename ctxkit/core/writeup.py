@@ -124,27 +124,120 @@ def step_heading(ep, story) -> str:
 # richest whose steps, current work and next step fit the budget whole
 LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
 # a step's lines that say what it came to: given room before any step's detail
-CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from)")
+CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from|In the agent's words|"
+                  r"The agent's approach)")
 
 
-def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), level=LEVELS[2]) -> list[Item]:
+IGNORED_PATHS = re.compile(r"ignored by one of your \.gitignore files:?\s*((?:[\w./-]+\s*)+)", re.I)
+
+
+def ignored_lines(story, focus) -> list[str]:
+    """An uncommitted file under a path git ignores, when an earlier step had to force-add there:
+    say so before the commit (a plain `git add` fails on it, as it did then)."""
+    out = []
+    steps = [e for e in story.episodes if e.busy()]
+    for n, ep in enumerate(steps, 1):
+        for e in ep.errors:
+            m = IGNORED_PATHS.search(e.text) if e.resolved else None
+            if not m:
+                continue
+            for ign in m.group(1).split():
+                ign = ign.rstrip("/")
+                hit = [short for fc in focus.uncommitted
+                       if (short := rel(fc.path, story.cwd)) == ign or short.startswith(ign + "/")]
+                if hit and ep is not steps[-1]:
+                    out.append(f"{', '.join(f'`{h}`' for h in hit)} is under `{ign}`, which git ignores: "
+                               f"stage it with `git add -f`, as step {n} did.")
+    return _uniq_list(out)[:2]
+
+
+APPROACH = re.compile(r"\b(?:I'll|I will|the (?:fix|issue|problem|root cause|cause) is|root cause|due to|"
+                      r"workaround|instead)\b", re.I)
+
+
+def approach(ep) -> str:
+    """The reason or approach the agent stated right before the step's first edit (a cause, a way
+    chosen over another, unhedged), when it stated one: its words, short."""
+    from .episodes import reason
+
+    why = reason(ep.said_first)
+    ok = why and len(why) >= 30 and re.match(r"[A-Z`\"]", why) and not SELF_PRAISE.search(why) and \
+        (REASON.search(why) or APPROACH.search(why))
+    return brief(why, 240) if ok else ""
+
+
+def account(ep) -> str:
+    """The agent's own account of a step, quoted: its commit message's body (what it built and why),
+    else the reason it gave when closing the work item; without its tallies and self-praise (the
+    step's checks give the counts from the records)."""
+    commit = [t for src, t in ep.accounts if src.startswith("in the commit")]
+    closing = [(src, t) for src, t in ep.accounts if src.startswith("closing")]
+    src, text = ("commit message", commit[-1]) if commit else (closing[-1][0], closing[-1][1]) if closing else ("", "")
+    if not text:
+        return ""
+    sents = [x for x in re.split(r"(?<=[.!])\s+", text)
+             if x.strip() and not TALLY.search(x) and not SELF_PRAISE.search(x)]
+    text = brief(" ".join(sents), 420)
+    return f"In the agent's words ({src}): \"{text}\"" if len(text) >= 20 else ""
+
+
+def module_names(d: Distilled) -> dict:
+    """path -> the name the agent calls the file's module by (`PaneListLive` for `pane_list_live.ex`),
+    for the names it used in two or more of its messages: the name a reader meets in the steps."""
+    story = d.story
+    if story is None:
+        return {}
+    memo = story.memo.setdefault("aka", {})
+    if "map" not in memo:
+        paths = {}
+        for ep in story.episodes:
+            for p in ep.files:
+                base = p.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+                paths.setdefault(base, []).append(p)
+        out = {}
+        for e in d.entities:
+            last = e.text.rsplit(".", 1)[-1]
+            if not re.match(r"^[A-Z][a-z0-9]+[A-Z]\w*$", last):
+                continue  # CamelCase module and class names only
+            snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
+            for p in paths.get(snake, ()):
+                out.setdefault(p, last)
+        memo["map"] = out
+        story.memo["named"] = {e.text for e in d.entities}  # the names the agent used in two or more messages
+    return memo["map"]
+
+
+def _named(path: str, cwd, aka: dict) -> str:
+    return f"`{rel(path, cwd)}`" + (f" (`{aka[path]}`)" if path in aka else "")
+
+
+def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), level=LEVELS[2],
+               aka=None) -> list[Item]:
     """What one episode did, each fact from a tool call or its result. Files already told as
     uncommitted under Current work are named there only (said once)."""
     cwd = story.cwd
     out: list[Item] = []
+    prefer = story.memo.get("named", ())
+    told = account(ep)
+    if told:
+        out.append(Item(text=told))
+    elif not ep.plans:
+        why = approach(ep)
+        if why:
+            out.append(Item(text=f"The agent's approach, in its words: \"{why}\""))
     for gist in ep.plans:
         out.append(Item(text=f"Plan approved by the user: {gist}"))
     if ep.plan_parts:
         out.append(Item(text="The plan's parts: " + "; ".join(ep.plan_parts)))
     told = [fc for fc in ep.files.values() if not ep.commits and fc.path in uncommitted]
     if told:
-        out.append(Item(text="Changed " + ", ".join(f"`{rel(fc.path, cwd)}`" for fc in told) +
+        out.append(Item(text="Changed " + ", ".join(_named(fc.path, cwd, aka or {}) for fc in told) +
                     ": not committed; what changed is under Current work"))
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path) or fc in told:
             continue
-        what = fc.describe(level[0])
-        out.append(Item(text=f"`{rel(fc.path, cwd)}` {fc.action}" + (f": {what}" if what else "")))
+        what = fc.describe(level[0], prefer)
+        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
     if ep.created:
@@ -174,7 +267,7 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
     if checks:
         k = level[1]
-        out.append(Item(text="Checks: " + "; ".join(checks[:k]) + (f"; {len(checks) - k} more" if len(checks) > k else "")))
+        out.append(Item(text="Checks: " + "; ".join(checks[:k])))  # the first kinds run: tests, build, lint
     for h, msg in ep.commits:
         out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
     if ep.closed:
@@ -190,29 +283,98 @@ TOOLS = ("mix", "npm", "yarn", "pnpm", "pip", "uv", "poetry", "pytest", "cargo",
          "docker", "bd", "gh", "git")
 
 
-def toolchain(story) -> str:
-    """The languages of the files changed and the tools the commands ran, from the steps."""
-    langs, tools = [], []
+STDLIB = {"os", "re", "sys", "json", "typing", "collections", "dataclasses", "pathlib", "subprocess", "functools",
+          "itertools", "time", "datetime", "logging", "__future__", "abc", "enum", "math", "random", "tempfile",
+          "shutil", "io", "asyncio", "unittest", "argparse", "contextlib", "hashlib", "threading", "uuid", "copy",
+          "textwrap", "string", "glob", "inspect", "warnings", "traceback", "socket", "signal", "struct", "base64",
+          "std", "core", "alloc", "crate", "self", "super", "fs", "path", "util", "http", "url", "events", "child_process"}
+EX_USE = re.compile(r"^\s*use\s+([A-Z][\w.]*)(?:,\s*:(\w+))?", re.M)
+JS_IMPORT = re.compile(r"""(?:^\s*import\s+(?:[\w*{}\s,$]+\s+from\s+)?|\brequire\(\s*)["']([^"'./][^"']*)["']""", re.M)
+PY_IMPORT = re.compile(r"^\s*(?:from\s+([A-Za-z_]\w*)[\w.]*\s+import\b|import\s+([A-Za-z_]\w*))", re.M)
+RS_USE = re.compile(r"^\s*(?:pub\s+)?use\s+([a-z_]\w*)::", re.M)
+CHECK_WORDS = re.compile(r"^(?:\S+/)?(\S+)(?:\s+(?!-)([\w.:-]+))?")
+
+
+def _libraries(path: str, text: str) -> list:
+    """The frameworks and libraries a written text uses, by name (`Phoenix LiveView`, `GenServer`,
+    `highlight.js`, `fastapi`, `tokio`), from its use/import lines only."""
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    out = []
+    if ext in ("ex", "exs"):
+        for mod, kind in EX_USE.findall(text):
+            if kind and mod.endswith("Web"):
+                out.append("Phoenix LiveView" if kind in ("live_view", "live_component") else f"Phoenix {kind}s")
+            elif mod.startswith(("Phoenix.LiveView", "Phoenix.Component")):
+                out.append("Phoenix LiveView")
+            elif mod.startswith("Ash."):
+                out.append("Ash")
+            elif mod.startswith("Ecto."):
+                out.append("Ecto")
+            elif mod.startswith("ExUnit") or mod.endswith(("ConnCase", "DataCase")):
+                out.append("ExUnit")
+            elif "." not in mod:
+                out.append(mod)  # GenServer, Supervisor, DynamicSupervisor, Agent
+        if "Phoenix.PubSub." in text:
+            out.append("Phoenix.PubSub")
+        if re.search(r"\bAsh\.[A-Z]\w*\.", text):
+            out.append("Ash")
+    elif ext in ("js", "mjs", "cjs", "ts", "tsx", "jsx", "vue", "svelte"):
+        for pkg in JS_IMPORT.findall(text):
+            name = "/".join(pkg.split("/")[:2]) if pkg.startswith("@") else pkg.split("/")[0]
+            if name.split(":")[0] not in STDLIB and not name.startswith("node:"):
+                out.append(name)
+    elif ext == "py":
+        out += [a or b for a, b in PY_IMPORT.findall(text) if (a or b) not in STDLIB]
+    elif ext == "rs":
+        out += [m for m in RS_USE.findall(text) if m not in STDLIB]
+    return out
+
+
+def project_line(story) -> str:
+    """Project: the languages of the files the span changed, with the frameworks and libraries
+    their new text uses, the checks the agent ran, and its work-item tracker."""
+    memo = story.memo.setdefault("project", {})
+    if "line" in memo:
+        return memo["line"]
+    langs: "OrderedDict[str, list]" = OrderedDict()
     for ep in story.episodes:
         for fc in ep.files.values():
-            ext = fc.path.rsplit(".", 1)[-1].lower() if "." in fc.path.rsplit("/", 1)[-1] else ""
-            if LANGS.get(ext) and LANGS[ext] not in langs:
-                langs.append(LANGS[ext])
-        for cmd in [c.command for c in ep.checks.values()] + list(ep.commands) + \
-                (["git commit"] if ep.commits else []) + (["bd close"] if ep.closed else []):
-            w = cmd.split()[0] if cmd.split() else ""
-            if w in TOOLS and w not in tools:
-                tools.append(w)
-        if ep.item and "bd" not in tools:
-            tools.append("bd")
-    if not langs and not tools:
-        return ""
-    parts = []
-    if langs:
-        parts.append("files changed are " + ", ".join(langs))
-    if tools:
-        parts.append("commands run: " + ", ".join(f"`{t}`" for t in tools))
-    return "Stack seen in the span: " + "; ".join(parts)
+            if TEMP_PATH.search(fc.path) or BUILD_PATH.search(fc.path):
+                continue
+            name = fc.path.rsplit("/", 1)[-1]
+            ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+            lang = LANGS.get(ext)
+            if not lang:
+                continue
+            lang = "Elixir" if lang == "HEEx templates" else lang
+            libs = langs.setdefault(lang, [])
+            if lang == "Elixir" and re.search(r"_web/live/", fc.path) and "Phoenix LiveView" not in libs:
+                libs.append("Phoenix LiveView")  # where a Phoenix app keeps its LiveViews
+            new = [n[7:] for n in fc.added if n.startswith("import ")]  # what the span brought in first
+            for t in new + list(story.texts.get(fc.path, ())[:20]):
+                got = _libraries(fc.path, f'import "{t}"') if t in new else _libraries(fc.path, t)
+                libs += [x for x in got if x not in libs]
+    checks, tools = [], []
+    for ep in story.episodes:
+        from .episodes import checks_by_kind
+
+        for cmd, _ in checks_by_kind(ep.checks.values()):
+            m = CHECK_WORDS.match(cmd.split("&&")[-1].strip())
+            if m:
+                c = " ".join(x for x in m.groups() if x)
+                if c not in checks:
+                    checks.append(c)
+        if ep.item and "`bd`" not in tools:
+            tools.append("`bd`")
+    parts = [lang + (f" ({', '.join(libs[:4 if lang == 'JavaScript' else 8])})" if libs else "")
+             for lang, libs in langs.items()]
+    line = ""
+    if checks or any(libs for libs in langs.values()) or len(parts) > 1:  # a bare language alone says little
+        line = "; ".join(([", ".join(parts)] if parts else []) +
+                         ([f"checks run: {', '.join(f'`{c}`' for c in checks[:6])}"] if checks else []) +
+                         ([f"work items tracked with {tools[0]}"] if tools else []))
+    memo["line"] = line
+    return line
 
 
 def _uniq_list(items) -> list:
@@ -300,7 +462,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
 
         for line in current_work_lines(story, focus, d.latest, level[0]):
             add("Current work", Item(text=line))
-        for line in next_step_lines(story, focus, d.latest):
+        nxt = next_step_lines(story, focus, d.latest)
+        at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
+        for line in nxt[:at] + ignored_lines(story, focus) + nxt[at:]:  # before the commit, not after the next item
             add("Next step", Item(text=line))
         for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
             for line in lines:
@@ -308,7 +472,15 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     if story is not None:
         from .focus import work_item_lines
 
+        stepped = {}  # an item a step is named for: its title is in that step's heading, said once
+        for n, e in enumerate([e for e in story.episodes if e.busy()], 1):
+            if e.item and story.titles.get(e.item):
+                stepped.setdefault(e.item, n)
         for line in work_item_lines(story):
+            m = re.match(r"^`([^`]+)` — (.*): ([^:]*)$", line)
+            if m and m.group(1) in stepped and m.group(1) != story.parent and \
+                    m.group(2) == brief(story.titles[m.group(1)], 110):
+                line = f"`{m.group(1)}`: {m.group(3)} (step {stepped[m.group(1)]})"
             add("Work items", Item(text=line))
     reqs = []
     for f in d.requests:
@@ -316,11 +488,18 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         if not any(key == " ".join(re.findall(r"\w+", brief(r, 300).lower())) for r in reqs):
             reqs.append(f.text)
     answers = story.answers if story is not None else []
-    if len(reqs) > 1 or (reqs and answers):
+    shown = {" ".join(re.findall(r"\w+", x.lower())) for x in (ctx.task, ctx.latest, d.latest or "") if x}
+    said_above = all(" ".join(re.findall(r"\w+", brief(r, 300).lower())) in shown or
+                     " ".join(re.findall(r"\w+", r.lower())) in shown for r in reqs)
+    if (len(reqs) > 1 or (reqs and answers)) and not (said_above and not answers):
         for k, r in enumerate(reqs, 1):
             add("User requests", Item(text=f"{k}. {brief(r, 300)}"))
     for q, a in answers:  # the user's choices, asked by the agent: decisions that stand
         add("User requests", Item(text=f"Answered \"{q}\": {a}"))
+    if story is not None and not every_file:
+        proj = project_line(story)
+        if proj:
+            add("Project", Item(text=proj))
     steps = [e for e in (story.episodes if story is not None else []) if e.busy()]
     # the steps of an earlier summary come first; a step that continues the last of them merges with it
     units: list[list] = []   # [label, episode or None, items carried from an earlier summary]
@@ -371,7 +550,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         if ep is not None:
             items += step_items(ep, story, ep is steps[0], d.task, focus.open_errors if focus else (),
                                 {fc.path for fc in focus.uncommitted} if focus and "Current work" in chosen else (),
-                                level)
+                                level, module_names(d))  # (module_names also fills story.memo["named"])
             told = _words(" ".join(it.text for it in items))
             for label, text in notes.get(ep.index, ()):
                 if len(_words(text) - told) >= 3:  # says something the step does not
@@ -402,43 +581,6 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
             continue
         src = f" (from {e.source})" if e.source else ""
         add("Errors", Item(text=brief(e.text, 200) + src))
-    # the names the agent used most (identifiers in two or more of its messages) not shown above,
-    # each with the file that defines it when its name says so (`HooksController` -> `hooks_controller.ex`)
-    names = [e.text for e in d.entities if not any(e.text in it.text for its in chosen.values() for it in its)]
-    if names:
-        base = {p.rsplit("/", 1)[-1].rsplit(".", 1)[0]: p.rsplit("/", 1)[-1] for p in d.files}
-
-        # answered once per story: write() tries several detail levels over the same span
-        memo = story.memo.setdefault("where", {}) if story is not None else {}
-        texts = memo.get(None)
-        if texts is None:
-            changed_paths = {p for e in steps for p in e.files}  # not the plan file, not temporary files
-            texts = memo[None] = {p: "\n".join(t) for p, t in (story.texts if story is not None else {}).items()
-                                  if p in changed_paths and not TEMP_PATH.search(p)}
-
-        def where(n: str) -> str:
-            if n not in memo:
-                memo[n] = _where(n)
-            return memo[n]
-
-        def _where(n: str) -> str:
-            last = n.rsplit(".", 1)[-1]
-            snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", last).lower()
-            if snake in base and snake != last:
-                return f"`{n}` (`{base[snake]}`)"
-            rx = re.compile(rf"(?<![\w.]){re.escape(n)}(?!\w)")
-            used_in = [p.rsplit("/", 1)[-1] for p, t in texts.items() if rx.search(t)]
-            return f"`{n}` (in {', '.join(f'`{u}`' for u in _uniq_list(used_in)[:2])})" if used_in else f"`{n}`"
-        # a bare name tells a successor nothing: only names with the file that defines or uses them
-        names = [n for n in names if where(n) != f"`{n}`"]
-        line = ""
-        for k in range(min(len(names), 25), 0, -1):
-            line = "Named most often by the agent, with where: " + ", ".join(where(n) for n in names[:k])
-            if used + count(line + "\n") + count("## Key entities\n\n") <= budget - 60:
-                add("Key entities", Item(text=line))
-                break
-        else:
-            short = short or bool(names)  # no room left for the index of names
     # files: changed ones are in their steps; here every path once, changed first
     changed = [it for it in cands["Files"] if not it.text.endswith(("— read", "— searched"))]
     read = [it for it in cands["Files"] if it.text.endswith(("— read", "— searched"))]
@@ -490,9 +632,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
              and not (story is not None and story.installs and MANIFEST.search(p))]  # an install changed it
     if paths:
         line = Item(text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:30]))
-        if not add("Files", line) and not (len(paths) > 8 and add("Files", Item(
-                text="Read, not changed: " + ", ".join(f"`{p}`" for p in paths[:8]) + f" and {len(paths) - 8} more"))):
-            short = True  # no room left for the files read
+        if not add("Files", line) and len(paths) > 8:  # the files read, whole, are not worth a poorer step
+            add("Files", Item(text=f"Read, not changed (8 of {len(paths)}): " +
+                              ", ".join(f"`{p}`" for p in paths[:8])))
     for name, items in per_step.items():
         for it in items:
             if rank(it) == 2:
