@@ -22,6 +22,7 @@ import psycopg
 
 from ..core.timeutil import now, parse_ts
 from ..errors import ConflictError, CtxError
+from ..records import unicode_text
 from .backend import redact_dsn
 from .cold import entry_text, records_hash, redact_entry
 from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
@@ -31,16 +32,23 @@ TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees
 
 
 def _no_nul(x):
-    """PostgreSQL text and jsonb hold no NUL character: U+FFFD stands in for it in what ctx derives
-    (index text, gists, state and memory documents, session entries). A chunk's own text (`raw`,
-    JSON) keeps it exactly, escaped."""
+    """PostgreSQL text and jsonb hold no NUL character and no lone UTF-16 surrogate (half an
+    emoji): U+FFFD stands in for them in what ctx derives (index text, gists, state and memory
+    documents, session entries, maintain state). A chunk's own text (`raw`) and a log line keep
+    them exactly, as JSON escapes (`_as_file`)."""
     if isinstance(x, str):
-        return x.replace("\x00", "\ufffd") if "\x00" in x else x
+        return unicode_text(x.replace("\x00", "\ufffd") if "\x00" in x else x)
     if isinstance(x, dict):
         return {_no_nul(k): _no_nul(v) for k, v in x.items()}
     if isinstance(x, list):
         return [_no_nul(v) for v in x]
     return x
+
+
+def _as_file(text: str) -> str:
+    """JSON text as the embedded store's file holds it: a lone surrogate as its `\\udXXX` escape
+    (atomic_write's encoding), so the stored text is valid UTF-8 and equal byte for byte."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _lock_key(*parts: str) -> str:
@@ -300,7 +308,7 @@ class PgColdStore:
                             "AND chunk_id=%s", (p, session, e["chunk_id"]))
                 row = cur.fetchone()
             if row is None:
-                raw = json.dumps(e, ensure_ascii=False) + "\n"
+                raw = _as_file(json.dumps(e, ensure_ascii=False) + "\n")
                 if not self._insert(cur, e, raw):
                     raise PgError(f"chunk {session}/{e['chunk_id']} appeared while it was being written")
                 return e["chunk_id"], False
@@ -308,10 +316,10 @@ class PgColdStore:
             until = max(filter(None, [existing.get("recoverable_until"), e.get("recoverable_until")]), default=None)
             if until != existing.get("recoverable_until"):
                 existing = dict(existing, recoverable_until=until)
-                raw = json.dumps(existing, ensure_ascii=False) + "\n"
+                raw = _as_file(json.dumps(existing, ensure_ascii=False) + "\n")
                 cur.execute("UPDATE ctx_chunks SET raw=%s, recoverable_until=%s, bytes=%s "
                             "WHERE project=%s AND session=%s AND chunk_id=%s",
-                            (raw, until, len(raw.encode()), p, session, existing["chunk_id"]))
+                            (raw, _no_nul(until), len(raw.encode()), p, session, existing["chunk_id"]))
             return existing["chunk_id"], True
         chunk_id, redrop = self.s.run(tx, f"storing chunk {session}/{chunk}")
         return self.locator(session, chunk_id), chunk_id, redrop
@@ -477,7 +485,7 @@ class PgLogs:
 
     def append_line(self, name: str, line: str) -> None:
         self.s.run(lambda cur: cur.execute("INSERT INTO ctx_logs (project, name, line) VALUES (%s,%s,%s)",
-                                           (self.s.project, name, line)), f"appending to the {name} log")
+                                           (self.s.project, name, _as_file(line))), f"appending to the {name} log")
 
     def lines(self, name: str, batch: int = 2000) -> Iterator[str]:
         last = 0
@@ -671,7 +679,7 @@ class PgMemory:
         self.s.run(lambda cur: cur.execute(
             "INSERT INTO ctx_observations (project, name, session, body) VALUES (%s,%s,%s,%s) "
             "ON CONFLICT (project, name) DO UPDATE SET body=EXCLUDED.body, session=EXCLUDED.session, "
-            "created_at=now()", (self.s.project, name, session, text)), "saving an observation")
+            "created_at=now()", (self.s.project, name, _no_nul(session), text)), "saving an observation")
         return f"postgresql:{self.s.project}/observations/{name}"
 
     def observation_names(self) -> list[str]:
@@ -721,11 +729,11 @@ class PgRunState:
                 def tx(cur):
                     if row is None:
                         cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) "
-                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, key, Jsonb(entry)))
+                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, key, Jsonb(_no_nul(entry))))
                     else:
                         cur.execute("UPDATE ctx_runstate SET version=version+1, value=%s, updated_at=now() "
                                     "WHERE project=%s AND name=%s AND key=%s AND version=%s",
-                                    (Jsonb(entry), p, name, key, row[0]))
+                                    (Jsonb(_no_nul(entry)), p, name, key, row[0]))
                     if cur.rowcount != 1:  # the lock was lost with a dropped connection, and someone wrote
                         raise ConflictError(f"the {name} state of {key} changed meanwhile; not saved",
                                             hint="run it again")
