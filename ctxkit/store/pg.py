@@ -51,8 +51,36 @@ def _as_file(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+KEY_MARK = "\ufffe"   # a noncharacter: no real id starts with it
+
+
+def _key(v):
+    """An id (session, chunk, maintain key) as a key column holds it: itself, or, when it has a
+    character PostgreSQL text cannot hold (NUL, a lone surrogate), KEY_MARK and its JSON escape,
+    so the embedded store's ids are all kept exactly (`_unkey` gives the id back). Clean ids,
+    key forms included, are left as they are."""
+    if not isinstance(v, str) or v == _no_nul(v):
+        return v
+    return KEY_MARK + json.dumps(v)[1:-1]
+
+
+def _unkey(k):
+    if isinstance(k, str) and k.startswith(KEY_MARK):
+        try:
+            return json.loads('"' + k[1:] + '"')
+        except ValueError:
+            return k
+    return k
+
+
+def _ids(rows: list[tuple]) -> list[tuple]:
+    """Rows that start (session, chunk id, …) with their ids exact (`_unkey`)."""
+    return [(_unkey(r[0]), _unkey(r[1]), *r[2:]) if r[0][:1] == KEY_MARK or r[1][:1] == KEY_MARK else r
+            for r in rows]
+
+
 def _lock_key(*parts: str) -> str:
-    return "\x1f".join(parts)
+    return _no_nul("\x1f".join(parts))
 
 
 class PgError(CtxError):
@@ -206,7 +234,7 @@ class PgStore:
             while True:
                 name = f"{base}.md" if k == 1 else f"{base}-{k}.md"
                 cur.execute("INSERT INTO ctx_context_archive (project, name, body) VALUES (%s,%s,%s) "
-                            "ON CONFLICT DO NOTHING", (self.project, name, text))
+                            "ON CONFLICT DO NOTHING", (self.project, _no_nul(name), text))
                 if cur.rowcount == 1:
                     return name
                 k += 1
@@ -269,7 +297,7 @@ class PgColdStore:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(p, entry["session_id"], entry["chunk_id"]),))
             cur.execute("SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (p, entry["session_id"], entry["chunk_id"]))
+                        (p, _key(entry["session_id"]), _key(entry["chunk_id"])))
             row = cur.fetchone()
             if row is not None:
                 return "present" if row[0] == raw else "differs"
@@ -283,7 +311,7 @@ class PgColdStore:
             "INSERT INTO ctx_chunks (project, session, chunk_id, raw, records_hash, ts, dropped_at, tokens, score, "
             "reason, prompt, recoverable_until, gist, body, bytes) VALUES "
             "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (project, session, chunk_id) DO NOTHING",
-            (self.s.project, entry["session_id"], entry["chunk_id"], raw, records_hash(entry["records"]),
+            (self.s.project, _key(entry["session_id"]), _key(entry["chunk_id"]), raw, records_hash(entry["records"]),
              *map(_no_nul, (entry.get("timestamp"), entry.get("dropped_at"))), entry.get("tokens"),
              entry.get("relevance_score"), *map(_no_nul, (entry.get("drop_reason"), entry.get("prompt_at_drop"),
                                                           entry.get("recoverable_until"), entry.get("gist"))),
@@ -300,12 +328,12 @@ class PgColdStore:
             # one drop of one id at a time, across machines: the check-then-write is one
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_key(p, session, chunk),))
             cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (p, session, chunk))
+                        (p, _key(session), _key(chunk)))
             row = cur.fetchone()
             if row is not None and row[1] != h:  # another chunk has this id: this one gets a content suffix
                 e = dict(e, chunk_id=f"{chunk}-{h[:8]}")
                 cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s "
-                            "AND chunk_id=%s", (p, session, e["chunk_id"]))
+                            "AND chunk_id=%s", (p, _key(session), _key(e["chunk_id"])))
                 row = cur.fetchone()
             if row is None:
                 raw = _as_file(json.dumps(e, ensure_ascii=False) + "\n")
@@ -319,7 +347,7 @@ class PgColdStore:
                 raw = _as_file(json.dumps(existing, ensure_ascii=False) + "\n")
                 cur.execute("UPDATE ctx_chunks SET raw=%s, recoverable_until=%s, bytes=%s "
                             "WHERE project=%s AND session=%s AND chunk_id=%s",
-                            (raw, _no_nul(until), len(raw.encode()), p, session, existing["chunk_id"]))
+                            (raw, _no_nul(until), len(raw.encode()), p, _key(session), _key(existing["chunk_id"])))
             return existing["chunk_id"], True
         chunk_id, redrop = self.s.run(tx, f"storing chunk {session}/{chunk}")
         return self.locator(session, chunk_id), chunk_id, redrop
@@ -327,7 +355,7 @@ class PgColdStore:
     def raw(self, session: str, chunk_id: str) -> str | None:
         return self.s.run(lambda cur: (cur.execute(
             "SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-            (self.s.project, session, chunk_id)).fetchone() or (None,))[0], "reading a chunk")
+            (self.s.project, _key(session), _key(chunk_id))).fetchone() or (None,))[0], "reading a chunk")
 
     def load(self, path: str) -> dict:
         session, chunk = self._parse(path)
@@ -338,11 +366,12 @@ class PgColdStore:
 
     def find(self, chunk_id: str, session: str | None = None) -> list[dict]:
         q = "SELECT session, chunk_id FROM ctx_chunks WHERE project=%s AND chunk_id=%s"
-        args: list = [self.s.project, chunk_id]
+        args: list = [self.s.project, _key(chunk_id)]
         if session:
             q += " AND session=%s"
-            args.append(session)
+            args.append(_key(session))
         rows = self.s.run(lambda cur: cur.execute(q + " ORDER BY session", args).fetchall(), "finding a chunk")
+        rows = [(_unkey(s), _unkey(c)) for s, c in rows]
         return [{"session": s, "chunk": c, "path": self.locator(s, c)} for s, c in rows]
 
     def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
@@ -351,11 +380,12 @@ class PgColdStore:
         args: list = [self.s.project]
         if session:
             q += " AND session=%s"
-            args.append(session)
+            args.append(_key(session))
         q += " ORDER BY dropped_at, session, chunk_id"
         cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "bytes"]
         out = [dict(zip(cols, r)) for r in self.s.run(lambda cur: cur.execute(q, args).fetchall(), "listing chunks")]
         for r in out:
+            r["session"], r["chunk"] = _unkey(r["session"]), _unkey(r["chunk"])
             r["path"] = self.locator(r["session"], r["chunk"])
         if expired:
             t = ref or now()
@@ -371,7 +401,7 @@ class PgColdStore:
                 "ORDER BY session, chunk_id LIMIT %s", (self.s.project, *last, batch)).fetchall(), "reading chunks")
             if not rows:
                 return
-            yield from rows
+            yield from ((_unkey(s), _unkey(c), raw) for s, c, raw in rows)
             last = (rows[-1][0], rows[-1][1])
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
@@ -392,7 +422,7 @@ class PgColdStore:
             args.append(session)
         q += " ORDER BY rank LIMIT %s"
         args.append(limit)
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
+        return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks"))
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
         q = "SELECT session, chunk_id, gist, body FROM ctx_chunks WHERE project=%s"
@@ -400,7 +430,7 @@ class PgColdStore:
         if session:
             q += " AND session=%s"
             args.append(session)
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts")
+        return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts"))
 
     def count(self) -> int:
         return self.s.run(lambda cur: cur.execute("SELECT COUNT(*) FROM ctx_chunks WHERE project=%s",
@@ -411,14 +441,14 @@ class PgColdStore:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, session, chunk_id),))
             cur.execute("DELETE FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (self.s.project, session, chunk_id))
+                        (self.s.project, _key(session), _key(chunk_id)))
         self.s.run(tx, f"deleting chunk {session}/{chunk_id}")
 
     def stats(self) -> list[dict]:
         q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM ctx_chunks "
              "WHERE project=%s GROUP BY session ORDER BY session")
         rows = self.s.run(lambda cur: cur.execute(q, (self.s.project,)).fetchall(), "counting chunks")
-        return [{"session": s, "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
+        return [{"session": _unkey(s), "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
                  "last_drop": l} for s, n, t, b, f, l in rows]
 
     def reindex(self, bad: list | None = None) -> int:
@@ -448,7 +478,7 @@ class PgColdStore:
         def tx(cur):
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
             return cur.execute(q, args).fetchall()
-        return self.s.run(tx, "searching vectors")
+        return _ids(self.s.run(tx, "searching vectors"))
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
         if not self.s.has_vectors():
@@ -500,6 +530,15 @@ class PgLogs:
             last = rows[-1][0]
 
 
+def _entry(row) -> tuple[str, dict]:
+    """(session id, index entry) of a ctx_sessions row: the id exactly, in the key and in the
+    entry's `session` (jsonb holds it with U+FFFD for a NUL or a lone surrogate)."""
+    sid, e = _unkey(row[0]), row[1]
+    if isinstance(e, dict) and e.get("session") != sid and e.get("session") == _no_nul(sid):
+        e = dict(e, session=sid)
+    return sid, e
+
+
 class PgSessionIndex:
     def __init__(self, store: PgStore):
         self.s = store
@@ -507,7 +546,7 @@ class PgSessionIndex:
     def load(self) -> dict:
         rows = self.s.run(lambda cur: cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s",
                                                   (self.s.project,)).fetchall(), "reading the session index")
-        return {s: e for s, e in rows}
+        return dict(map(_entry, rows))
 
     def update(self, change) -> None:
         """`change(index dict)` under one advisory lock per project, the changed entries saved in
@@ -519,10 +558,10 @@ class PgSessionIndex:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, "session-index"),))
             cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
-            idx = {s: e for s, e in cur.fetchall()}
+            idx = dict(map(_entry, cur.fetchall()))
             old = json.loads(json.dumps(idx))
             change(idx)
-            changed = [(self.s.project, k, Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
+            changed = [(self.s.project, _key(k), Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
             if changed:
                 cur.executemany(
                     "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
@@ -537,12 +576,13 @@ class PgStateFile:
     def __init__(self, store: PgStore, session: str):
         self.s = store
         self.session = session
+        self.key = _key(session)
         self.path = f"postgresql:{store.project}/sessions/{session}/CONTEXT.md"
 
     def _row(self):
         return self.s.run(lambda cur: cur.execute(
             "SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
-            (self.s.project, self.session)).fetchone(), "reading session state")
+            (self.s.project, self.key)).fetchone(), "reading session state")
 
     def exists(self) -> bool:
         return self._row() is not None
@@ -572,7 +612,7 @@ class PgStateFile:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, self.session, "state"),))
             cur.execute("SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
-                        (self.s.project, self.session))
+                        (self.s.project, self.key))
             row = cur.fetchone()
             ctx = parse(row[1]) if row else Context()
             stored = row[0] if row else 0
@@ -586,21 +626,21 @@ class PgStateFile:
             for section, items in gone.items():  # nothing a user wrote leaves silently: kept, as archive/SECTION.md
                 cur.executemany("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
                                 "ON CONFLICT DO NOTHING",
-                                [(self.s.project, self.session, section, _no_nul(redaction.text(i))) for i in items])
+                                [(self.s.project, self.key, section, _no_nul(redaction.text(i))) for i in items])
             new.version = ctx.version + 1
             new.updated = now_iso()
             text = _no_nul(redaction.text(render(new)))
             if row is None:
                 cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
-                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
+                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.key, stored + 1, text))
             else:
                 cur.execute("UPDATE ctx_state SET version=%s, body=%s, updated_at=now() "
                             "WHERE project=%s AND session=%s AND version=%s",
-                            (stored + 1, text, self.s.project, self.session, stored))
+                            (stored + 1, text, self.s.project, self.key, stored))
             if cur.rowcount != 1:  # only a writer that ignores the lock gets here
                 raise ConflictError(f"{self.path}: changed by another writer; nothing changed")
             cur.execute("INSERT INTO ctx_state_history (project, session, version, body) VALUES (%s,%s,%s,%s) "
-                        "ON CONFLICT DO NOTHING", (self.s.project, self.session, stored + 1, text))
+                        "ON CONFLICT DO NOTHING", (self.s.project, self.key, stored + 1, text))
             return parse(text) if text != render(new) else new
         gone: dict = {}
         out = self.s.run(tx, "saving session state")
@@ -615,17 +655,17 @@ class PgStateFile:
         """The items that left `section` of this session's state, oldest first."""
         return [i for (i,) in self.s.run(lambda cur: cur.execute(
             "SELECT item FROM ctx_archive WHERE project=%s AND session=%s AND section=%s ORDER BY id",
-            (self.s.project, self.session, section)).fetchall(), "reading the state archive")]
+            (self.s.project, self.key, section)).fetchall(), "reading the state archive")]
 
     def write_raw(self, text: str, version: int) -> str:
         """Migration: store a state document as it is ('added', 'present' or 'differs')."""
         def tx(cur):
-            cur.execute("SELECT body FROM ctx_state WHERE project=%s AND session=%s", (self.s.project, self.session))
+            cur.execute("SELECT body FROM ctx_state WHERE project=%s AND session=%s", (self.s.project, self.key))
             row = cur.fetchone()
             if row is not None:
                 return "present" if row[0] == text else "differs"
             cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s)",
-                        (self.s.project, self.session, version, text))
+                        (self.s.project, self.key, version, text))
             return "added"
         return self.s.run(tx, "importing session state")
 
@@ -721,7 +761,7 @@ class PgRunState:
         try:
             row = self.s.run(lambda cur: cur.execute(
                 "SELECT version, value FROM ctx_runstate WHERE project=%s AND name=%s AND key=%s",
-                (p, name, key)).fetchone(), f"reading the {name} state")
+                (p, name, _key(key))).fetchone(), f"reading the {name} state")
             entry = dict(row[1]) if row and isinstance(row[1], dict) else {}
             before = json.dumps(entry, sort_keys=True)
             yield entry
@@ -729,11 +769,11 @@ class PgRunState:
                 def tx(cur):
                     if row is None:
                         cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) "
-                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, key, Jsonb(_no_nul(entry))))
+                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, _key(key), Jsonb(_no_nul(entry))))
                     else:
                         cur.execute("UPDATE ctx_runstate SET version=version+1, value=%s, updated_at=now() "
                                     "WHERE project=%s AND name=%s AND key=%s AND version=%s",
-                                    (Jsonb(_no_nul(entry)), p, name, key, row[0]))
+                                    (Jsonb(_no_nul(entry)), p, name, _key(key), row[0]))
                     if cur.rowcount != 1:  # the lock was lost with a dropped connection, and someone wrote
                         raise ConflictError(f"the {name} state of {key} changed meanwhile; not saved",
                                             hint="run it again")
@@ -749,4 +789,4 @@ class PgRunState:
 def state_versions(store: PgStore, session: str) -> list[int]:
     return [v for (v,) in store.run(lambda cur: cur.execute(
         "SELECT version FROM ctx_state_history WHERE project=%s AND session=%s ORDER BY version",
-        (store.project, session)).fetchall(), "reading state versions")]
+        (store.project, _key(session))).fetchall(), "reading state versions")]
