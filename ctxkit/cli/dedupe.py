@@ -31,17 +31,18 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
     next, `places` every place, `copies` how many extra. Only the copies count as waste,
     so the total never exceeds what the files hold.
 
-    Without FILES: SOUL.md, AGENTS.md, MEMORY.md, TOOLS.md and USER.md in the workspace.
+    Without FILES: SOUL.md, AGENTS.md, MEMORY.md, TOOLS.md and USER.md in the workspace,
+    MEMORY.md from where memory is kept (the workspace, or the shared store's project).
 
     \b
     Examples:
       ctx dedupe ~/agent/*.md -t
       ctx dedupe --jq 'select(.kind=="exact") | .b'
     """
-    if not files:
-        ws = get_workspace()
-        files = [p for p in (os.path.join(ws, f) for f in DEFAULT_FILES) if os.path.exists(p)]
     texts = []
+    home = get_home()
+    if not files:
+        texts = _workspace_texts(home, get_workspace())
     for f in files:
         for p in sorted(glob.glob(f)) or [f]:
             try:
@@ -50,7 +51,6 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
             except FileNotFoundError:
                 raise InputError(p, None, "no such file") from None
     tok = resolve_tokenizer(None, None)
-    home = get_home()
     threshold = home.config.get("dedupe_threshold", threshold)
     name = home.config.get("embedder", embedder)
     similarity = None
@@ -70,3 +70,23 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
         copies = sum(r["copies"] for r in rows)
         note(f"ctx: {len(rows)} passage(s) said more than once ({copies} extra cop{'ies' if copies != 1 else 'y'}), "
              f"about {total} tokens wasted per turn")
+
+
+def _workspace_texts(home, ws: str) -> list[tuple[str, str]]:
+    """(name, text) of the workspace's files, MEMORY.md read from the configured store (the
+    workspace's file on the embedded store, the project's memory on PostgreSQL)."""
+    from ..store.backend import memory_store
+
+    out = []
+    for f in DEFAULT_FILES:
+        if f == "MEMORY.md":
+            mem = memory_store(home, ws)
+            text = mem.memory_text()
+            if text:
+                out.append((mem.memory_path, text))
+            continue
+        p = os.path.join(ws, f)
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as fh:
+                out.append((p, fh.read()))
+    return out
