@@ -18,35 +18,55 @@ def script(shell: str) -> str:
     return cls(cli, {}, "ctx", "_CTX_COMPLETE").source()
 
 
-def _index(ctx: click.Context) -> str | None:
-    """cold-storage/index.sqlite, found from --home or the environment: sqlite3 only, no heavy imports."""
+def _home(ctx: click.Context):
+    from ..store.home import Home
+
     root = ctx.find_root()
-    home = root.meta.get("ctx.home_override") or os.environ.get("CTX_HOME") or os.path.expanduser("~/.ctx")
-    p = os.path.join(home, "cold-storage", "index.sqlite")
+    return Home(root.meta.get("ctx.home_override") or os.environ.get("CTX_HOME") or os.path.expanduser("~/.ctx"))
+
+
+def _index(home) -> str | None:
+    """cold-storage/index.sqlite of the embedded store: sqlite3 only, no heavy imports."""
+    p = os.path.join(home.cold_storage_dir, "index.sqlite")
     return p if os.path.exists(p) else None
 
 
-def _query(ctx, sql: str, prefix: str) -> list[str]:
-    p = _index(ctx)
-    if not p:
-        return []
+def _ids(ctx, column: str, prefix: str) -> list[str]:
+    """Ids in cold storage that start with `prefix`, from the configured store (the embedded
+    index read-only, or the shared store's project); nothing on any error (a Tab never fails)."""
+    from ..errors import CtxError
+    from ..store.backend import store_project, store_url
+
     try:
+        home = _home(ctx)
+        url = store_url(home)
+        if url:
+            from ..store.pg import PgStore
+
+            pg = PgStore(url, store_project(home), home, connect_timeout=2)
+            try:
+                return pg.cold.ids_starting(column, prefix, 200)
+            finally:
+                pg.close()
+        p = _index(home)
+        if not p:
+            return []
         con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=1)
-        rows = [r[0] for r in con.execute(sql, (prefix + "%",))]
-        con.close()
-        return rows
-    except sqlite3.Error:
+        try:
+            return [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM chunks WHERE {column} LIKE ? "
+                                              f"ORDER BY {column} LIMIT 200", (prefix + "%",))]
+        finally:
+            con.close()
+    except (CtxError, OSError, ImportError, sqlite3.Error):
         return []
 
 
 def complete_session(ctx, param, incomplete):
-    return _query(ctx, "SELECT DISTINCT session FROM chunks WHERE session LIKE ? ORDER BY session LIMIT 200",
-                  incomplete)
+    return _ids(ctx, "session", incomplete)
 
 
 def complete_chunk(ctx, param, incomplete):
-    return _query(ctx, "SELECT DISTINCT chunk_id FROM chunks WHERE chunk_id LIKE ? ORDER BY chunk_id LIMIT 200",
-                  incomplete)
+    return _ids(ctx, "chunk_id", incomplete)
 
 
 @click.command("completion")

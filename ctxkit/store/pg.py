@@ -90,8 +90,9 @@ class PgError(CtxError):
 class PgStore:
     kind = "postgresql"
 
-    def __init__(self, url: str, project: str, home=None):
+    def __init__(self, url: str, project: str, home=None, connect_timeout: int = 10):
         self.url = url
+        self.connect_timeout = connect_timeout
         self.project = project
         self.home = home
         self.where = redact_dsn(url)
@@ -120,7 +121,8 @@ class PgStore:
     def connect(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             try:
-                self._conn = psycopg.connect(self.url, autocommit=True, application_name="ctx", connect_timeout=10)
+                self._conn = psycopg.connect(self.url, autocommit=True, application_name="ctx",
+                                             connect_timeout=self.connect_timeout)
             except psycopg.Error as e:
                 raise self.error(e, "cannot connect") from None
         return self._conn
@@ -431,6 +433,15 @@ class PgColdStore:
             q += " AND session=%s"
             args.append(session)
         return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts"))
+
+    def ids_starting(self, column: str, prefix: str, limit: int) -> list[str]:
+        """The project's distinct session or chunk ids that start with `prefix` (shell completion)."""
+        if column not in ("session", "chunk_id"):
+            raise ValueError(column)
+        like = "".join("\\" + ch if ch in "\\%_" else ch for ch in _key(prefix)) + "%"
+        return [_unkey(v) for (v,) in self.s.run(lambda cur: cur.execute(
+            f"SELECT DISTINCT {column} FROM ctx_chunks WHERE project=%s AND {column} LIKE %s "
+            f"ORDER BY {column} LIMIT %s", (self.s.project, like, limit)).fetchall(), "completing ids")]
 
     def count(self) -> int:
         return self.s.run(lambda cur: cur.execute("SELECT COUNT(*) FROM ctx_chunks WHERE project=%s",
