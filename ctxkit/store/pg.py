@@ -242,6 +242,45 @@ class PgStore:
                 k += 1
         return f"postgresql:{self.project}/archive/{self.run(tx, 'archiving session state')}"
 
+    # ---- moving in and out (store/pg_move.py) ----
+    def archived_items(self) -> Iterator[tuple[str, str, str]]:
+        """(session, section, item) of every session's state archive, each section oldest first."""
+        rows = self.run(lambda cur: cur.execute(
+            "SELECT session, section, item FROM ctx_archive WHERE project=%s ORDER BY session, section, id",
+            (self.project,)).fetchall(), "reading the state archive")
+        return ((_unkey(s), sec, i) for s, sec, i in rows)
+
+    def import_archived(self, session: str, section: str, items: list[str]) -> int:
+        """Add the items a session's archive of `section` lacks, in order (one transaction); how many."""
+        def tx(cur):
+            n = 0
+            for item in items:
+                cur.execute("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
+                            "ON CONFLICT DO NOTHING", (self.project, _key(session), section, _no_nul(item)))
+                n += cur.rowcount
+            return n
+        return self.run(tx, "importing the state archive")
+
+    def context_archives(self) -> list[tuple[str, str]]:
+        """(name, text) of the CONTEXT.md copies `ctx context archive` and session ends keep."""
+        return self.run(lambda cur: cur.execute(
+            "SELECT name, body FROM ctx_context_archive WHERE project=%s ORDER BY name",
+            (self.project,)).fetchall(), "reading archived CONTEXT.md copies")
+
+    def import_context_archive(self, name: str, text: str) -> str:
+        """Store an archived CONTEXT.md copy as it is: 'added', 'present' or 'differs'."""
+        name, text = _no_nul(name), _no_nul(text)
+
+        def tx(cur):
+            cur.execute("INSERT INTO ctx_context_archive (project, name, body) VALUES (%s,%s,%s) "
+                        "ON CONFLICT DO NOTHING", (self.project, name, text))
+            if cur.rowcount == 1:
+                return "added"
+            row = cur.execute("SELECT body FROM ctx_context_archive WHERE project=%s AND name=%s",
+                              (self.project, name)).fetchone()
+            return "present" if row and row[0] == text else "differs"
+        return self.run(tx, "importing an archived CONTEXT.md")
+
     # ---- ctx reset ----
     RESET_TABLES = (("ctx_chunks", "cold-storage chunks"), ("ctx_logs", "log events"),
                     ("ctx_runstate", "maintain states"))
@@ -441,7 +480,8 @@ class PgColdStore:
         like = "".join("\\" + ch if ch in "\\%_" else ch for ch in _key(prefix)) + "%"
         return [_unkey(v) for (v,) in self.s.run(lambda cur: cur.execute(
             f"SELECT DISTINCT {column} FROM ctx_chunks WHERE project=%s AND {column} LIKE %s "
-            f"ORDER BY {column} LIMIT %s", (self.s.project, like, limit)).fetchall(), "completing ids")]
+            f"ORDER BY {column} LIMIT %s", (self.s.project, like, limit)).fetchall(), "completing ids",
+            check=False)]
 
     def count(self) -> int:
         return self.s.run(lambda cur: cur.execute("SELECT COUNT(*) FROM ctx_chunks WHERE project=%s",
@@ -754,6 +794,28 @@ class PgRunState:
 
     def __init__(self, store: PgStore):
         self.s = store
+
+    def entries(self, name: str) -> dict[str, dict]:
+        """Every entry of the `name` state ({key: entry}), for moving it out."""
+        return {_unkey(k): v for k, v in self.s.run(lambda cur: cur.execute(
+            "SELECT key, value FROM ctx_runstate WHERE project=%s AND name=%s ORDER BY key",
+            (self.s.project, name)).fetchall(), f"reading the {name} state")}
+
+    def import_entry(self, name: str, key: str, entry: dict) -> str:
+        """Store one entry as it is where there is none: 'added', 'present' or 'differs'."""
+        from psycopg.types.json import Jsonb
+
+        entry = _no_nul(entry)
+
+        def tx(cur):
+            cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) VALUES (%s,%s,%s,1,%s) "
+                        "ON CONFLICT DO NOTHING", (self.s.project, name, _key(key), Jsonb(entry)))
+            if cur.rowcount == 1:
+                return "added"
+            row = cur.execute("SELECT value FROM ctx_runstate WHERE project=%s AND name=%s AND key=%s",
+                              (self.s.project, name, _key(key))).fetchone()
+            return "present" if row and row[0] == entry else "differs"
+        return self.s.run(tx, f"importing the {name} state")
 
     @contextmanager
     def hold(self, name: str, key: str):
