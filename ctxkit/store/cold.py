@@ -48,6 +48,22 @@ def safe_component(value: str) -> str:
     return "x-" + hashlib.sha256((value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def parse_entry(text: str, where: str, what: str = "cold-storage file") -> dict:
+    """A chunk entry from its stored text (a chunk file's, a store row's), checked: damage (bad
+    JSON, NaN, nesting too deep, a 5,000-digit number, not a chunk entry) is one InputError
+    naming `where`."""
+    from ..io.jsonl import loads
+
+    try:
+        data = loads(text, where)
+    except InputError as e:
+        raise InputError(where, e.line, f"corrupt {what}: {e.reason}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
+            not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
+        raise InputError(where, 1, f"corrupt {what}: not a chunk entry")
+    return data
+
+
 def entry_text(entry: dict) -> str:
     parts = []
     for r in entry.get("records", []):
@@ -204,18 +220,11 @@ class ColdStorage:
             if not os.path.isfile(path):
                 raise InputError(path, None, "not a regular file")
             raw = f.read()
-        from ..io.jsonl import loads
-
         try:
-            data = loads(raw.decode("utf-8"), path)
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(path, None, f"corrupt cold-storage file: not UTF-8 ({e.reason})") from None
-        except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
-            raise InputError(path, e.line, f"corrupt cold-storage file: {e.reason}") from None
-        if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
-                not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
-            raise InputError(path, 1, "corrupt cold-storage file: not a chunk entry")
-        return data
+        return parse_entry(text, path)
 
     def iter_files(self, bad: list | None = None) -> Iterator[tuple[str, dict]]:
         """(path, entry) for every chunk file. With `bad`, an unreadable file is moved to

@@ -24,7 +24,7 @@ from ..core.timeutil import now, parse_ts
 from ..errors import ConflictError, CtxError
 from ..records import unicode_text
 from .backend import redact_dsn
-from .cold import entry_text, records_hash, redact_entry
+from .cold import entry_text, parse_entry, records_hash, redact_entry
 from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
 
 RETRIES = 3
@@ -381,7 +381,7 @@ class PgColdStore:
                 if not self._insert(cur, e, raw):
                     raise PgError(f"chunk {session}/{e['chunk_id']} appeared while it was being written")
                 return e["chunk_id"], False
-            existing = json.loads(row[0])
+            existing = parse_entry(row[0], self.locator(session, e["chunk_id"]), "chunk in the store")
             until = max(filter(None, [existing.get("recoverable_until"), e.get("recoverable_until")]), default=None)
             if until != existing.get("recoverable_until"):
                 existing = dict(existing, recoverable_until=until)
@@ -403,7 +403,7 @@ class PgColdStore:
         raw = self.raw(session, chunk)
         if raw is None:
             raise PgError(f"no chunk {chunk!r} in session {session!r} in the store (purged meanwhile?)")
-        return json.loads(raw)
+        return parse_entry(raw, path, "chunk in the store")
 
     def find(self, chunk_id: str, session: str | None = None) -> list[dict]:
         q = "SELECT session, chunk_id FROM ctx_chunks WHERE project=%s AND chunk_id=%s"
@@ -581,11 +581,14 @@ class PgLogs:
             last = rows[-1][0]
 
 
-def _entry(row) -> tuple[str, dict]:
-    """(session id, index entry) of a ctx_sessions row: the id exactly, in the key and in the
-    entry's `session` (jsonb holds it with U+FFFD for a NUL or a lone surrogate)."""
-    sid, e = _unkey(row[0]), row[1]
-    if isinstance(e, dict) and e.get("session") != sid and e.get("session") == _no_nul(sid):
+def _session_row(row) -> tuple[str, dict]:
+    """(session id, index entry) of a ctx_sessions row: every field of the type ctx reads (as
+    the embedded index is read), the id exactly, in the key and in the entry's `session` (jsonb
+    holds it with U+FFFD for a NUL or a lone surrogate)."""
+    from .sessions import _entry
+
+    sid, e = _unkey(row[0]), _entry(row[1]) if isinstance(row[1], dict) else {}
+    if e.get("session") != sid and e.get("session") == _no_nul(sid):
         e = dict(e, session=sid)
     return sid, e
 
@@ -597,7 +600,7 @@ class PgSessionIndex:
     def load(self) -> dict:
         rows = self.s.run(lambda cur: cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s",
                                                   (self.s.project,)).fetchall(), "reading the session index")
-        return dict(map(_entry, rows))
+        return dict(map(_session_row, rows))
 
     def update(self, change) -> None:
         """`change(index dict)` under one advisory lock per project, the changed entries saved in
@@ -609,7 +612,7 @@ class PgSessionIndex:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, "session-index"),))
             cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
-            idx = dict(map(_entry, cur.fetchall()))
+            idx = dict(map(_session_row, cur.fetchall()))
             old = json.loads(json.dumps(idx))
             change(idx)
             changed = [(self.s.project, _key(k), Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
