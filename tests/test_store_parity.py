@@ -2,6 +2,7 @@
 `ctx dedupe` compares the workspace files with MEMORY.md where memory is kept, shell
 completion offers the configured store's ids."""
 import json
+import os
 
 from conftest import TEST_STORE, put_memory, run
 
@@ -30,6 +31,27 @@ def test_dedupe_sees_the_stored_memory(ctx_home):
 
 
 def _project() -> str:
-    import os
-
     return os.environ["CTX_STORE_PROJECT"]
+
+
+def test_logs_since_jq_and_table_on_the_configured_store(ctx_home):
+    """What tests/test_config_logs_reset.py checks on the embedded log files, through the store."""
+    from ctxkit.store import logs
+    from ctxkit.store.backend import close_store
+    from ctxkit.store.home import Home
+
+    h = Home(str(ctx_home))
+    try:
+        for ts, cid in (("2020-01-01T00:00:00Z", "c-0001"), ("2999-01-01T00:00:00Z", "c-0002")):
+            logs.append(h, "drops", {"timestamp": ts, "chunk_id": cid, "relevance_score": 0.1})
+    finally:
+        close_store(h)
+    assert [r["chunk_id"] for r in run("logs", "drops").records()] == ["c-0001", "c-0002"]
+    assert [r["chunk_id"] for r in run("logs", "drops", "--since", "24h").records()] == ["c-0002"]
+    assert [r["chunk_id"] for r in run("logs", "drops", "-n", "1").records()] == ["c-0002"]
+    assert run("logs", "drops", "--jq", ".chunk_id").stdout.split() == ['"c-0001"', '"c-0002"']
+    table = run("logs", "drops", "-t").stdout
+    assert "chunk_id" in table and "c-0002" in table
+    assert run("logs", "drops", "--since", "yesterday-ish").code == 2
+    where = run("logs", "path").stdout.strip()
+    assert where == (f"{os.environ['CTX_STORE_URL']} (table ctx_logs)" if TEST_STORE == "pg" else str(ctx_home / "logs"))
