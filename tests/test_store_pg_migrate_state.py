@@ -111,3 +111,28 @@ def test_migrate_back_never_overwrites_a_different_maintain_state(pg_cluster, ct
     assert res.code != 0 and "differ" in res.stderr and SID in res.stderr, res.stderr
     state = json.loads((home2 / "maintain-state.json").read_text())
     assert state[SID] == {"through": 99} and state["other"]["through"] == 3  # kept; the rest added
+
+
+def test_odd_ids_and_lone_surrogates_move_both_ways_byte_for_byte(pg_cluster, ctx_home, monkeypatch, tmp_path):
+    from test_odd_ids import _drop, _stream
+
+    data = _stream().replace("topic1", "half \\ud83d emoji topic1")
+    assert "\\ud83d" in data
+    _drop(data)                                          # a NUL in the session id, on the embedded store
+    _drop(_stream(session="plain", group="g\u0000{i}"))  # a NUL in chunk ids
+    before = _files(ctx_home / "cold-storage")
+    before = {k: v for k, v in before.items() if k.endswith(".jsonl")}
+    assert len(before) >= 8 and any(b"\\ud83d" in v for v in before.values())
+    url = pg_cluster.url(pg_cluster.new_db())
+    assert run("store", "init", "--url", url).code == 0
+    first = run("store", "migrate", "--to", url)
+    assert first.code == 0 and f"chunks_added {len(before)}" in first.stderr, first.stderr
+    assert "chunks_added" not in run("store", "migrate", "--to", url).stderr
+    monkeypatch.setenv("CTX_STORE_URL", url)
+    assert {r["session_id"] for r in run("cold-storage", "list", "--json").records()} == {"s\u0000x", "plain"}
+    monkeypatch.delenv("CTX_STORE_URL")
+    monkeypatch.setenv("CTX_HOME", str(tmp_path / "home2"))
+    back = run("store", "migrate", "--to", "embedded", "--from", url)
+    assert back.code == 0, back.stderr
+    after = {k: v for k, v in _files(tmp_path / "home2" / "cold-storage").items() if k.endswith(".jsonl")}
+    assert after == before                               # same files, same names, same bytes
