@@ -209,18 +209,7 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
     cold = ColdStorage(home.cold_storage_dir)
     total = pg.cold.count()
     for i, (session, chunk, raw) in enumerate(pg.cold.iter_raw(), 1):
-        path = cold.chunk_path(session, chunk)
-        makedirs(os.path.dirname(path))
-        with locked(path):
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    same = f.read() == raw.encode("utf-8")
-                rep.counts["chunks_present" if same else "chunks_differs"] += 1
-                if not same:
-                    rep.differs.append(path)
-            else:
-                atomic_write(path, raw)
-                rep.counts["chunks_added"] += 1
+        _put_file(cold.chunk_path(session, chunk), raw, "chunks", rep)
         _progress(note, "chunks", i, total)
     if total or rep.counts:
         cold.reindex()
@@ -282,17 +271,7 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
         if os.path.basename(name) != name or name.startswith("."):
             rep.differs.append(f"archive/{name}: not a plain file name; left in the store")
             continue
-        makedirs(os.path.dirname(p))
-        with locked(p):
-            if os.path.lexists(p):
-                with open(p, "rb") as f:
-                    same = f.read() == text.encode("utf-8")
-                rep.counts["context_archives_present" if same else "context_archives_differs"] += 1
-                if not same:
-                    rep.differs.append(p)
-            else:
-                atomic_write(p, text, redacted=True)
-                rep.counts["context_archives_added"] += 1
+        _put_file(p, text, "context_archives", rep, redacted=True)
     for name in RUN_STATES:
         remote = pg.runstate.entries(name)
         if not remote:
@@ -322,6 +301,24 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
     if note:
         note(f"ctx store migrate: done: {_summary(rep)}")
     return rep
+
+
+def _put_file(path: str, text: str, what: str, rep: MoveReport, redacted: bool = False) -> None:
+    """`text` written to `path` where there is no file (atomically, under its lock); an existing
+    file is compared byte for byte and left as it is ('WHAT_present' or 'WHAT_differs')."""
+    from .atomic import atomic_write, locked, makedirs
+
+    makedirs(os.path.dirname(path))
+    with locked(path):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                same = f.read() == text.encode("utf-8")
+            rep.counts[f"{what}_present" if same else f"{what}_differs"] += 1
+            if not same:
+                rep.differs.append(path)
+        else:
+            atomic_write(path, text, redacted=redacted)
+            rep.counts[f"{what}_added"] += 1
 
 
 def _tally(rep: MoveReport, what: str, added: int, present: int) -> None:
