@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import glob
-import os
 
 import click
 
@@ -42,7 +41,10 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
     texts = []
     home = get_home()
     if not files:
-        texts = _workspace_texts(home, get_workspace())
+        from ..sources.memory import workspace_texts
+        from ..store.backend import memory_store
+
+        texts = workspace_texts(get_workspace(), DEFAULT_FILES, memory_store(home, get_workspace()))
     for f in files:
         for p in sorted(glob.glob(f)) or [f]:
             try:
@@ -71,22 +73,3 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
         note(f"ctx: {len(rows)} passage(s) said more than once ({copies} extra cop{'ies' if copies != 1 else 'y'}), "
              f"about {total} tokens wasted per turn")
 
-
-def _workspace_texts(home, ws: str) -> list[tuple[str, str]]:
-    """(name, text) of the workspace's files, MEMORY.md read from the configured store (the
-    workspace's file on the embedded store, the project's memory on PostgreSQL)."""
-    from ..store.backend import memory_store
-
-    out = []
-    for f in DEFAULT_FILES:
-        if f == "MEMORY.md":
-            mem = memory_store(home, ws)
-            text = mem.memory_text()
-            if text:
-                out.append((mem.memory_path, text))
-            continue
-        p = os.path.join(ws, f)
-        if os.path.exists(p):
-            with open(p, encoding="utf-8") as fh:
-                out.append((p, fh.read()))
-    return out
