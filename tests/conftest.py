@@ -36,16 +36,26 @@ def pytest_configure(config):
                                        "(skipped when CTX_TEST_STORE=pg)")
 
 
+def pg_missing() -> str | None:
+    """Why no PostgreSQL server can be started for the tests here, or None when one can."""
+    from pgcluster import bin_dirs, usable_bin_dirs
+
+    if usable_bin_dirs():
+        return None
+    return ("no PostgreSQL binaries (pg_ctl/initdb) on this machine" if not bin_dirs() else
+            "PostgreSQL binaries exist, but running as root there is no `postgres` user who can run them")
+
+
+# the tests of the shared store itself (they start a server, and choose the store per test)
+needs_pg = pytest.mark.skipif(pg_missing() is not None, reason=str(pg_missing()))
+
+
 def pytest_collection_modifyitems(config, items):
     if TEST_STORE != "pg":
         return
-    from pgcluster import bin_dirs, usable_bin_dirs
-
-    if not usable_bin_dirs():  # as the PostgreSQL tests do: skipped, said once
-        why = ("CTX_TEST_STORE=pg: no PostgreSQL binaries (pg_ctl/initdb) on this machine" if not bin_dirs() else
-               "CTX_TEST_STORE=pg: running as root, there is no `postgres` user who can run the PostgreSQL binaries")
+    if pg_missing():  # as the PostgreSQL tests do: skipped, said once
         for item in items:
-            item.add_marker(pytest.mark.skip(reason=why))
+            item.add_marker(pytest.mark.skip(reason=f"CTX_TEST_STORE=pg: {pg_missing()}"))
         return
     skip = pytest.mark.skip(reason="checks the embedded store's files (CTX_TEST_STORE=pg)")
     for item in items:
@@ -54,24 +64,44 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session")
-def test_store_url():
-    """The PostgreSQL store every test uses when CTX_TEST_STORE=pg (None otherwise)."""
-    if TEST_STORE != "pg":
-        yield None
-        return
+def pg_cluster():
+    """One throwaway PostgreSQL server (tests/pgcluster.py) for the whole run: the store of
+    CTX_TEST_STORE=pg and the shared store's own tests; every user of it takes a new database."""
+    if pg_missing():
+        pytest.skip(pg_missing())
     from pgcluster import Cluster, usable_bin_dirs
 
     c = Cluster(usable_bin_dirs()[0][1]).start()
     try:
-        url = c.url(c.new_db())
-        from ctxkit.store.pg import PgStore
-
-        s = PgStore(url, "init")
-        s.init()
-        s.close()
-        yield url
+        yield c
     finally:
         c.stop()
+
+
+@pytest.fixture(scope="session")
+def test_store_url(request):
+    """The PostgreSQL store every test uses when CTX_TEST_STORE=pg (None otherwise)."""
+    if TEST_STORE != "pg":
+        return None
+    c = request.getfixturevalue("pg_cluster")
+    url = c.url(c.new_db())
+    from ctxkit.store.pg import PgStore
+
+    s = PgStore(url, "init")
+    s.init()
+    s.close()
+    return url
+
+
+@pytest.fixture
+def pg_url(pg_cluster, monkeypatch):
+    """A new database on the test server, initialised (`ctx store init`) and made this test's store
+    (CTX_STORE_URL; the project is `default` unless the test sets CTX_STORE_PROJECT)."""
+    url = pg_cluster.url(pg_cluster.new_db())
+    monkeypatch.setenv("CTX_STORE_URL", url)
+    res = run("store", "init")
+    assert res.code == 0, res.stderr
+    return url
 
 
 @pytest.fixture(autouse=True)

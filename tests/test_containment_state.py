@@ -24,18 +24,27 @@ def _drop(data=DATA):
     return res.records()
 
 
-@pytest.mark.embedded_only
-def test_workspace_context_and_memory_links_are_refused(tmp_path):
+def _linked_workspace(tmp_path):
     ws = tmp_path / ".ctx"
     ws.mkdir()
     secret = tmp_path / "elsewhere.md"
     secret.write_text("<!-- ctx:context v1 version=1 -->\n# Context\n\n## Pinned\n- outside text\n")
+    return ws, secret
+
+
+def test_workspace_context_links_are_refused(tmp_path):
+    """The workspace's CONTEXT.md is a local file on either store."""
+    ws, secret = _linked_workspace(tmp_path)
     (ws / "CONTEXT.md").symlink_to(secret)
     res = run("context", "show", "--workspace", ws)
     assert res.code == 1 and "symbolic link" in res.stderr and "outside text" not in res.stdout
     res = run("prompt", "build", "--workspace", ws)
     assert "outside text" not in res.stdout and res.code == 1
-    (ws / "CONTEXT.md").unlink()
+
+
+@pytest.mark.embedded_only  # MEMORY.md is a workspace file on the embedded store only (rows on PostgreSQL)
+def test_workspace_memory_links_are_refused(tmp_path):
+    ws, secret = _linked_workspace(tmp_path)
     (ws / "MEMORY.md").symlink_to(secret)
     res = run("memory", "search", "outside", "--workspace", ws)
     assert "outside text" not in res.stdout and res.code == 1 and "symbolic link" in res.stderr
@@ -108,7 +117,7 @@ def test_ancestor_layers_only_from_trusted_folders(tmp_path):
         os.chdir(old)
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # the SQLite index; PostgreSQL keeps its own
 def test_reindex_refuses_a_linked_index(ctx_home, tmp_path):
     _drop()
     other = tmp_path / "other.sqlite"
@@ -124,7 +133,7 @@ def test_reindex_refuses_a_linked_index(ctx_home, tmp_path):
     assert tables == {"t"}
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # the SQLite index; PostgreSQL keeps its own
 def test_reindex_swaps_a_complete_index_in(ctx_home):
     _drop()
     before = run("cold-storage", "list", "--json").records()
@@ -136,7 +145,7 @@ def test_reindex_swaps_a_complete_index_in(ctx_home):
     assert not [p for p in (ctx_home / "cold-storage").iterdir() if p.name.startswith("index.sqlite.new")]
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # file then index; one transaction on PostgreSQL (test_store_pg: a dropped connection)
 def test_a_drop_killed_between_file_and_index_is_repaired(ctx_home, monkeypatch):
     from ctxkit.store import cold
 
@@ -153,7 +162,7 @@ def test_a_drop_killed_between_file_and_index_is_repaired(ctx_home, monkeypatch)
     assert len(listed) == len(files)
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # file then index; one transaction on PostgreSQL
 def test_health_reports_and_repairs_chunk_files_missing_from_the_index(ctx_home):
     _drop()
     n = len(run("cold-storage", "list", "--json").records())

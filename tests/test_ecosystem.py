@@ -54,12 +54,11 @@ def _bash_complete(words, cword, home):
     return p.stdout.split()
 
 
-@pytest.mark.embedded_only
 def test_bash_completes_commands_and_cold_ids_for_real(tmp_path, ctx_home):
     home = tmp_path / "h"
     assert _bash_complete("ctx cold-st", 1, home) == ["cold-storage"]
     assert "search" in _bash_complete("ctx cold-storage s", 2, home)
-    # dynamic: chunk and session ids from the cold-storage index
+    # dynamic: chunk and session ids from the configured store (the embedded index, or PostgreSQL)
     from test_relevance import SESSION, jsonl
 
     env = ctx_subprocess_env(home)

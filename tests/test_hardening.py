@@ -222,7 +222,7 @@ def _ctx(home, *args, input=None):
     return subprocess.run(CTX + [str(a) for a in args], env=env, input=input, capture_output=True, text=True)
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # index and chunk files; damaged rows: test_store_pg_damage
 def test_garbage_index_is_rebuilt_and_bad_chunk_files_quarantined(tmp_path):
     home = tmp_path / "home"
     out = _ctx(home, "drop", "--cutoff", "0.5", "--keep", "1.0", "--min-keep", "0", input=_session("cold")).stdout
@@ -245,7 +245,7 @@ def test_garbage_index_is_rebuilt_and_bad_chunk_files_quarantined(tmp_path):
     assert again.returncode == 0, again.stderr
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # paths under the home; the store has none
 def test_moved_home_recovers_without_reindex(ctx_home, tmp_path):
     stubs = _dropped(ctx_home)
     moved = tmp_path / "moved-home"
@@ -255,7 +255,7 @@ def test_moved_home_recovers_without_reindex(ctx_home, tmp_path):
     assert res.records()
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # sessions.json; a damaged row: test_store_pg_damage
 def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
     _dropped(ctx_home)
     p = ctx_home / "sessions.json"
@@ -269,7 +269,7 @@ def test_truncated_session_index_is_an_error_not_a_silent_reset(ctx_home):
     assert sorted(str(c) for c in (ctx_home / "cold-storage").rglob("*.jsonl")) == chunks  # no chunk written
 
 
-@pytest.mark.embedded_only
+@pytest.mark.embedded_only  # links in the home's folders; the store has none
 def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_path):
     _dropped(ctx_home)
     outside = tmp_path / "outside"

@@ -1,20 +1,31 @@
-import pytest
 """Hooks read a growing transcript once: the lines appended since the session's last read are
 parsed, the rest comes from the cache, and the records are exactly those of a full read; a
-transcript rewritten, truncated or replaced is read whole again."""
+transcript rewritten, truncated or replaced is read whole again. The transcript cache and the
+hook state stay on the machine whatever the store; the session state they write is read from
+the configured store (the suite runs on both)."""
 import json
 import os
 
-from conftest import corpus, run
+from conftest import corpus, run, stored_text
 
 from ctxkit.io.adapters import open_records
 from ctxkit.io.jsonl import Source
 from ctxkit.services import hooks, transcripts
 from ctxkit.store.home import Home
 
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
-
 SMALL = "claude-code_spotter_491e126e_session.jsonl"
+
+
+def _state_text(ctx_home, sid) -> str:
+    """The session's stored CONTEXT.md, from whichever store is configured."""
+    from ctxkit.store.backend import close_store
+    from ctxkit.store.session_state import state_file
+
+    h = Home(str(ctx_home))
+    try:
+        return stored_text(state_file(h, sid).path)
+    finally:
+        close_store(h)
 
 
 def _full(path):
@@ -130,7 +141,7 @@ def test_stop_reads_only_what_was_appended_and_session_end_forgets_the_cache(tmp
     assert res.code == 0, res.stderr
     state = json.load(open(ctx_home / "hooks-state.json"))["read:" + sid]
     assert state["offset"] == t.stat().st_size and state["lines"] == len(lines)
-    ctx = open(ctx_home / "sessions" / sid / "CONTEXT.md").read()
+    ctx = _state_text(ctx_home, sid)
     assert "websearch" in ctx and "WEBSEARCH" not in ctx  # the early lines came from the cache
     assert "create the beads" in ctx  # the appended turn was folded in
     cache = transcripts._cache_path(Home(str(ctx_home)), sid)

@@ -1,13 +1,11 @@
-import pytest
 """UserPromptSubmit recall from cold storage through the hook, at the default
 hook_recall_min_score: a dropped chunk that matches the new prompt comes back, one that does
-not (or shares a word or two with it) stays out."""
+not (or shares a word or two with it) stays out. Runs on both stores (the suite's second pass
+recalls from PostgreSQL)."""
 import json
 import subprocess
 
-from conftest import run
-
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
+from conftest import log_events, run
 
 SID = "5e55c0de-0000-4000-8000-00000000aaaa"
 
@@ -53,7 +51,7 @@ def _cold_session(tmp_path, ctx_home):
     assert hook("Stop", {"session_id": SID, "transcript_path": str(t), "cwd": str(proj)}).code == 0
     res = run("hook", "curate", "--transcript", t, "--session", SID, "--ended")
     assert res.code == 0, res.stderr
-    ev = [json.loads(x) for x in open(ctx_home / "logs" / "compaction.jsonl")]
+    ev = log_events("compaction")
     assert any(e.get("event") == "session_to_cold_storage" and e["chunks"] >= 2 for e in ev)
     return proj
 

@@ -1,14 +1,13 @@
-import pytest
 """A lone surrogate (an emoji cut in half: JavaScript's JSON.stringify writes `\\ud83d`) is kept
 exactly: it goes through every stage, into cold storage and back as the same `\\udXXX` escape,
 never U+FFFD and never a crash. Only sinks that take Unicode text alone (the SQLite index, a
-model's tokenizer) see U+FFFD in its place."""
+model's tokenizer, PostgreSQL's text columns for what ctx derives) see U+FFFD in its place.
+Runs on both stores: on PostgreSQL the chunk's stored text holds the same escape as the file."""
 import json
 import os
 
-from conftest import run
+from conftest import TEST_STORE, run
 
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 HALF = "\\ud83d"   # as it stands in the JSON line
 LOW = "\\udc00"
@@ -25,6 +24,21 @@ def _session() -> str:
             line = line.replace("about the deploy", f"about the half {HALF} emoji and a low {LOW} one, the deploy")
         lines.append(line)
     return "\n".join(lines) + "\n"
+
+
+def _stored_chunks(ctx_home) -> list[str]:
+    """Every chunk's stored text: the chunk files (embedded), the rows' `raw` (PostgreSQL)."""
+    if TEST_STORE == "pg":
+        from ctxkit.store.backend import close_store, open_store
+        from ctxkit.store.home import Home
+
+        h = Home(str(ctx_home))
+        try:
+            return [raw for _, _, raw in open_store(h).cold.iter_raw()]
+        finally:
+            close_store(h)
+    return [open(os.path.join(d, f), encoding="utf-8").read() for d, _, fs in os.walk(ctx_home / "cold-storage")
+            for f in fs if f.endswith(".jsonl")]
 
 
 def test_import_keeps_the_escape_exactly():
@@ -44,9 +58,7 @@ def test_drop_then_recover_is_byte_exact_with_a_lone_surrogate(ctx_home, tmp_pat
     assert kept.code == 0, kept.stderr
     group = next(r["group"] for r in scored.records() if r.get("id") == "m3")
     cid = next(r["meta"]["chunk_id"] for r in kept.records() if r["kind"] == "stub" and r["group"] == group)
-    chunk_files = [os.path.join(d, f) for d, _, fs in os.walk(ctx_home / "cold-storage") for f in fs
-                   if f.endswith(".jsonl")]
-    assert any(HALF in open(p, encoding="utf-8").read() for p in chunk_files)  # valid UTF-8 on disk, escape kept
+    assert any(HALF in t for t in _stored_chunks(ctx_home))  # valid UTF-8 where it is kept, escape kept
     back = run("recover", "--chunk-id", cid, "--session", "sur")
     assert back.code == 0, back.stderr
     original = [ln for ln in scored.stdout.splitlines() if '"id":"m3"' in ln]

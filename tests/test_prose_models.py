@@ -4,6 +4,7 @@ path, commit hash, work item or error makes that section keep its bullets. Headi
 budget never depend on the model. `openai` runs against a fake OpenAI-compatible server on
 127.0.0.1 through the real code path; `llama` against the SmolLM2 GGUF the project ships."""
 import json
+import os
 import re
 import threading
 import time
@@ -14,7 +15,6 @@ import pytest
 from conftest import corpus, run
 from ctxkit.core.prose import check, required
 
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 SESSION = "claude-code_spotter_8463c716_session.jsonl"
 BUDGET = 3200
@@ -121,13 +121,19 @@ def span():
     return "".join(json.dumps(r) + "\n" for r in recs[:cut])
 
 
+def home_env(home) -> dict:
+    """A home of its own: on PostgreSQL also a store project of its own (a session's state is the
+    project's, shared by every home in it)."""
+    return {"CTX_HOME": str(home), "CTX_STORE_PROJECT": f"{os.environ.get('CTX_STORE_PROJECT', '')}-{home.name}"}
+
+
 def compact_with(ctx_home, tmp_path, span, base=None, timeout_s=60):
     """`ctx compact` of the span in a home of its own (ctx_home/NAME), with the fake server or without."""
     home = ctx_home / tmp_path.name
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text((f"openai_base_url: {base}\n" if base else "") + f"summary_timeout_s: {timeout_s}\n")
     args = ["compact", "--force", "--budget", BUDGET, "--summary-tokens", BUDGET, "--workspace", tmp_path]
-    res = run(*args, *(["--summarizer", "openai"] if base else []), input=span, env={"CTX_HOME": str(home)})
+    res = run(*args, *(["--summarizer", "openai"] if base else []), input=span, env=home_env(home))
     assert res.code == 0, res.stderr
     summ = [r for r in res.records() if r["kind"] == "summary"]
     assert len(summ) == 1
@@ -170,7 +176,7 @@ def test_a_faithful_rewrite_is_kept_in_the_same_sections_and_budget(ctx_home, tm
         assert after[name] == [joined(shown)] + before[name][len(shown):], (name, res.stderr)   # prose, one paragraph
     assert summ["meta"]["summarizer"] == "openai" and summ["tokens"] <= extractive["tokens"]
     assert f"openai rewrote {len(asked)} of {len(asked)} sections as prose" in res.stderr
-    ev = [json.loads(x) for x in open(ctx_home / "openai" / "logs" / "compaction.jsonl")][-1]
+    ev = run("logs", "compaction", "--json", env=home_env(ctx_home / "openai")).records()[-1]
     assert ev["prose_sections"] == len(asked) and ev["prose_fallbacks"] == 0
 
 

@@ -2,15 +2,15 @@
 the wrong type at the top or inside) are never an internal error: a file ctx cannot rebuild
 (the session index, a log, a chunk file, a tool registry) is one clear line naming the file,
 exit 1; one ctx rebuilds as it goes (hook and maintain state, the token-count cache) is read
-as empty and rewritten. All of them go through one checked loader (store.atomic.load_json)."""
+as empty and rewritten. All of them go through one checked loader (store.atomic.load_json).
+The session index, the logs and the chunk files are the embedded store's files; their
+PostgreSQL counterparts (damaged rows) are tests/test_store_pg_damage.py."""
 import json
 import os
 
 import pytest
 
 from conftest import run
-
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 GOOD = json.dumps({"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"})
 DAMAGE = {
@@ -43,8 +43,12 @@ def _one_line_naming(res, path):
         assert res.stdout == ""
 
 
+EMBEDDED_FILES = ("sessions.json", "logs/drops.jsonl")  # rows on PostgreSQL
+
+
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
-@pytest.mark.parametrize("name", sorted(STATE))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.embedded_only) if n in EMBEDDED_FILES else n
+                                  for n in sorted(STATE)])
 def test_a_damaged_state_file_is_one_line_or_rebuilt(ctx_home, tmp_path, name, damage):
     cmds, derived = STATE[name]
     path = ctx_home / name
@@ -75,6 +79,7 @@ def test_a_damaged_state_file_is_one_line_or_rebuilt(ctx_home, tmp_path, name, d
             assert path.read_bytes() == data
 
 
+@pytest.mark.embedded_only
 @pytest.mark.parametrize("damage", sorted(set(DAMAGE) - {"wrong inside", "list", "string", "null"}))
 def test_a_damaged_chunk_file_is_named(ctx_home, tmp_path, damage):
     recs = "\n".join(json.dumps({"v": 1, "kind": "message", "id": f"m{i}", "session": "s", "role": "assistant",

@@ -8,13 +8,9 @@ import subprocess
 
 import pytest
 
-from conftest import PY, ROOT, run
-from pgcluster import Cluster, bin_dirs, usable_bin_dirs
+from conftest import PY, ROOT, needs_pg, run
 
-BINS = usable_bin_dirs()
-pytestmark = pytest.mark.skipif(not BINS, reason="no PostgreSQL binaries (pg_ctl/initdb) on this machine" if
-                                not bin_dirs() else "PostgreSQL binaries exist, but running as root there is no "
-                                "`postgres` user who can run them")
+pytestmark = needs_pg  # a server of their own (conftest's pg_cluster, pg_url); skipped without PostgreSQL
 
 OWN_PG_SERVER = True  # these tests start their own server and choose the store per test (CTX_TEST_STORE aside)
 FILLER = " Some more words about it follow here to make the message longer than its stub would be." * 6
@@ -36,22 +32,6 @@ SESSION = [
 
 def jsonl(recs):
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs)
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    c = Cluster(BINS[0][1]).start()
-    yield c
-    c.stop()
-
-
-@pytest.fixture
-def pg_url(cluster, monkeypatch):
-    url = cluster.url(cluster.new_db())
-    monkeypatch.setenv("CTX_STORE_URL", url)
-    res = run("store", "init")
-    assert res.code == 0, res.stderr
-    return url
 
 
 def drop_pipeline():
@@ -200,14 +180,14 @@ def _tree(root):
     return out
 
 
-def test_migrate_embedded_to_pg_and_back_exact_and_resumable(cluster, ctx_home, monkeypatch, tmp_path):
+def test_migrate_embedded_to_pg_and_back_exact_and_resumable(pg_cluster, ctx_home, monkeypatch, tmp_path):
     drop_pipeline()  # on the embedded store
     run("recover", "--chunk-id", json.loads(run("cold-storage", "list", "--json").stdout.splitlines()[0])["chunk_id"])
     before = _tree(ctx_home / "cold-storage")
     logs_before = {n: open(ctx_home / "logs" / n, "rb").read() for n in os.listdir(ctx_home / "logs")
                    if n.endswith(".jsonl")}
     assert before and logs_before
-    url = cluster.url(cluster.new_db())
+    url = pg_cluster.url(pg_cluster.new_db())
     assert run("store", "init", "--url", url).code == 0
     first = run("store", "migrate", "--to", url)
     assert first.code == 0, first.stderr
@@ -238,7 +218,7 @@ def test_migrate_embedded_to_pg_and_back_exact_and_resumable(cluster, ctx_home, 
     assert len(listed.stdout.splitlines()) == len(before)
 
 
-def test_row_level_security_keeps_a_role_to_its_project(cluster, pg_url):
+def test_row_level_security_keeps_a_role_to_its_project(pg_cluster, pg_url):
     import psycopg
 
     from ctxkit.store.cold import new_entry
@@ -252,7 +232,7 @@ def test_row_level_security_keeps_a_role_to_its_project(cluster, pg_url):
         c.execute(sql)
         c.execute("ALTER ROLE agent_a PASSWORD 'pw-a'")
     db = pg_url.split("@/")[1].split("?")[0]
-    url_a = cluster.url(db, "agent_a", "pw-a")
+    url_a = pg_cluster.url(db, "agent_a", "pw-a")
     mine, theirs = PgStore(url_a, "proj-a"), PgStore(url_a, "proj-b")
     assert [r["chunk"] for r in mine.cold.rows()] == ["c-proj-a"]
     assert theirs.cold.rows() == [] and theirs.cold.find("c-proj-b") == []
@@ -265,14 +245,14 @@ def test_row_level_security_keeps_a_role_to_its_project(cluster, pg_url):
                                     0.1, None, 30, "g"))
 
 
-def test_password_never_in_error_output(cluster, pg_url, monkeypatch):
+def test_password_never_in_error_output(pg_cluster, pg_url, monkeypatch):
     import psycopg
 
     with psycopg.connect(pg_url, autocommit=True) as c:
         c.execute("CREATE ROLE pw_user LOGIN PASSWORD 'right-pw-123'")
     db = pg_url.split("@/")[1].split("?")[0]
-    for url in (cluster.url(db, "pw_user", "Wr0ng-Secret-pw"), cluster.url("no_such_db", "pw_user", "right-pw-123"),
-                cluster.url(db, "pw_user", "right-pw-123")):
+    for url in (pg_cluster.url(db, "pw_user", "Wr0ng-Secret-pw"), pg_cluster.url("no_such_db", "pw_user", "right-pw-123"),
+                pg_cluster.url(db, "pw_user", "right-pw-123")):
         monkeypatch.setenv("CTX_STORE_URL", url)
         pw = url.split(":")[2].split("@")[0]
         for args in (("cold-storage", "list"), ("store", "check"), ("drops",)):
@@ -281,22 +261,22 @@ def test_password_never_in_error_output(cluster, pg_url, monkeypatch):
             assert pw not in res.stderr and pw not in res.stdout
             assert "***" in res.stderr or "permission denied" in res.stderr
     # and in a subprocess (the real entry point's error path)
-    env = dict(os.environ, CTX_STORE_URL=cluster.url(db, "pw_user", "Wr0ng-Secret-pw"), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, CTX_STORE_URL=pg_cluster.url(db, "pw_user", "Wr0ng-Secret-pw"), PYTHONPATH=str(ROOT))
     p = subprocess.run([PY, "-m", "ctxkit", "cold-storage", "list"], env=env, capture_output=True, text=True)
     assert p.returncode != 0 and "Wr0ng-Secret-pw" not in p.stderr + p.stdout and "password" in p.stderr
 
 
-def test_no_schema_is_a_clear_error(cluster, monkeypatch):
-    monkeypatch.setenv("CTX_STORE_URL", cluster.url(cluster.new_db()))
+def test_no_schema_is_a_clear_error(pg_cluster, monkeypatch):
+    monkeypatch.setenv("CTX_STORE_URL", pg_cluster.url(pg_cluster.new_db()))
     res = run("cold-storage", "list")
     assert res.code == 1 and "no ctx schema" in res.stderr and "ctx store init" in res.stderr
 
 
-def test_vector_search_with_pgvector(cluster, pg_url):
+def test_vector_search_with_pgvector(pg_cluster, pg_url):
     from ctxkit.store.cold import new_entry
     from ctxkit.store.pg import PgStore
 
-    if not cluster.has_vector():
+    if not pg_cluster.has_vector():
         pytest.skip("this PostgreSQL has no pgvector (install pgserver for the bundled one)")
     store = PgStore(pg_url, "default")
     assert store.has_vectors()
@@ -316,7 +296,9 @@ def test_vector_search_with_pgvector(cluster, pg_url):
 
 
 def test_semantic_search_without_pgvector_ranks_keyword_candidates(monkeypatch, ctx_home):
-    system = [d for label, d in BINS if label != "pgserver"]
+    from pgcluster import Cluster, usable_bin_dirs
+
+    system = [d for label, d in usable_bin_dirs() if label != "pgserver"]
     if not system:
         pytest.skip("no PostgreSQL without pgvector here to test the fallback on")
     c = Cluster(system[0]).start()
@@ -410,8 +392,8 @@ def test_hook_recall_finds_cold_chunks_in_the_store(pg_url, tmp_path):
     assert any(h["source"].startswith("cold:s1/") for h in hits), hits
 
 
-def test_semantic_search_with_pgvector_agrees_with_the_embedded_store(cluster, pg_url, monkeypatch, tmp_path):
-    if not cluster.has_vector():
+def test_semantic_search_with_pgvector_agrees_with_the_embedded_store(pg_cluster, pg_url, monkeypatch, tmp_path):
+    if not pg_cluster.has_vector():
         pytest.skip("this PostgreSQL has no pgvector (install pgserver for the bundled one)")
     import ctxkit.services.cold as cold
 

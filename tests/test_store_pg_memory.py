@@ -7,21 +7,19 @@ import os
 
 import pytest
 
-from conftest import corpus, memory_docs, run
-from test_store_pg import cluster, drop_pipeline, pytestmark  # noqa: F401  (its server; skip without PostgreSQL)
+from conftest import corpus, memory_docs, needs_pg, run
+from test_store_pg import drop_pipeline
+
+pytestmark = needs_pg
 
 OWN_PG_SERVER = True
 CC = "claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl"
 
 
 @pytest.fixture
-def pg_url(cluster, monkeypatch):
-    url = cluster.url(cluster.new_db())
-    monkeypatch.setenv("CTX_STORE_URL", url)
+def pg_url(pg_url, monkeypatch):  # conftest's, in project proj-a
     monkeypatch.setenv("CTX_STORE_PROJECT", "proj-a")
-    res = run("store", "init")
-    assert res.code == 0, res.stderr
-    return url
+    return pg_url
 
 
 def _local_memory(ws):
@@ -194,13 +192,13 @@ def test_context_archive_goes_to_the_store(pg_url, ctx_home):
     assert run("memory", "search", "ship the JWT fix", "--embedder", "keyword", "--json").stdout.strip()
 
 
-def test_migrate_moves_the_workspaces_memory_in_and_out(cluster, ctx_home, monkeypatch, tmp_path):
+def test_migrate_moves_the_workspaces_memory_in_and_out(pg_cluster, ctx_home, monkeypatch, tmp_path):
     ws = ctx_home / "workspace"
     assert run("observe", corpus(CC)).code == 0  # on the embedded store: files in the workspace
     assert run("reflect", "--embedder", "keyword").code == 0
     before = memory_docs(ctx_home)
     assert "MEMORY.md" in before and any(k.startswith("observations/") for k in before)
-    url = cluster.url(cluster.new_db())
+    url = pg_cluster.url(pg_cluster.new_db())
     assert run("store", "init", "--url", url).code == 0
     first = run("store", "migrate", "--to", url)
     assert first.code == 0, first.stderr

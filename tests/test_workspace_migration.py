@@ -1,7 +1,7 @@
-import pytest
 """State an older ctx kept in the one shared workspace ($CTX_HOME/workspace) moves, once, to
 the folder of the project it belongs to; nothing is overwritten or lost, and the personal
-layer (SOUL.md, USER.md, AGENTS.md) stays."""
+layer (SOUL.md, USER.md, AGENTS.md) stays. Runs on both stores: the older ctx's session index
+(the home's sessions.json) names the owner whatever the store is now."""
 import json
 import os
 import subprocess
@@ -9,8 +9,6 @@ import subprocess
 from conftest import run
 
 from ctxkit.sources.workspace import project_dir
-
-pytestmark = pytest.mark.embedded_only  # reads the embedded store's files; not yet run on the shared store
 
 OLD = """<!-- ctx:context v1 version=3 updated=2026-10-01T10:00:00Z session={sid} -->
 # Context

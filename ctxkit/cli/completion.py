@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 
 import click
 
@@ -18,35 +17,27 @@ def script(shell: str) -> str:
     return cls(cli, {}, "ctx", "_CTX_COMPLETE").source()
 
 
-def _index(ctx: click.Context) -> str | None:
-    """cold-storage/index.sqlite, found from --home or the environment: sqlite3 only, no heavy imports."""
+def _ids(ctx, column: str, prefix: str) -> list[str]:
+    """Ids in the configured store that start with `prefix` (found from --home or the
+    environment; nothing heavy imported, nothing printed on any error: a Tab never fails)."""
+    from ..errors import CtxError
+    from ..store.backend import ids_starting
+    from ..store.home import Home
+
     root = ctx.find_root()
-    home = root.meta.get("ctx.home_override") or os.environ.get("CTX_HOME") or os.path.expanduser("~/.ctx")
-    p = os.path.join(home, "cold-storage", "index.sqlite")
-    return p if os.path.exists(p) else None
-
-
-def _query(ctx, sql: str, prefix: str) -> list[str]:
-    p = _index(ctx)
-    if not p:
-        return []
     try:
-        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=1)
-        rows = [r[0] for r in con.execute(sql, (prefix + "%",))]
-        con.close()
-        return rows
-    except sqlite3.Error:
+        home = Home(root.meta.get("ctx.home_override") or os.environ.get("CTX_HOME") or os.path.expanduser("~/.ctx"))
+    except (CtxError, OSError):
         return []
+    return ids_starting(home, column, prefix)
 
 
 def complete_session(ctx, param, incomplete):
-    return _query(ctx, "SELECT DISTINCT session FROM chunks WHERE session LIKE ? ORDER BY session LIMIT 200",
-                  incomplete)
+    return _ids(ctx, "session", incomplete)
 
 
 def complete_chunk(ctx, param, incomplete):
-    return _query(ctx, "SELECT DISTINCT chunk_id FROM chunks WHERE chunk_id LIKE ? ORDER BY chunk_id LIMIT 200",
-                  incomplete)
+    return _ids(ctx, "chunk_id", incomplete)
 
 
 @click.command("completion")

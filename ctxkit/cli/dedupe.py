@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import glob
-import os
 
 import click
 
@@ -31,17 +30,21 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
     next, `places` every place, `copies` how many extra. Only the copies count as waste,
     so the total never exceeds what the files hold.
 
-    Without FILES: SOUL.md, AGENTS.md, MEMORY.md, TOOLS.md and USER.md in the workspace.
+    Without FILES: SOUL.md, AGENTS.md, MEMORY.md, TOOLS.md and USER.md in the workspace,
+    MEMORY.md from where memory is kept (the workspace, or the shared store's project).
 
     \b
     Examples:
       ctx dedupe ~/agent/*.md -t
       ctx dedupe --jq 'select(.kind=="exact") | .b'
     """
-    if not files:
-        ws = get_workspace()
-        files = [p for p in (os.path.join(ws, f) for f in DEFAULT_FILES) if os.path.exists(p)]
     texts = []
+    home = get_home()
+    if not files:
+        from ..sources.memory import workspace_texts
+        from ..store.backend import memory_store
+
+        texts = workspace_texts(get_workspace(), DEFAULT_FILES, memory_store(home, get_workspace()))
     for f in files:
         for p in sorted(glob.glob(f)) or [f]:
             try:
@@ -50,7 +53,6 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
             except FileNotFoundError:
                 raise InputError(p, None, "no such file") from None
     tok = resolve_tokenizer(None, None)
-    home = get_home()
     threshold = home.config.get("dedupe_threshold", threshold)
     name = home.config.get("embedder", embedder)
     similarity = None
@@ -70,3 +72,4 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
         copies = sum(r["copies"] for r in rows)
         note(f"ctx: {len(rows)} passage(s) said more than once ({copies} extra cop{'ies' if copies != 1 else 'y'}), "
              f"about {total} tokens wasted per turn")
+

@@ -104,8 +104,9 @@ def check(url, jq_expr, table, as_json, table_fmt):
 def migrate(to, from_):
     """Copy everything between the embedded store and PostgreSQL, exactly and resumably.
 
-    Cold storage, logs, the session index and sessions' state of the home, and the
-    workspace's memory (MEMORY.md, observations/: the store project's memory on PostgreSQL).
+    Cold storage, logs, the session index, sessions' state with its archive (what left a
+    kept section), the archived CONTEXT.md copies and `ctx maintain`'s state of the home, and
+    the workspace's memory (MEMORY.md, observations/: the store project's memory on PostgreSQL).
     Chunks move as their exact bytes; what the destination already has is skipped, never
     overwritten (run it again to finish an interrupted move); progress goes to stderr.
     Exits non-zero when a chunk at the destination differs from the source.

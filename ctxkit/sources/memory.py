@@ -15,6 +15,26 @@ def _store(memory):
     return memory
 
 
+def workspace_texts(workspace: str, names, memory) -> list[tuple[str, str]]:
+    """(where, text) of the workspace files `names` that exist, in order; MEMORY.md taken from
+    `memory` (the MemoryStore: the workspace's file, or the shared store's project)."""
+    import os
+
+    out = []
+    for n in names:
+        if n == "MEMORY.md":
+            m = _store(memory)
+            text = m.memory_text()
+            if text:
+                out.append((m.memory_path, text))
+            continue
+        p = os.path.join(workspace, n)
+        if os.path.exists(p):
+            with open(p, encoding="utf-8") as fh:
+                out.append((p, fh.read()))
+    return out
+
+
 def snippets(memory) -> list[dict]:
     out = []
     for name, text in _store(memory).documents():

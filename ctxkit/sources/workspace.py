@@ -110,7 +110,16 @@ def _owner_dir(home_path: str, old: str) -> str | None:
         from ..store import sessions
         from ..store.home import Home
 
-        owner = (sessions.load(Home(home_path)).get(sid) or {}).get("project")
+        from ..store.backend import close_store
+
+        home = Home(home_path)
+        # the older ctx that wrote it kept its session index in the home's file; a shared store's
+        # index is asked too (the session may have run on another machine since)
+        try:
+            owner = (sessions.load_local(home).get(sid) or {}).get("project") or \
+                (sessions.load(home).get(sid) or {}).get("project")
+        finally:
+            close_store(home)
     except Exception:  # noqa: BLE001 - an unreadable file or index: the asking project takes it
         return None
     return project_dir(home_path, owner) if isinstance(owner, str) and owner else None

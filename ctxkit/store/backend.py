@@ -157,6 +157,37 @@ def memory_store(home, workspace: str):
     return FileMemory(workspace)
 
 
+def ids_starting(home, column: str, prefix: str, limit: int = 200) -> list[str]:
+    """The cold-storage session ids (`column` "session") or chunk ids ("chunk_id") that start with
+    `prefix`, for shell completion: from the embedded index read-only (sqlite3 alone), or the
+    shared store's project (2 s to connect); [] on any error."""
+    import sqlite3
+
+    if column not in ("session", "chunk_id"):
+        raise ValueError(column)
+    try:
+        url = store_url(home)
+        if url:
+            from .pg import PgStore
+
+            pg = PgStore(url, store_project(home), home, connect_timeout=2)
+            try:
+                return pg.cold.ids_starting(column, prefix, limit)
+            finally:
+                pg.close()
+        p = os.path.join(home.cold_storage_dir, "index.sqlite")
+        if not os.path.exists(p):
+            return []
+        con = sqlite3.connect(f"file:{p}?mode=ro", uri=True, timeout=1)
+        try:
+            return [r[0] for r in con.execute(f"SELECT DISTINCT {column} FROM chunks WHERE {column} LIKE ? "
+                                              f"ORDER BY {column} LIMIT ?", (prefix + "%", limit))]
+        finally:
+            con.close()
+    except (CtxError, OSError, ImportError, sqlite3.Error):
+        return []
+
+
 def run_state(home):
     s = shared(home)
     if s is not None:

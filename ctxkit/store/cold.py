@@ -48,6 +48,22 @@ def safe_component(value: str) -> str:
     return "x-" + hashlib.sha256((value or "").encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+def parse_entry(text: str, where: str, what: str = "cold-storage file") -> dict:
+    """A chunk entry from its stored text (a chunk file's, a store row's), checked: damage (bad
+    JSON, NaN, nesting too deep, a 5,000-digit number, not a chunk entry) is one InputError
+    naming `where`."""
+    from ..io.jsonl import loads
+
+    try:
+        data = loads(text, where)
+    except InputError as e:
+        raise InputError(where, e.line, f"corrupt {what}: {e.reason}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
+            not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
+        raise InputError(where, 1, f"corrupt {what}: not a chunk entry")
+    return data
+
+
 def entry_text(entry: dict) -> str:
     parts = []
     for r in entry.get("records", []):
@@ -204,18 +220,11 @@ class ColdStorage:
             if not os.path.isfile(path):
                 raise InputError(path, None, "not a regular file")
             raw = f.read()
-        from ..io.jsonl import loads
-
         try:
-            data = loads(raw.decode("utf-8"), path)
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as e:
             raise InputError(path, None, f"corrupt cold-storage file: not UTF-8 ({e.reason})") from None
-        except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
-            raise InputError(path, e.line, f"corrupt cold-storage file: {e.reason}") from None
-        if not isinstance(data, dict) or not isinstance(data.get("records"), list) or \
-                not isinstance(data.get("session_id"), str) or not isinstance(data.get("chunk_id"), str):
-            raise InputError(path, 1, "corrupt cold-storage file: not a chunk entry")
-        return data
+        return parse_entry(text, path)
 
     def iter_files(self, bad: list | None = None) -> Iterator[tuple[str, dict]]:
         """(path, entry) for every chunk file. With `bad`, an unreadable file is moved to
@@ -379,8 +388,8 @@ class ColdStorage:
         q += " ORDER BY dropped_at, session, chunk_id"
         cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "path", "bytes"]
         out = [dict(zip(cols, r)) for r in self.db.execute(q, args)]
-        for r in out:  # never the stored path: the chunk's file follows from its ids, under this root
-            r["path"] = self.chunk_path(r["session"], r["chunk"])
+        for r in out:  # the chunk's file follows from its ids, under this root
+            r["path"] = self._indexed_path(r["session"], r["chunk"], r["path"])
         if expired:
             t = ref or now()
             out = [r for r in out if (parse_ts(r["expires"]) or t) < t]
@@ -392,7 +401,7 @@ class ColdStorage:
         if session:
             q += " AND session=?"
             args.append(session)
-        found = [{"session": s, "chunk": c, "path": self.chunk_path(s, c)} for s, c, _ in self.db.execute(q, args)]
+        found = [{"session": s, "chunk": c, "path": self._indexed_path(s, c, p)} for s, c, p in self.db.execute(q, args)]
         if not found:  # the index may lag the files: look on disk too
             sessions = [session] if session else [e.name for e in os.scandir(self.root) if e.is_dir()] \
                 if os.path.isdir(self.root) else []
@@ -405,6 +414,18 @@ class ColdStorage:
 
     def load(self, path: str) -> dict:
         return self._read_file(path)
+
+    def _indexed_path(self, session: str, chunk_id: str, stored: str | None) -> str:
+        """The file of an index row: from its ids; but an id with a lone surrogate is U+FFFD in
+        the index (its file is named by the exact id), so its row's stored path is used, when
+        it stays under this root."""
+        if "\ufffd" in session + chunk_id and stored:
+            p = os.path.join(self.root, stored)
+            try:
+                return self._contained(p)
+            except InputError:
+                pass
+        return self.chunk_path(session, chunk_id)
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
         """(session, chunk_id, gist, text, bm25) for keyword matches, best first."""

@@ -22,8 +22,9 @@ import psycopg
 
 from ..core.timeutil import now, parse_ts
 from ..errors import ConflictError, CtxError
+from ..records import unicode_text
 from .backend import redact_dsn
-from .cold import entry_text, records_hash, redact_entry
+from .cold import entry_text, parse_entry, records_hash, redact_entry
 from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
 
 RETRIES = 3
@@ -31,11 +32,12 @@ TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees
 
 
 def _no_nul(x):
-    """PostgreSQL text and jsonb hold no NUL character: U+FFFD stands in for it in what ctx derives
-    (index text, gists, state and memory documents, session entries). A chunk's own text (`raw`,
-    JSON) keeps it exactly, escaped."""
+    """PostgreSQL text and jsonb hold no NUL character and no lone UTF-16 surrogate (half an
+    emoji): U+FFFD stands in for them in what ctx derives (index text, gists, state and memory
+    documents, session entries, maintain state). A chunk's own text (`raw`) and a log line keep
+    them exactly, as JSON escapes (`_as_file`)."""
     if isinstance(x, str):
-        return x.replace("\x00", "\ufffd") if "\x00" in x else x
+        return unicode_text(x.replace("\x00", "\ufffd") if "\x00" in x else x)
     if isinstance(x, dict):
         return {_no_nul(k): _no_nul(v) for k, v in x.items()}
     if isinstance(x, list):
@@ -43,8 +45,42 @@ def _no_nul(x):
     return x
 
 
+def _as_file(text: str) -> str:
+    """JSON text as the embedded store's file holds it: a lone surrogate as its `\\udXXX` escape
+    (atomic_write's encoding), so the stored text is valid UTF-8 and equal byte for byte."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+KEY_MARK = "\ufffe"   # a noncharacter: no real id starts with it
+
+
+def _key(v):
+    """An id (session, chunk, maintain key) as a key column holds it: itself, or, when it has a
+    character PostgreSQL text cannot hold (NUL, a lone surrogate), KEY_MARK and its JSON escape,
+    so the embedded store's ids are all kept exactly (`_unkey` gives the id back). Clean ids,
+    key forms included, are left as they are."""
+    if not isinstance(v, str) or v == _no_nul(v):
+        return v
+    return KEY_MARK + json.dumps(v)[1:-1]
+
+
+def _unkey(k):
+    if isinstance(k, str) and k.startswith(KEY_MARK):
+        try:
+            return json.loads('"' + k[1:] + '"')
+        except ValueError:
+            return k
+    return k
+
+
+def _ids(rows: list[tuple]) -> list[tuple]:
+    """Rows that start (session, chunk id, …) with their ids exact (`_unkey`)."""
+    return [(_unkey(r[0]), _unkey(r[1]), *r[2:]) if r[0][:1] == KEY_MARK or r[1][:1] == KEY_MARK else r
+            for r in rows]
+
+
 def _lock_key(*parts: str) -> str:
-    return "\x1f".join(parts)
+    return _no_nul("\x1f".join(parts))
 
 
 class PgError(CtxError):
@@ -54,8 +90,9 @@ class PgError(CtxError):
 class PgStore:
     kind = "postgresql"
 
-    def __init__(self, url: str, project: str, home=None):
+    def __init__(self, url: str, project: str, home=None, connect_timeout: int = 10):
         self.url = url
+        self.connect_timeout = connect_timeout
         self.project = project
         self.home = home
         self.where = redact_dsn(url)
@@ -84,7 +121,8 @@ class PgStore:
     def connect(self) -> psycopg.Connection:
         if self._conn is None or self._conn.closed or self._conn.broken:
             try:
-                self._conn = psycopg.connect(self.url, autocommit=True, application_name="ctx", connect_timeout=10)
+                self._conn = psycopg.connect(self.url, autocommit=True, application_name="ctx",
+                                             connect_timeout=self.connect_timeout)
             except psycopg.Error as e:
                 raise self.error(e, "cannot connect") from None
         return self._conn
@@ -198,11 +236,50 @@ class PgStore:
             while True:
                 name = f"{base}.md" if k == 1 else f"{base}-{k}.md"
                 cur.execute("INSERT INTO ctx_context_archive (project, name, body) VALUES (%s,%s,%s) "
-                            "ON CONFLICT DO NOTHING", (self.project, name, text))
+                            "ON CONFLICT DO NOTHING", (self.project, _no_nul(name), text))
                 if cur.rowcount == 1:
                     return name
                 k += 1
         return f"postgresql:{self.project}/archive/{self.run(tx, 'archiving session state')}"
+
+    # ---- moving in and out (store/pg_move.py) ----
+    def archived_items(self) -> Iterator[tuple[str, str, str]]:
+        """(session, section, item) of every session's state archive, each section oldest first."""
+        rows = self.run(lambda cur: cur.execute(
+            "SELECT session, section, item FROM ctx_archive WHERE project=%s ORDER BY session, section, id",
+            (self.project,)).fetchall(), "reading the state archive")
+        return ((_unkey(s), sec, i) for s, sec, i in rows)
+
+    def import_archived(self, session: str, section: str, items: list[str]) -> int:
+        """Add the items a session's archive of `section` lacks, in order (one transaction); how many."""
+        def tx(cur):
+            n = 0
+            for item in items:
+                cur.execute("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
+                            "ON CONFLICT DO NOTHING", (self.project, _key(session), section, _no_nul(item)))
+                n += cur.rowcount
+            return n
+        return self.run(tx, "importing the state archive")
+
+    def context_archives(self) -> list[tuple[str, str]]:
+        """(name, text) of the CONTEXT.md copies `ctx context archive` and session ends keep."""
+        return self.run(lambda cur: cur.execute(
+            "SELECT name, body FROM ctx_context_archive WHERE project=%s ORDER BY name",
+            (self.project,)).fetchall(), "reading archived CONTEXT.md copies")
+
+    def import_context_archive(self, name: str, text: str) -> str:
+        """Store an archived CONTEXT.md copy as it is: 'added', 'present' or 'differs'."""
+        name, text = _no_nul(name), _no_nul(text)
+
+        def tx(cur):
+            cur.execute("INSERT INTO ctx_context_archive (project, name, body) VALUES (%s,%s,%s) "
+                        "ON CONFLICT DO NOTHING", (self.project, name, text))
+            if cur.rowcount == 1:
+                return "added"
+            row = cur.execute("SELECT body FROM ctx_context_archive WHERE project=%s AND name=%s",
+                              (self.project, name)).fetchone()
+            return "present" if row and row[0] == text else "differs"
+        return self.run(tx, "importing an archived CONTEXT.md")
 
     # ---- ctx reset ----
     RESET_TABLES = (("ctx_chunks", "cold-storage chunks"), ("ctx_logs", "log events"),
@@ -261,7 +338,7 @@ class PgColdStore:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(p, entry["session_id"], entry["chunk_id"]),))
             cur.execute("SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (p, entry["session_id"], entry["chunk_id"]))
+                        (p, _key(entry["session_id"]), _key(entry["chunk_id"])))
             row = cur.fetchone()
             if row is not None:
                 return "present" if row[0] == raw else "differs"
@@ -275,7 +352,7 @@ class PgColdStore:
             "INSERT INTO ctx_chunks (project, session, chunk_id, raw, records_hash, ts, dropped_at, tokens, score, "
             "reason, prompt, recoverable_until, gist, body, bytes) VALUES "
             "(%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s) ON CONFLICT (project, session, chunk_id) DO NOTHING",
-            (self.s.project, entry["session_id"], entry["chunk_id"], raw, records_hash(entry["records"]),
+            (self.s.project, _key(entry["session_id"]), _key(entry["chunk_id"]), raw, records_hash(entry["records"]),
              *map(_no_nul, (entry.get("timestamp"), entry.get("dropped_at"))), entry.get("tokens"),
              entry.get("relevance_score"), *map(_no_nul, (entry.get("drop_reason"), entry.get("prompt_at_drop"),
                                                           entry.get("recoverable_until"), entry.get("gist"))),
@@ -292,26 +369,26 @@ class PgColdStore:
             # one drop of one id at a time, across machines: the check-then-write is one
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (_lock_key(p, session, chunk),))
             cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (p, session, chunk))
+                        (p, _key(session), _key(chunk)))
             row = cur.fetchone()
             if row is not None and row[1] != h:  # another chunk has this id: this one gets a content suffix
                 e = dict(e, chunk_id=f"{chunk}-{h[:8]}")
                 cur.execute("SELECT raw, records_hash FROM ctx_chunks WHERE project=%s AND session=%s "
-                            "AND chunk_id=%s", (p, session, e["chunk_id"]))
+                            "AND chunk_id=%s", (p, _key(session), _key(e["chunk_id"])))
                 row = cur.fetchone()
             if row is None:
-                raw = json.dumps(e, ensure_ascii=False) + "\n"
+                raw = _as_file(json.dumps(e, ensure_ascii=False) + "\n")
                 if not self._insert(cur, e, raw):
                     raise PgError(f"chunk {session}/{e['chunk_id']} appeared while it was being written")
                 return e["chunk_id"], False
-            existing = json.loads(row[0])
+            existing = parse_entry(row[0], self.locator(session, e["chunk_id"]), "chunk in the store")
             until = max(filter(None, [existing.get("recoverable_until"), e.get("recoverable_until")]), default=None)
             if until != existing.get("recoverable_until"):
                 existing = dict(existing, recoverable_until=until)
-                raw = json.dumps(existing, ensure_ascii=False) + "\n"
+                raw = _as_file(json.dumps(existing, ensure_ascii=False) + "\n")
                 cur.execute("UPDATE ctx_chunks SET raw=%s, recoverable_until=%s, bytes=%s "
                             "WHERE project=%s AND session=%s AND chunk_id=%s",
-                            (raw, until, len(raw.encode()), p, session, existing["chunk_id"]))
+                            (raw, _no_nul(until), len(raw.encode()), p, _key(session), _key(existing["chunk_id"])))
             return existing["chunk_id"], True
         chunk_id, redrop = self.s.run(tx, f"storing chunk {session}/{chunk}")
         return self.locator(session, chunk_id), chunk_id, redrop
@@ -319,22 +396,23 @@ class PgColdStore:
     def raw(self, session: str, chunk_id: str) -> str | None:
         return self.s.run(lambda cur: (cur.execute(
             "SELECT raw FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-            (self.s.project, session, chunk_id)).fetchone() or (None,))[0], "reading a chunk")
+            (self.s.project, _key(session), _key(chunk_id))).fetchone() or (None,))[0], "reading a chunk")
 
     def load(self, path: str) -> dict:
         session, chunk = self._parse(path)
         raw = self.raw(session, chunk)
         if raw is None:
             raise PgError(f"no chunk {chunk!r} in session {session!r} in the store (purged meanwhile?)")
-        return json.loads(raw)
+        return parse_entry(raw, path, "chunk in the store")
 
     def find(self, chunk_id: str, session: str | None = None) -> list[dict]:
         q = "SELECT session, chunk_id FROM ctx_chunks WHERE project=%s AND chunk_id=%s"
-        args: list = [self.s.project, chunk_id]
+        args: list = [self.s.project, _key(chunk_id)]
         if session:
             q += " AND session=%s"
-            args.append(session)
+            args.append(_key(session))
         rows = self.s.run(lambda cur: cur.execute(q + " ORDER BY session", args).fetchall(), "finding a chunk")
+        rows = [(_unkey(s), _unkey(c)) for s, c in rows]
         return [{"session": s, "chunk": c, "path": self.locator(s, c)} for s, c in rows]
 
     def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
@@ -343,11 +421,12 @@ class PgColdStore:
         args: list = [self.s.project]
         if session:
             q += " AND session=%s"
-            args.append(session)
+            args.append(_key(session))
         q += " ORDER BY dropped_at, session, chunk_id"
         cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "bytes"]
         out = [dict(zip(cols, r)) for r in self.s.run(lambda cur: cur.execute(q, args).fetchall(), "listing chunks")]
         for r in out:
+            r["session"], r["chunk"] = _unkey(r["session"]), _unkey(r["chunk"])
             r["path"] = self.locator(r["session"], r["chunk"])
         if expired:
             t = ref or now()
@@ -363,7 +442,7 @@ class PgColdStore:
                 "ORDER BY session, chunk_id LIMIT %s", (self.s.project, *last, batch)).fetchall(), "reading chunks")
             if not rows:
                 return
-            yield from rows
+            yield from ((_unkey(s), _unkey(c), raw) for s, c, raw in rows)
             last = (rows[-1][0], rows[-1][1])
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
@@ -384,7 +463,7 @@ class PgColdStore:
             args.append(session)
         q += " ORDER BY rank LIMIT %s"
         args.append(limit)
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
+        return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks"))
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
         q = "SELECT session, chunk_id, gist, body FROM ctx_chunks WHERE project=%s"
@@ -392,7 +471,17 @@ class PgColdStore:
         if session:
             q += " AND session=%s"
             args.append(session)
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts")
+        return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "reading chunk texts"))
+
+    def ids_starting(self, column: str, prefix: str, limit: int) -> list[str]:
+        """The project's distinct session or chunk ids that start with `prefix` (shell completion)."""
+        if column not in ("session", "chunk_id"):
+            raise ValueError(column)
+        like = "".join("\\" + ch if ch in "\\%_" else ch for ch in _key(prefix)) + "%"
+        return [_unkey(v) for (v,) in self.s.run(lambda cur: cur.execute(
+            f"SELECT DISTINCT {column} FROM ctx_chunks WHERE project=%s AND {column} LIKE %s "
+            f"ORDER BY {column} LIMIT %s", (self.s.project, like, limit)).fetchall(), "completing ids",
+            check=False)]
 
     def count(self) -> int:
         return self.s.run(lambda cur: cur.execute("SELECT COUNT(*) FROM ctx_chunks WHERE project=%s",
@@ -403,14 +492,14 @@ class PgColdStore:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, session, chunk_id),))
             cur.execute("DELETE FROM ctx_chunks WHERE project=%s AND session=%s AND chunk_id=%s",
-                        (self.s.project, session, chunk_id))
+                        (self.s.project, _key(session), _key(chunk_id)))
         self.s.run(tx, f"deleting chunk {session}/{chunk_id}")
 
     def stats(self) -> list[dict]:
         q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM ctx_chunks "
              "WHERE project=%s GROUP BY session ORDER BY session")
         rows = self.s.run(lambda cur: cur.execute(q, (self.s.project,)).fetchall(), "counting chunks")
-        return [{"session": s, "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
+        return [{"session": _unkey(s), "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
                  "last_drop": l} for s, n, t, b, f, l in rows]
 
     def reindex(self, bad: list | None = None) -> int:
@@ -440,7 +529,7 @@ class PgColdStore:
         def tx(cur):
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
             return cur.execute(q, args).fetchall()
-        return self.s.run(tx, "searching vectors")
+        return _ids(self.s.run(tx, "searching vectors"))
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
         if not self.s.has_vectors():
@@ -477,7 +566,7 @@ class PgLogs:
 
     def append_line(self, name: str, line: str) -> None:
         self.s.run(lambda cur: cur.execute("INSERT INTO ctx_logs (project, name, line) VALUES (%s,%s,%s)",
-                                           (self.s.project, name, line)), f"appending to the {name} log")
+                                           (self.s.project, name, _as_file(line))), f"appending to the {name} log")
 
     def lines(self, name: str, batch: int = 2000) -> Iterator[str]:
         last = 0
@@ -492,6 +581,18 @@ class PgLogs:
             last = rows[-1][0]
 
 
+def _session_row(row) -> tuple[str, dict]:
+    """(session id, index entry) of a ctx_sessions row: every field of the type ctx reads (as
+    the embedded index is read), the id exactly, in the key and in the entry's `session` (jsonb
+    holds it with U+FFFD for a NUL or a lone surrogate)."""
+    from .sessions import _entry
+
+    sid, e = _unkey(row[0]), _entry(row[1]) if isinstance(row[1], dict) else {}
+    if e.get("session") != sid and e.get("session") == _no_nul(sid):
+        e = dict(e, session=sid)
+    return sid, e
+
+
 class PgSessionIndex:
     def __init__(self, store: PgStore):
         self.s = store
@@ -499,7 +600,7 @@ class PgSessionIndex:
     def load(self) -> dict:
         rows = self.s.run(lambda cur: cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s",
                                                   (self.s.project,)).fetchall(), "reading the session index")
-        return {s: e for s, e in rows}
+        return dict(map(_session_row, rows))
 
     def update(self, change) -> None:
         """`change(index dict)` under one advisory lock per project, the changed entries saved in
@@ -511,10 +612,10 @@ class PgSessionIndex:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, "session-index"),))
             cur.execute("SELECT session, entry FROM ctx_sessions WHERE project=%s", (self.s.project,))
-            idx = {s: e for s, e in cur.fetchall()}
+            idx = dict(map(_session_row, cur.fetchall()))
             old = json.loads(json.dumps(idx))
             change(idx)
-            changed = [(self.s.project, k, Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
+            changed = [(self.s.project, _key(k), Jsonb(_no_nul(v))) for k, v in idx.items() if old.get(k) != v]
             if changed:
                 cur.executemany(
                     "INSERT INTO ctx_sessions (project, session, entry) VALUES (%s,%s,%s) "
@@ -529,12 +630,13 @@ class PgStateFile:
     def __init__(self, store: PgStore, session: str):
         self.s = store
         self.session = session
+        self.key = _key(session)
         self.path = f"postgresql:{store.project}/sessions/{session}/CONTEXT.md"
 
     def _row(self):
         return self.s.run(lambda cur: cur.execute(
             "SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
-            (self.s.project, self.session)).fetchone(), "reading session state")
+            (self.s.project, self.key)).fetchone(), "reading session state")
 
     def exists(self) -> bool:
         return self._row() is not None
@@ -564,7 +666,7 @@ class PgStateFile:
             cur.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                         (_lock_key(self.s.project, self.session, "state"),))
             cur.execute("SELECT version, body FROM ctx_state WHERE project=%s AND session=%s",
-                        (self.s.project, self.session))
+                        (self.s.project, self.key))
             row = cur.fetchone()
             ctx = parse(row[1]) if row else Context()
             stored = row[0] if row else 0
@@ -578,21 +680,21 @@ class PgStateFile:
             for section, items in gone.items():  # nothing a user wrote leaves silently: kept, as archive/SECTION.md
                 cur.executemany("INSERT INTO ctx_archive (project, session, section, item) VALUES (%s,%s,%s,%s) "
                                 "ON CONFLICT DO NOTHING",
-                                [(self.s.project, self.session, section, _no_nul(redaction.text(i))) for i in items])
+                                [(self.s.project, self.key, section, _no_nul(redaction.text(i))) for i in items])
             new.version = ctx.version + 1
             new.updated = now_iso()
             text = _no_nul(redaction.text(render(new)))
             if row is None:
                 cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s) "
-                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.session, stored + 1, text))
+                            "ON CONFLICT (project, session) DO NOTHING", (self.s.project, self.key, stored + 1, text))
             else:
                 cur.execute("UPDATE ctx_state SET version=%s, body=%s, updated_at=now() "
                             "WHERE project=%s AND session=%s AND version=%s",
-                            (stored + 1, text, self.s.project, self.session, stored))
+                            (stored + 1, text, self.s.project, self.key, stored))
             if cur.rowcount != 1:  # only a writer that ignores the lock gets here
                 raise ConflictError(f"{self.path}: changed by another writer; nothing changed")
             cur.execute("INSERT INTO ctx_state_history (project, session, version, body) VALUES (%s,%s,%s,%s) "
-                        "ON CONFLICT DO NOTHING", (self.s.project, self.session, stored + 1, text))
+                        "ON CONFLICT DO NOTHING", (self.s.project, self.key, stored + 1, text))
             return parse(text) if text != render(new) else new
         gone: dict = {}
         out = self.s.run(tx, "saving session state")
@@ -607,17 +709,17 @@ class PgStateFile:
         """The items that left `section` of this session's state, oldest first."""
         return [i for (i,) in self.s.run(lambda cur: cur.execute(
             "SELECT item FROM ctx_archive WHERE project=%s AND session=%s AND section=%s ORDER BY id",
-            (self.s.project, self.session, section)).fetchall(), "reading the state archive")]
+            (self.s.project, self.key, section)).fetchall(), "reading the state archive")]
 
     def write_raw(self, text: str, version: int) -> str:
         """Migration: store a state document as it is ('added', 'present' or 'differs')."""
         def tx(cur):
-            cur.execute("SELECT body FROM ctx_state WHERE project=%s AND session=%s", (self.s.project, self.session))
+            cur.execute("SELECT body FROM ctx_state WHERE project=%s AND session=%s", (self.s.project, self.key))
             row = cur.fetchone()
             if row is not None:
                 return "present" if row[0] == text else "differs"
             cur.execute("INSERT INTO ctx_state (project, session, version, body) VALUES (%s,%s,%s,%s)",
-                        (self.s.project, self.session, version, text))
+                        (self.s.project, self.key, version, text))
             return "added"
         return self.s.run(tx, "importing session state")
 
@@ -671,7 +773,7 @@ class PgMemory:
         self.s.run(lambda cur: cur.execute(
             "INSERT INTO ctx_observations (project, name, session, body) VALUES (%s,%s,%s,%s) "
             "ON CONFLICT (project, name) DO UPDATE SET body=EXCLUDED.body, session=EXCLUDED.session, "
-            "created_at=now()", (self.s.project, name, session, text)), "saving an observation")
+            "created_at=now()", (self.s.project, name, _no_nul(session), text)), "saving an observation")
         return f"postgresql:{self.s.project}/observations/{name}"
 
     def observation_names(self) -> list[str]:
@@ -696,6 +798,28 @@ class PgRunState:
     def __init__(self, store: PgStore):
         self.s = store
 
+    def entries(self, name: str) -> dict[str, dict]:
+        """Every entry of the `name` state ({key: entry}), for moving it out."""
+        return {_unkey(k): v for k, v in self.s.run(lambda cur: cur.execute(
+            "SELECT key, value FROM ctx_runstate WHERE project=%s AND name=%s ORDER BY key",
+            (self.s.project, name)).fetchall(), f"reading the {name} state")}
+
+    def import_entry(self, name: str, key: str, entry: dict) -> str:
+        """Store one entry as it is where there is none: 'added', 'present' or 'differs'."""
+        from psycopg.types.json import Jsonb
+
+        entry = _no_nul(entry)
+
+        def tx(cur):
+            cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) VALUES (%s,%s,%s,1,%s) "
+                        "ON CONFLICT DO NOTHING", (self.s.project, name, _key(key), Jsonb(entry)))
+            if cur.rowcount == 1:
+                return "added"
+            row = cur.execute("SELECT value FROM ctx_runstate WHERE project=%s AND name=%s AND key=%s",
+                              (self.s.project, name, _key(key))).fetchone()
+            return "present" if row and row[0] == entry else "differs"
+        return self.s.run(tx, f"importing the {name} state")
+
     @contextmanager
     def hold(self, name: str, key: str):
         from psycopg.types.json import Jsonb
@@ -713,7 +837,7 @@ class PgRunState:
         try:
             row = self.s.run(lambda cur: cur.execute(
                 "SELECT version, value FROM ctx_runstate WHERE project=%s AND name=%s AND key=%s",
-                (p, name, key)).fetchone(), f"reading the {name} state")
+                (p, name, _key(key))).fetchone(), f"reading the {name} state")
             entry = dict(row[1]) if row and isinstance(row[1], dict) else {}
             before = json.dumps(entry, sort_keys=True)
             yield entry
@@ -721,11 +845,11 @@ class PgRunState:
                 def tx(cur):
                     if row is None:
                         cur.execute("INSERT INTO ctx_runstate (project, name, key, version, value) "
-                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, key, Jsonb(entry)))
+                                    "VALUES (%s,%s,%s,1,%s) ON CONFLICT DO NOTHING", (p, name, _key(key), Jsonb(_no_nul(entry))))
                     else:
                         cur.execute("UPDATE ctx_runstate SET version=version+1, value=%s, updated_at=now() "
                                     "WHERE project=%s AND name=%s AND key=%s AND version=%s",
-                                    (Jsonb(entry), p, name, key, row[0]))
+                                    (Jsonb(_no_nul(entry)), p, name, _key(key), row[0]))
                     if cur.rowcount != 1:  # the lock was lost with a dropped connection, and someone wrote
                         raise ConflictError(f"the {name} state of {key} changed meanwhile; not saved",
                                             hint="run it again")
@@ -741,4 +865,4 @@ class PgRunState:
 def state_versions(store: PgStore, session: str) -> list[int]:
     return [v for (v,) in store.run(lambda cur: cur.execute(
         "SELECT version FROM ctx_state_history WHERE project=%s AND session=%s ORDER BY version",
-        (store.project, session)).fetchall(), "reading state versions")]
+        (store.project, _key(session))).fetchall(), "reading state versions")]

@@ -1,8 +1,11 @@
 """Moving a home's store between the embedded files and PostgreSQL, exactly and resumably.
 
 Chunks move as the exact text of their file (byte for byte, both ways); logs line by line;
-the session index entry by entry; per-session state as its document; the workspace's memory
-(MEMORY.md, observations/) as its documents, into the store's project. What the destination
+the session index entry by entry; per-session state as its document, with its archive (what
+left a kept section: sessions/ID/archive/SECTION.md) item by item; the archived CONTEXT.md
+copies ($CTX_HOME/archive/*.md) as documents; `ctx maintain`'s state (maintain-state.json)
+entry by entry; the workspace's memory (MEMORY.md, observations/) as its documents, into the
+store's project. What the destination
 already holds is skipped (so an interrupted move is finished by running it again), and
 nothing there is ever overwritten: a chunk that differs is reported, not replaced.
 """
@@ -100,6 +103,20 @@ def to_pg(home, pg, note: Callable | None = None, workspace: str | None = None) 
     for sid, text, version in _local_states(home):
         res = pg.state_file(sid).write_raw(text, version)
         rep.counts[f"states_{res}"] += 1
+    for sid, section, items in _local_archives(home):
+        added = pg.import_archived(sid, section, items)
+        _tally(rep, "archived_items", added, len(items) - added)
+    for name, text in _local_context_archives(home):
+        res = pg.import_context_archive(name, text)
+        rep.counts[f"context_archives_{res}"] += 1
+        if res == "differs":
+            rep.differs.append(os.path.join(home.path, "archive", name))
+    for name in RUN_STATES:
+        for key, entry in _local_run_state(home, name).items():
+            res = pg.runstate.import_entry(name, key, entry)
+            rep.counts[f"{name}_states_{res}"] += 1
+            if res == "differs":
+                rep.differs.append(f"{name}-state.json: {key}")
     if workspace:
         from .memory import FileMemory
 
@@ -109,19 +126,78 @@ def to_pg(home, pg, note: Callable | None = None, workspace: str | None = None) 
     return rep
 
 
-def _local_states(home):
+RUN_STATES = ("maintain",)   # the per-session states ctx keeps in the store (hooks-state.json stays local)
+
+
+def _session_dirs(home):
+    """(session id, folder, CONTEXT.md text or None) of every session folder of the home."""
     from ..core.context_md import parse
 
     root = os.path.join(home.path, "sessions")
     if not os.path.isdir(root):
         return
     for d in sorted(os.scandir(root), key=lambda e: e.name):
+        if not d.is_dir(follow_symlinks=False):
+            continue
         p = os.path.join(d.path, "CONTEXT.md")
-        if d.is_dir(follow_symlinks=False) and os.path.isfile(p) and not os.path.islink(p):
+        text = None
+        if os.path.isfile(p) and not os.path.islink(p):
             with open(p, encoding="utf-8") as f:
                 text = f.read()
-            ctx = parse(text)
-            yield ctx.state.get("session") or d.name, text, ctx.version
+        yield (parse(text).state.get("session") if text else None) or d.name, d.path, text
+
+
+def _local_states(home):
+    from ..core.context_md import parse
+
+    for sid, _, text in _session_dirs(home):
+        if text is not None:
+            yield sid, text, parse(text).version
+
+
+def _section_name(slug: str) -> str:
+    """The kept section an archive file (archive/SLUG.md) is of."""
+    from ..sources.workspace import KEPT_SECTIONS, ContextFile
+
+    for s in KEPT_SECTIONS:
+        if os.path.basename(ContextFile("").archive_path(s)) == slug + ".md":
+            return s
+    return slug
+
+
+def _local_archives(home):
+    """(session id, section, items oldest first) of every session's state archive."""
+    from ..sources.workspace import ContextFile
+
+    for sid, d, _ in _session_dirs(home):
+        adir = os.path.join(d, "archive")
+        if not os.path.isdir(adir) or os.path.islink(adir):
+            continue
+        for f in sorted(os.listdir(adir)):
+            if f.endswith(".md") and not f.startswith("."):
+                items = ContextFile(d).archived(_section_name(f[:-3]))
+                if items:
+                    yield sid, _section_name(f[:-3]), items
+
+
+def _local_context_archives(home):
+    """(name, text) of the archived CONTEXT.md copies in $CTX_HOME/archive/ (files, not folders)."""
+    from .atomic import read_text
+
+    d = os.path.join(home.path, "archive")
+    if not os.path.isdir(d):
+        return
+    for e in sorted(os.scandir(d), key=lambda e: e.name):
+        if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file(follow_symlinks=False):
+            yield e.name, read_text(e.path)
+
+
+def _local_run_state(home, name: str) -> dict:
+    from .atomic import load_json
+    from .runstate import FileRunState
+
+    state = load_json(FileRunState(home).path(name), f"{name} state", default={})
+    return {k: v for k, v in state.items() if isinstance(v, dict)}
 
 
 def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = None) -> MoveReport:
@@ -133,18 +209,7 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
     cold = ColdStorage(home.cold_storage_dir)
     total = pg.cold.count()
     for i, (session, chunk, raw) in enumerate(pg.cold.iter_raw(), 1):
-        path = cold.chunk_path(session, chunk)
-        makedirs(os.path.dirname(path))
-        with locked(path):
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    same = f.read() == raw.encode("utf-8")
-                rep.counts["chunks_present" if same else "chunks_differs"] += 1
-                if not same:
-                    rep.differs.append(path)
-            else:
-                atomic_write(path, raw)
-                rep.counts["chunks_added"] += 1
+        _put_file(cold.chunk_path(session, chunk), raw, "chunks", rep)
         _progress(note, "chunks", i, total)
     if total or rep.counts:
         cold.reindex()
@@ -170,11 +235,13 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
             local = sessions.load_local(home)
             _merge_sessions(local, remote, rep)
             atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
+    from .pg import _unkey
     from .session_state import safe_id
 
     for sid, body in pg.run(lambda cur: cur.execute(
             "SELECT session, body FROM ctx_state WHERE project=%s ORDER BY session", (pg.project,)).fetchall(),
             "reading session state"):
+        sid = _unkey(sid)
         d = os.path.join(home.path, "sessions", safe_id(sid))
         p = os.path.join(d, "CONTEXT.md")
         makedirs(d)
@@ -184,6 +251,49 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
             else:
                 atomic_write(p, body)
                 rep.counts["states_added"] += 1
+    from ..sources.workspace import ContextFile
+
+    archived: dict = {}
+    for sid, section, item in pg.archived_items():
+        archived.setdefault((sid, section), []).append(item)
+    for (sid, section), items in archived.items():
+        cf = ContextFile(os.path.join(home.path, "sessions", safe_id(sid)))
+        p = cf.archive_path(section)
+        makedirs(os.path.dirname(p))
+        with locked(p):  # as ContextFile keeps it: the items it lacks are added, in order
+            have = cf.archived(section)
+            new = [i for i in items if i not in have]
+            if new:
+                atomic_write(p, "".join(f"- {x}\n" for x in have + new))
+        _tally(rep, "archived_items", len(new), len(items) - len(new))
+    for name, text in pg.context_archives():
+        p = os.path.join(home.path, "archive", name)
+        if os.path.basename(name) != name or name.startswith("."):
+            rep.differs.append(f"archive/{name}: not a plain file name; left in the store")
+            continue
+        _put_file(p, text, "context_archives", rep, redacted=True)
+    for name in RUN_STATES:
+        remote = pg.runstate.entries(name)
+        if not remote:
+            continue
+        from .atomic import load_json
+        from .runstate import FileRunState
+
+        p = FileRunState(home).path(name)
+        with locked(p):
+            state = load_json(p, f"{name} state", default={})
+            before = dict(state)
+            for key, entry in remote.items():
+                if key not in state:
+                    state[key] = entry
+                    rep.counts[f"{name}_states_added"] += 1
+                elif state[key] == entry:
+                    rep.counts[f"{name}_states_present"] += 1
+                else:
+                    rep.counts[f"{name}_states_differs"] += 1
+                    rep.differs.append(f"{p}: {key}")
+            if state != before:
+                atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
     if workspace:
         from .memory import FileMemory
 
@@ -191,6 +301,30 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
     if note:
         note(f"ctx store migrate: done: {_summary(rep)}")
     return rep
+
+
+def _put_file(path: str, text: str, what: str, rep: MoveReport, redacted: bool = False) -> None:
+    """`text` written to `path` where there is no file (atomically, under its lock); an existing
+    file is compared byte for byte and left as it is ('WHAT_present' or 'WHAT_differs')."""
+    from .atomic import atomic_write, locked, makedirs
+
+    makedirs(os.path.dirname(path))
+    with locked(path):
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                same = f.read() == text.encode("utf-8")
+            rep.counts[f"{what}_present" if same else f"{what}_differs"] += 1
+            if not same:
+                rep.differs.append(path)
+        else:
+            atomic_write(path, text, redacted=redacted)
+            rep.counts[f"{what}_added"] += 1
+
+
+def _tally(rep: MoveReport, what: str, added: int, present: int) -> None:
+    for k, n in ((f"{what}_added", added), (f"{what}_present", present)):
+        if n:
+            rep.counts[k] += n
 
 
 def _merge_sessions(into: dict, incoming: dict, rep: MoveReport) -> None:
