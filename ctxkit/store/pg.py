@@ -368,22 +368,41 @@ class PgColdStore:
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
         """(session, chunk_id, gist, text, rank) for keyword matches, best first (rank: lower is better,
-        as the embedded index's bm25())."""
+        as the embedded index's bm25()), ranked in tiers as the embedded store ranks them (rare terms
+        first: core.keyword_tiers) so a common word does not rank every chunk."""
         from ..core.bm25 import tokenize
+        from ..core.keyword_tiers import tiered
 
-        terms = list(dict.fromkeys(tokenize(query)))
-        if not terms:
-            return []
-        q = ("WITH q AS (SELECT to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(t) "
-             "FROM unnest(%s::text[]) t), ' | ')) AS q) "
-             "SELECT c.session, c.chunk_id, c.gist, c.body, -ts_rank(c.tsv, q.q, 1) AS rank "
-             "FROM ctx_chunks c, q WHERE c.project=%s AND c.tsv @@ q.q")
-        args: list = [terms, self.s.project]
+        return tiered(tokenize(query), self._term_counts, lambda op, ts, ex, scan, n:
+                      self._ranked(op, ts, ex, session, scan, n), limit)
+
+    def _term_counts(self, terms, cap: int) -> list[int]:
+        """How many of the project's chunks hold each term, counted up to `cap` (one round trip)."""
+        q = ("SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM ctx_chunks c WHERE c.project=%s AND "
+             "c.tsv @@ to_tsquery('simple', quote_literal(t.term)) LIMIT %s) x) "
+             "FROM unnest(%s::text[]) WITH ORDINALITY t(term, i) ORDER BY t.i")
+        rows = self.s.run(lambda cur: cur.execute(q, (self.s.project, cap, list(terms))).fetchall(),
+                          "searching chunks")
+        return [n for (n,) in rows]
+
+    def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int) -> list[tuple]:
+        def tsq(sep: str) -> str:
+            return f"to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(x) FROM unnest(%s::text[]) x), '{sep}'))"
+        inner = (f"SELECT session, chunk_id, tsv FROM ctx_chunks WHERE project=%s AND tsv @@ {tsq(' | ' if op == 'any' else ' & ')}")
+        args: list = [self.s.project, list(terms)]
+        if excluded:
+            inner += f" AND NOT tsv @@ {tsq(' | ')}"
+            args.append(list(excluded))
         if session:
-            q += " AND c.session=%s"
+            inner += " AND session=%s"
             args.append(session)
-        q += " ORDER BY rank LIMIT %s"
-        args.append(limit)
+        # the first `scan` matches ranked (by the tier's terms), the best `limit` joined to their chunks
+        q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
+             f"-ts_rank(m.tsv, {tsq(' | ')}, 1) AS rank FROM ({inner} LIMIT %s) m "
+             "ORDER BY rank, m.session, m.chunk_id LIMIT %s) m "
+             "JOIN ctx_chunks c ON c.project=%s AND c.session=m.session AND c.chunk_id=m.chunk_id "
+             "ORDER BY m.rank, c.session, c.chunk_id")
+        args = [list(terms)] + args + [scan, limit, self.s.project]
         return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
 
     def all_texts(self, session: str | None = None) -> list[tuple]:

@@ -1,0 +1,93 @@
+"""Keyword search ranks in tiers (rare terms first, then the common ones, each tier bounded), the
+same way on the embedded store and on PostgreSQL, and exactly as before where every term is rare."""
+import pytest
+
+import ctxkit.core.keyword_tiers as kt
+from ctxkit.core.keyword_tiers import tiers
+from ctxkit.store.cold import ColdStorage, new_entry
+from pgcluster import Cluster, usable_bin_dirs
+
+BINS = usable_bin_dirs()
+OWN_PG_SERVER = True
+
+
+def chunks():
+    """12 chunks: 'error' and 'file' in every one, 'token' in the first five, ident_K in chunk K only."""
+    out = []
+    for k in range(12):
+        words = ["error in file", "token refresh" if k < 5 else "plain words", f"see ident_{k} here",
+                 "error again" if k % 3 == 0 else "nothing more"]
+        out.append((f"s{k % 2}", f"c{k:02d}", " ".join(words)))
+    return out
+
+
+def fill(cold):
+    for s, c, text in chunks():
+        recs = [{"v": 1, "kind": "message", "id": f"m-{c}", "session": s, "role": "user", "content": text,
+                 "group": c}]
+        cold.write(new_entry(s, c, recs, 20, "low_relevance", 0.1, None, 30, text[:30]))
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory):
+    emb = ColdStorage(str(tmp_path_factory.mktemp("emb") / "cold-storage"))
+    fill(emb)
+    if not BINS:
+        yield emb, None
+        emb.db.close()
+        return
+    from ctxkit.store.pg import PgStore
+
+    c = Cluster(BINS[0][1]).start()
+    pg = PgStore(c.url(c.new_db()), "tiers")
+    pg.init()
+    fill(pg.cold)
+    yield emb, pg.cold
+    pg.close()
+    emb.db.close()
+    c.stop()
+
+
+def keys(rows):
+    return [(r[0], r[1]) for r in rows]
+
+
+def test_tiers_put_rare_terms_first_and_leave_out_absent_ones():
+    assert tiers(["error", "token", "ident_7", "zzz"], [4, 4, 1, 0], rare=4) == [
+        ("any", ["ident_7"], []), ("all", ["error", "token"], ["ident_7"]), ("any", ["error", "token"], ["ident_7"])]
+    assert tiers(["a", "b"], [3, 0], rare=4) == [("any", ["a"], [])]
+    assert tiers(["zzz"], [0]) == []
+
+
+def test_where_every_term_is_rare_the_embedded_ranking_is_the_exact_one(stores):
+    emb, _ = stores
+    for query in ("token error ident_3", "refresh again", "plain nothing ident_11 missingword"):
+        exact = emb.db.execute(
+            "SELECT c.session, c.chunk_id, bm25(chunks_text) AS rank FROM chunks_text JOIN chunks c "
+            "ON c.rowid = chunks_text.rowid WHERE chunks_text MATCH ? ORDER BY rank, c.session, c.chunk_id",
+            (" OR ".join(f'"{t}"' for t in __import__("ctxkit.core.bm25", fromlist=["x"]).tokenize(query)),)
+        ).fetchall()
+        got = emb.candidates(query, None, 50)
+        assert [(s, c) for s, c, _ in exact] == keys(got)
+        assert [round(r, 6) for *_, r in exact] == [round(r[4], 6) for r in got]
+
+
+@pytest.mark.parametrize("session", [None, "s1"])
+def test_both_stores_rank_the_same_tiers_and_agree(stores, monkeypatch, session):
+    emb, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    monkeypatch.setattr(kt, "RARE", 4)   # as if the store were large: error, file, token are common here
+    monkeypatch.setattr(kt, "SCAN", 6)
+    # limits that take whole tiers: each store orders inside a tier by its own rank (bm25, ts_rank)
+    for query, limit in (("error token ident_7", 6), ("file token", 5), ("error", 20), ("ident_3 ident_9 error", 8)):
+        a, b = emb.candidates(query, session, limit), pg.candidates(query, session, limit)
+        assert sorted(keys(a)) == sorted(keys(b)) and keys(a)[0] == keys(b)[0], query
+        assert 0 < len(a) <= limit
+        if session:
+            assert {s for s, _ in keys(a)} == {session}
+    for cands in (emb.candidates("error token ident_7", None, 3), pg.candidates("error token ident_7", None, 3)):
+        assert keys(cands)[0] == ("s1", "c07")                      # the rare term's chunk first
+        assert {c for _, c in keys(cands)[1:]} <= {f"c0{k}" for k in range(5)}  # then both common terms
+        assert [r[4] for r in cands] == sorted(r[4] for r in cands)  # ranks follow the order
+    assert len(emb.candidates("error", None, 20)) == len(pg.candidates("error", None, 20)) == 6  # SCAN bounds it
