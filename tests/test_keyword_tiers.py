@@ -1,5 +1,6 @@
-"""Keyword search ranks in tiers (rare terms first, then the common ones, each tier bounded), the
-same way on the embedded store and on PostgreSQL, and exactly as before where every term is rare."""
+"""Keyword search ranks in tiers (the rarest terms first, then the others, each tier bounded), the
+same way on the embedded store and on PostgreSQL, and exactly as before where every term is rare;
+PostgreSQL's term statistics follow drops and purges."""
 import pytest
 
 import ctxkit.core.keyword_tiers as kt
@@ -53,9 +54,11 @@ def keys(rows):
 
 
 def test_tiers_put_rare_terms_first_and_leave_out_absent_ones():
-    assert tiers(["error", "token", "ident_7", "zzz"], [4, 4, 1, 0], rare=4) == [
+    assert tiers(["error", "token", "ident_7", "zzz"], [4, 4, 1, 0], scan=4) == [
         ("any", ["ident_7"], []), ("all", ["error", "token"], ["ident_7"]), ("any", ["error", "token"], ["ident_7"])]
-    assert tiers(["a", "b"], [3, 0], rare=4) == [("any", ["a"], [])]
+    assert tiers(["a", "b"], [3, 0], scan=4) == [("any", ["a"], [])]
+    assert tiers(["a", "b", "c"], [3, 2, 9], scan=4) == [("any", ["b"], []), ("all", ["a", "c"], ["b"]),
+                                                        ("any", ["a", "c"], ["b"])]  # the rarest first
     assert tiers(["zzz"], [0]) == []
 
 
@@ -77,8 +80,7 @@ def test_both_stores_rank_the_same_tiers_and_agree(stores, monkeypatch, session)
     emb, pg = stores
     if pg is None:
         pytest.skip("no PostgreSQL binaries on this machine")
-    monkeypatch.setattr(kt, "RARE", 4)   # as if the store were large: error, file, token are common here
-    monkeypatch.setattr(kt, "SCAN", 6)
+    monkeypatch.setattr(kt, "SCAN", 6)   # as if the store were large: error, file, ident are common here
     # limits that take whole tiers: each store orders inside a tier by its own rank (bm25, ts_rank)
     for query, limit in (("error token ident_7", 6), ("file token", 5), ("error", 20), ("ident_3 ident_9 error", 8)):
         a, b = emb.candidates(query, session, limit), pg.candidates(query, session, limit)
@@ -91,3 +93,16 @@ def test_both_stores_rank_the_same_tiers_and_agree(stores, monkeypatch, session)
         assert {c for _, c in keys(cands)[1:]} <= {f"c0{k}" for k in range(5)}  # then both common terms
         assert [r[4] for r in cands] == sorted(r[4] for r in cands)  # ranks follow the order
     assert len(emb.candidates("error", None, 20)) == len(pg.candidates("error", None, 20)) == 6  # SCAN bounds it
+
+
+def test_the_term_statistics_follow_drops_and_purges(stores):
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    assert pg.s.has_term_stats()
+    assert pg._term_counts(["error", "token", "ident_7", "nowhere"], 100) == [12, 5, 1, 0]
+    pg.write(new_entry("s9", "extra", [{"v": 1, "kind": "message", "id": "x", "session": "s9", "role": "user",
+                                        "content": "token token again"}], 5, "low_relevance", 0.1, None, 30, "t"))
+    assert pg._term_counts(["token", "again"], 100) == [6, 5]
+    pg.delete("s9", "extra")
+    assert pg._term_counts(["token", "again"], 100) == [5, 4]

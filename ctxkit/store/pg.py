@@ -144,6 +144,7 @@ class PgStore:
         except psycopg.Error as e:
             raise self.error(e, "initialising the schema") from None
         self._checked = False
+        self.__dict__.pop("_term_stats", None)
         return applied
 
     def has_vectors(self) -> bool:
@@ -151,6 +152,12 @@ class PgStore:
             self._vectors = self.run(lambda cur: cur.execute(
                 "SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0], "checking for pgvector")
         return self._vectors
+
+    def has_term_stats(self) -> bool:
+        if not hasattr(self, "_term_stats"):
+            self._term_stats = self.run(lambda cur: cur.execute(
+                "SELECT to_regclass('ctx_terms') IS NOT NULL").fetchone()[0], "checking for term statistics")
+        return self._term_stats
 
     def check(self) -> dict:
         out: dict = {"store": self.where, "project": self.project}
@@ -377,12 +384,16 @@ class PgColdStore:
                       self._ranked(op, ts, ex, session, scan, n), limit)
 
     def _term_counts(self, terms, cap: int) -> list[int]:
-        """How many of the project's chunks hold each term, counted up to `cap` (one round trip)."""
-        q = ("SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM ctx_chunks c WHERE c.project=%s AND "
-             "c.tsv @@ to_tsquery('simple', quote_literal(t.term)) LIMIT %s) x) "
+        """How many of the project's chunks hold each term, in one round trip: a one-word term from
+        the term statistics (migration 102), else counted in the GIN index up to `cap` (a term the
+        parser splits, as refresh_token, is a phrase of its words)."""
+        stats = self.s.has_term_stats()
+        q = ("SELECT CASE WHEN %s AND t.term !~ '_' THEN (SELECT COALESCE(MAX(df), 0) FROM ctx_terms s "
+             "WHERE s.project=%s AND s.term=t.term) ELSE (SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c "
+             "WHERE c.project=%s AND c.tsv @@ to_tsquery('simple', quote_literal(t.term)) LIMIT %s) x) END "
              "FROM unnest(%s::text[]) WITH ORDINALITY t(term, i) ORDER BY t.i")
-        rows = self.s.run(lambda cur: cur.execute(q, (self.s.project, cap, list(terms))).fetchall(),
-                          "searching chunks")
+        p = self.s.project
+        rows = self.s.run(lambda cur: cur.execute(q, (stats, p, p, cap, list(terms))).fetchall(), "searching chunks")
         return [n for (n,) in rows]
 
     def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int) -> list[tuple]:
