@@ -501,14 +501,12 @@ def main() -> None:
     ap.add_argument("--data", default="worst,real", help="data sets: worst (a tiny vocabulary: every term matches "
                     "a large share of chunks), real (the corpus transcripts' text, identifiers made distinct per "
                     "copy); the HNSW part runs on the first")
-    ap.add_argument("--rare", type=int, default=None, help="keyword tiers: a term held by fewer chunks is rare "
-                    "(default: the store's)")
     ap.add_argument("--scan", type=int, default=None, help="keyword tiers: matches ranked per tier (default: the store's)")
     args = ap.parse_args()
     import ctxkit.core.keyword_tiers as kt
 
-    kt.RARE, kt.SCAN = args.rare or kt.RARE, args.scan or kt.SCAN
-    print(f"keyword tiers: rare below {kt.RARE} chunks, at most {kt.SCAN} matches ranked per tier")
+    kt.SCAN = args.scan or kt.SCAN
+    print(f"keyword tiers: at most {kt.SCAN} matches ranked per tier")
     from pgcluster import Cluster, usable_bin_dirs
 
     bins = usable_bin_dirs()
