@@ -106,3 +106,27 @@ def test_the_term_statistics_follow_drops_and_purges(stores):
     assert pg._term_counts(["token", "again"], 100) == [6, 5]
     pg.delete("s9", "extra")
     assert pg._term_counts(["token", "again"], 100) == [5, 4]
+
+
+def test_semantic_candidates_of_one_session_are_not_cut_by_the_index(stores):
+    """The HNSW index yields the nearest of every session; a small session's share of them would
+    be a few: its own vectors are searched exactly instead (pgvector before 0.8 scans no further)."""
+    _, pg = stores
+    if pg is None or not pg.s.has_vectors():
+        pytest.skip("no PostgreSQL with pgvector on this machine")
+    import random
+
+    rnd = random.Random(3)
+    items = []
+    for i in range(400):
+        sess = "small" if i % 20 == 0 else "big"
+        pg.write(new_entry(sess, f"v{i}", [{"v": 1, "kind": "message", "id": f"v{i}", "content": f"vector {i}"}],
+                           5, "r", 0.1, None, 30, f"v{i}"))
+        items.append((sess, f"v{i}", [rnd.gauss(0, 1) for _ in range(384)]))
+    pg.put_vectors("minilm", items)
+    q = [rnd.gauss(0, 1) for _ in range(384)]
+    near = pg.vector_candidates("minilm", q, "small", 20)
+    assert len(near) == 20 and {r[0] for r in near} == {"small"}
+    sims = [r[4] for r in near]
+    assert sims == sorted(sims, reverse=True)
+    assert len(pg.vector_candidates("minilm", q, None, 50)) == 50

@@ -153,6 +153,14 @@ class PgStore:
                 "SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0], "checking for pgvector")
         return self._vectors
 
+    def vector_version(self) -> tuple[int, ...]:
+        """pgvector's version on the server, (0,) without it."""
+        if not hasattr(self, "_vector_version"):
+            v = self.run(lambda cur: cur.execute("SELECT extversion FROM pg_extension WHERE extname='vector'")
+                         .fetchone(), "checking pgvector", check=False)
+            self._vector_version = tuple(int(x) for x in v[0].split(".") if x.isdigit()) if v else (0,)
+        return self._vector_version
+
     def has_term_stats(self) -> bool:
         if not hasattr(self, "_term_stats"):
             self._term_stats = self.run(lambda cur: cur.execute(
@@ -467,9 +475,18 @@ class PgColdStore:
         q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
              "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist")
 
+        iterative = self.s.vector_version() >= (0, 8)
+
         def tx(cur):
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
-            return cur.execute(q, args).fetchall()
+            if iterative:  # pgvector 0.8+: the index scans on until the filter (project, session) lets enough through
+                cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            rows = cur.execute(q, args).fetchall()
+            if session and len(rows) < limit:
+                # the index's nearest held too few of this session's vectors: the session's own, exactly
+                cur.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                rows = cur.execute(q, args).fetchall()
+            return rows
         return self.s.run(tx, "searching vectors")
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
