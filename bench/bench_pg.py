@@ -2,20 +2,25 @@
 
     PYTHONPATH=. .venv/bin/python bench/bench_pg.py                    # 16 agents x 500 ops; 10k, 100k chunks
     PYTHONPATH=. .venv/bin/python bench/bench_pg.py --agents 4 --ops 100 --sizes 10000
-    PYTHONPATH=. nice .venv/bin/python bench/bench_pg.py --skip-fleet --sizes 10000,100000,1000000 \
-        --vector-sizes 10000,100000 --maintenance-work-mem 1GB
+    PYTHONPATH=. nice .venv/bin/python bench/bench_pg.py --skip-fleet --sizes 10000,100000,300000,1000000 \
+        --vector-sizes 10000,100000,300000 --maintenance-work-mem 3GB
 
 Starts its own throwaway server (pgserver's PostgreSQL 16 with pgvector when installed, else the
 machine's) on a Unix socket, like the tests. Part 1: N agent processes each run M operations
 (drop, keyword search, recover, state update) on one server; afterwards every chunk each agent
 dropped must load back with its own records (0 lost, 0 swapped: some ids are dropped by every
 agent at once) and the shared state must hold every agent's update. Part 2: keyword search p50
-(tsvector/GIN vs the embedded FTS5 index, both through search_cold's ranking) and semantic
-candidate retrieval p50 (pgvector HNSW top-200 vs an exact scan of the same vectors in memory)
-at each size. Sizes grow one data set: each size adds only the chunks it lacks (COPY, with the
-GIN index dropped during the load and built after it; the HNSW index likewise, built after the
-vectors are in, with `--maintenance-work-mem`), so 10k, 100k, 1M costs one 1M load, not 1.11M.
-`--vector-sizes`: the sizes that also build and measure the HNSW index (the slow part).
+(tsvector/GIN vs the embedded FTS5 index, both through search_cold's ranking) on two data sets,
+side by side: `worst` (a tiny Zipf vocabulary: every query term matches a large share of all
+chunks) and `real` (the corpus transcripts' text cut into chunks, each copy's identifiers, paths
+and hashes made distinct; queries: real user prompts and identifiers of stored chunks). Beside
+each: the median number of chunks a query matches, the p50 of the exact ranking (every match
+ranked, as before the tiers of core.keyword_tiers) and the tiers' recall@10 against it. Then
+semantic candidate retrieval (pgvector HNSW top-200 vs an exact scan of the same vectors in
+memory, with recall@10) at the --vector-sizes. Sizes grow one data set: each size adds only the
+chunks it lacks (COPY, with the GIN index dropped during the load and built after it; the HNSW
+index likewise, built after the vectors are in, with `--maintenance-work-mem` and
+`--build-workers`), so 10k, 100k, 1M costs one 1M load, not 1.11M.
 Prints measured figures and ratios; asserts nothing about time.
 """
 from __future__ import annotations

@@ -43,6 +43,7 @@ def stores(tmp_path_factory):
     pg = PgStore(c.url(c.new_db()), "tiers")
     pg.init()
     fill(pg.cold)
+    pg.cold.cluster = c  # for the role test
     yield emb, pg.cold
     pg.close()
     emb.db.close()
@@ -130,3 +131,28 @@ def test_semantic_candidates_of_one_session_are_not_cut_by_the_index(stores):
     sims = [r[4] for r in near]
     assert sims == sorted(sims, reverse=True)
     assert len(pg.vector_candidates("minilm", q, None, 50)) == 50
+
+
+def test_a_role_kept_to_its_project_drops_searches_and_purges(stores):
+    """The term statistics are a tenant table: a role granted one project keeps them with its drops
+    and reads them in its searches (grant-sql grants them)."""
+    import psycopg
+
+    from ctxkit.store.pg import PgStore
+    from ctxkit.store.pg_schema import grant_sql
+
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    with psycopg.connect(pg.s.url, autocommit=True) as c:
+        c.execute(grant_sql("tiers_role", "tiers"))
+        c.execute("ALTER ROLE tiers_role PASSWORD 'pw-t'")
+    db = pg.s.url.split("@/")[1].split("?")[0]
+    mine = PgStore(pg.cluster.url(db, "tiers_role", "pw-t"), "tiers")
+    mine.cold.write(new_entry("s7", "mine", [{"v": 1, "kind": "message", "id": "y", "session": "s7", "role": "user",
+                                              "content": "zebra crossing"}], 5, "low_relevance", 0.1, None, 30, "z"))
+    assert keys(mine.cold.candidates("zebra token", None, 3))[0] == ("s7", "mine")
+    assert mine.cold._term_counts(["zebra"], 10) == [1]
+    mine.cold.delete("s7", "mine")
+    assert mine.cold._term_counts(["zebra"], 10) == [0] and mine.cold.candidates("zebra", None, 3) == []
+    mine.close()
