@@ -10,11 +10,13 @@ rank in tiers, the same way (so they agree), stopping once `limit` candidates ar
 2. the chunks holding every other term (when there are two or more) and none of the rarest;
 3. the chunks holding any other term and none of the rarest.
 
-Tiers 2 and 3 are ranked by the other terms, at most SCAN matches each (the first the index
-yields). Where every term's chunks fit in SCAN (any store below SCAN chunks) tier 1 is the
-exact ranking; where a query's terms are all common in a large store, an approximation. Under
-an idf-weighted ranking a chunk holding a rare query term outranks one holding only common
-ones, which is what tier 1 keeps; the rank of a tier-1 chunk leaves out the other terms' part.
+Tiers 2 and 3 rank at most SCAN matches each (the first the index yields). Where every term's
+chunks fit in SCAN (any store below SCAN chunks) tier 1 is the exact ranking; where a query's
+terms are all common in a large store, an approximation. Under an idf-weighted ranking a chunk
+holding a rare query term outranks one holding only common ones, which is what tier 1 keeps.
+Each store ranks a tier's chunks as exactly as it can: PostgreSQL by every query term (ts_rank
+of a chunk costs the same for any query), the embedded store by the tier's terms (FTS5's bm25()
+counts only the terms of its match expression; the common terms' part is left out).
 Candidates come tier by tier; a tier's ranks are scaled below the previous tier's worst where
 the store's ranking would put them above it (ts_rank weighs no term by its rarity), so both
 stores order by tier first, then by their own rank. A term no chunk holds is left out.

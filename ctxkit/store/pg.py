@@ -383,13 +383,15 @@ class PgColdStore:
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
         """(session, chunk_id, gist, text, rank) for keyword matches, best first (rank: lower is better,
-        as the embedded index's bm25()), ranked in tiers as the embedded store ranks them (rare terms
-        first: core.keyword_tiers) so a common word does not rank every chunk."""
+        as the embedded index's bm25()), found in tiers as the embedded store finds them (the rarest
+        terms first: core.keyword_tiers) so a common word does not rank every chunk. Each chunk found
+        is ranked by every term of the query (ts_rank of one chunk costs the same for any query)."""
         from ..core.bm25 import tokenize
         from ..core.keyword_tiers import tiered
 
-        return tiered(tokenize(query), self._term_counts, lambda op, ts, ex, scan, n:
-                      self._ranked(op, ts, ex, session, scan, n), limit)
+        terms = list(dict.fromkeys(tokenize(query)))
+        return tiered(terms, self._term_counts, lambda op, ts, ex, scan, n:
+                      self._ranked(op, ts, ex, session, scan, n, terms), limit)
 
     def _term_counts(self, terms, cap: int) -> list[int]:
         """How many of the project's chunks hold each term, in one round trip: a one-word term from
@@ -404,7 +406,8 @@ class PgColdStore:
         rows = self.s.run(lambda cur: cur.execute(q, (stats, p, p, cap, list(terms))).fetchall(), "searching chunks")
         return [n for (n,) in rows]
 
-    def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int) -> list[tuple]:
+    def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int,
+                rank_terms) -> list[tuple]:
         def tsq(sep: str) -> str:
             return f"to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(x) FROM unnest(%s::text[]) x), '{sep}'))"
         inner = (f"SELECT session, chunk_id, tsv FROM ctx_chunks WHERE project=%s AND tsv @@ {tsq(' | ' if op == 'any' else ' & ')}")
@@ -415,13 +418,13 @@ class PgColdStore:
         if session:
             inner += " AND session=%s"
             args.append(session)
-        # the first `scan` matches ranked (by the tier's terms), the best `limit` joined to their chunks
+        # the first `scan` matches ranked (by every query term), the best `limit` joined to their chunks
         q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
              f"-ts_rank(m.tsv, {tsq(' | ')}, 1) AS rank FROM ({inner} LIMIT %s) m "
              "ORDER BY rank, m.session, m.chunk_id LIMIT %s) m "
              "JOIN ctx_chunks c ON c.project=%s AND c.session=m.session AND c.chunk_id=m.chunk_id "
              "ORDER BY m.rank, c.session, c.chunk_id")
-        args = [list(terms)] + args + [scan, limit, self.s.project]
+        args = [list(rank_terms)] + args + [scan, limit, self.s.project]
         return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
