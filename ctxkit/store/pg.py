@@ -408,24 +408,26 @@ class PgColdStore:
 
     def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int,
                 rank_terms) -> list[tuple]:
-        def tsq(sep: str) -> str:
-            return f"to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(x) FROM unnest(%s::text[]) x), '{sep}'))"
-        inner = (f"SELECT session, chunk_id, tsv FROM ctx_chunks WHERE project=%s AND tsv @@ {tsq(' | ' if op == 'any' else ' & ')}")
-        args: list = [self.s.project, list(terms)]
+        # the queries as parameters, not built in SQL: the planner then sees them and estimates from the
+        # column's statistics how many chunks match (a seq scan that stops early for common terms, the
+        # GIN index for rare ones); built in SQL it would guess, and scan a million rows for two terms
+        inner = "SELECT session, chunk_id, tsv FROM ctx_chunks WHERE project=%s AND tsv @@ to_tsquery('simple', %s)"
+        args: list = [self.s.project, _tsquery(terms, "|" if op == "any" else "&")]
         if excluded:
-            inner += f" AND NOT tsv @@ {tsq(' | ')}"
-            args.append(list(excluded))
+            inner += " AND NOT tsv @@ to_tsquery('simple', %s)"
+            args.append(_tsquery(excluded, "|"))
         if session:
             inner += " AND session=%s"
             args.append(session)
         # the first `scan` matches ranked (by every query term), the best `limit` joined to their chunks
-        q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
-             f"-ts_rank(m.tsv, {tsq(' | ')}, 1) AS rank FROM ({inner} LIMIT %s) m "
+        q = ("SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
+             f"-ts_rank(m.tsv, to_tsquery('simple', %s), 1) AS rank FROM ({inner} LIMIT %s) m "
              "ORDER BY rank, m.session, m.chunk_id LIMIT %s) m "
              "JOIN ctx_chunks c ON c.project=%s AND c.session=m.session AND c.chunk_id=m.chunk_id "
              "ORDER BY m.rank, c.session, c.chunk_id")
-        args = [list(rank_terms)] + args + [scan, limit, self.s.project]
-        return self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks")
+        args = [_tsquery(rank_terms, "|")] + args + [scan, limit, self.s.project]
+        # never a prepared statement: its generic plan would guess again
+        return self.s.run(lambda cur: cur.execute(q, args, prepare=False).fetchall(), "searching chunks")
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
         q = "SELECT session, chunk_id, gist, body FROM ctx_chunks WHERE project=%s"
@@ -512,6 +514,11 @@ class PgColdStore:
                 [(self.s.project, s, c, model, _vec(v)) for s, c, v in items])
         self.s.run(tx, "storing vectors")
         return len(items)
+
+
+def _tsquery(terms, op: str) -> str:
+    """to_tsquery's text for terms joined by op, each term one quoted operand (as quote_literal)."""
+    return f" {op} ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
 def _vec(v) -> str:
