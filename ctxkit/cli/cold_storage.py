@@ -87,6 +87,11 @@ def show(chunk_id, session, entry):
 def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
     """Find dropped chunks again: hybrid BM25 + embedding similarity.
 
+    Keyword candidates come rarest terms first: the chunks holding the query's rarest terms are
+    all ranked (while they number at most 2,000), then the chunks holding every other term, then
+    any, at most 2,000 of each; so a common word does not rank every chunk of a large store, and
+    below 2,000 matches the ranking is exact.
+
     \b
     Examples:
       ctx cold-storage search "refresh token" -n 5

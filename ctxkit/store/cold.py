@@ -428,22 +428,33 @@ class ColdStorage:
         return self.chunk_path(session, chunk_id)
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
-        """(session, chunk_id, gist, text, bm25) for keyword matches, best first."""
+        """(session, chunk_id, gist, text, bm25) for keyword matches, best first, ranked in tiers
+        (rare terms first: core.keyword_tiers) so a common word does not rank every chunk."""
         from ..core.bm25 import tokenize
+        from ..core.keyword_tiers import tiered
 
-        terms = list(dict.fromkeys(tokenize(query)))
-        if not terms:
-            return []
-        match = " OR ".join('"' + t.replace('"', '') + '"' for t in terms)
-        q = ("SELECT c.session, c.chunk_id, c.gist, c.text, bm25(chunks_text) AS rank FROM chunks_text "
-             "JOIN chunks c ON c.rowid = chunks_text.rowid WHERE chunks_text MATCH ?")
+        return tiered(tokenize(query), self._term_counts, lambda op, ts, ex, scan, n:
+                      self._ranked(op, ts, ex, session, scan, n), limit)
+
+    def _term_counts(self, terms, cap: int) -> list[int]:
+        q = "SELECT COUNT(*) FROM (SELECT rowid FROM chunks_text WHERE chunks_text MATCH ? LIMIT ?)"
+        return [self.db.execute(q, (_fts_phrase(t), cap)).fetchone()[0] for t in terms]
+
+    def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int) -> list[tuple]:
+        match = "(" + (" OR " if op == "any" else " AND ").join(map(_fts_phrase, terms)) + ")"
+        if excluded:
+            match += " NOT (" + " OR ".join(map(_fts_phrase, excluded)) + ")"
+        inner = "SELECT chunks_text.rowid AS rid, bm25(chunks_text) AS rank FROM chunks_text"
         args: list = [match]
         if session:
-            q += " AND c.session=?"
+            inner += " JOIN chunks s ON s.rowid = chunks_text.rowid WHERE chunks_text MATCH ? AND s.session=?"
             args.append(session)
-        q += " ORDER BY rank LIMIT ?"
-        args.append(limit)
-        return list(self.db.execute(q, args))
+        else:
+            inner += " WHERE chunks_text MATCH ?"
+        # the first `scan` matches ranked, the best `limit` of them joined to their chunks
+        q = (f"SELECT c.session, c.chunk_id, c.gist, c.text, m.rank FROM (SELECT rid, rank FROM ({inner} LIMIT ?) "
+             "ORDER BY rank, rid LIMIT ?) m JOIN chunks c ON c.rowid = m.rid ORDER BY m.rank, c.session, c.chunk_id")
+        return list(self.db.execute(q, args + [scan, limit]))
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
         q = "SELECT session, chunk_id, gist, text FROM chunks"
@@ -481,6 +492,10 @@ class ColdStorage:
              "GROUP BY session ORDER BY session")
         return [{"session": s, "chunks": n, "tokens": t or 0, "bytes": b or 0, "first_drop": f, "last_drop": l}
                 for s, n, t, b, f, l in self.db.execute(q)]
+
+
+def _fts_phrase(term: str) -> str:
+    return '"' + term.replace('"', '') + '"'
 
 
 def new_entry(session: str, chunk_id: str, records: list[dict], tokens: int, reason: str, score,

@@ -182,6 +182,7 @@ class PgStore:
         except psycopg.Error as e:
             raise self.error(e, "initialising the schema") from None
         self._checked = False
+        self.__dict__.pop("_term_stats", None)
         return applied
 
     def has_vectors(self) -> bool:
@@ -189,6 +190,20 @@ class PgStore:
             self._vectors = self.run(lambda cur: cur.execute(
                 "SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0], "checking for pgvector")
         return self._vectors
+
+    def vector_version(self) -> tuple[int, ...]:
+        """pgvector's version on the server, (0,) without it."""
+        if not hasattr(self, "_vector_version"):
+            v = self.run(lambda cur: cur.execute("SELECT extversion FROM pg_extension WHERE extname='vector'")
+                         .fetchone(), "checking pgvector", check=False)
+            self._vector_version = tuple(int(x) for x in v[0].split(".") if x.isdigit()) if v else (0,)
+        return self._vector_version
+
+    def has_term_stats(self) -> bool:
+        if not hasattr(self, "_term_stats"):
+            self._term_stats = self.run(lambda cur: cur.execute(
+                "SELECT to_regclass('ctx_terms') IS NOT NULL").fetchone()[0], "checking for term statistics")
+        return self._term_stats
 
     def check(self) -> dict:
         out: dict = {"store": self.where, "project": self.project}
@@ -447,23 +462,51 @@ class PgColdStore:
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
         """(session, chunk_id, gist, text, rank) for keyword matches, best first (rank: lower is better,
-        as the embedded index's bm25())."""
+        as the embedded index's bm25()), found in tiers as the embedded store finds them (the rarest
+        terms first: core.keyword_tiers) so a common word does not rank every chunk. Each chunk found
+        is ranked by every term of the query (ts_rank of one chunk costs the same for any query)."""
         from ..core.bm25 import tokenize
+        from ..core.keyword_tiers import tiered
 
         terms = list(dict.fromkeys(tokenize(query)))
-        if not terms:
-            return []
-        q = ("WITH q AS (SELECT to_tsquery('simple', array_to_string(ARRAY(SELECT quote_literal(t) "
-             "FROM unnest(%s::text[]) t), ' | ')) AS q) "
-             "SELECT c.session, c.chunk_id, c.gist, c.body, -ts_rank(c.tsv, q.q, 1) AS rank "
-             "FROM ctx_chunks c, q WHERE c.project=%s AND c.tsv @@ q.q")
-        args: list = [terms, self.s.project]
+        return tiered(terms, self._term_counts, lambda op, ts, ex, scan, n:
+                      self._ranked(op, ts, ex, session, scan, n, terms), limit)
+
+    def _term_counts(self, terms, cap: int) -> list[int]:
+        """How many of the project's chunks hold each term, in one round trip: a one-word term from
+        the term statistics (migration 102), else counted in the GIN index up to `cap` (a term the
+        parser splits, as refresh_token, is a phrase of its words)."""
+        stats = self.s.has_term_stats()
+        q = ("SELECT CASE WHEN %s AND t.term !~ '_' THEN (SELECT COALESCE(MAX(df), 0) FROM ctx_terms s "
+             "WHERE s.project=%s AND s.term=t.term) ELSE (SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c "
+             "WHERE c.project=%s AND c.tsv @@ to_tsquery('simple', quote_literal(t.term)) LIMIT %s) x) END "
+             "FROM unnest(%s::text[]) WITH ORDINALITY t(term, i) ORDER BY t.i")
+        p = self.s.project
+        rows = self.s.run(lambda cur: cur.execute(q, (stats, p, p, cap, list(terms))).fetchall(), "searching chunks")
+        return [n for (n,) in rows]
+
+    def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int,
+                rank_terms) -> list[tuple]:
+        # the queries as parameters, not built in SQL: the planner then sees them and estimates from the
+        # column's statistics how many chunks match (a seq scan that stops early for common terms, the
+        # GIN index for rare ones); built in SQL it would guess, and scan a million rows for two terms
+        inner = "SELECT session, chunk_id, tsv FROM ctx_chunks WHERE project=%s AND tsv @@ to_tsquery('simple', %s)"
+        args: list = [self.s.project, _tsquery(terms, "|" if op == "any" else "&")]
+        if excluded:
+            inner += " AND NOT tsv @@ to_tsquery('simple', %s)"
+            args.append(_tsquery(excluded, "|"))
         if session:
-            q += " AND c.session=%s"
+            inner += " AND session=%s"
             args.append(session)
-        q += " ORDER BY rank LIMIT %s"
-        args.append(limit)
-        return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks"))
+        # the first `scan` matches ranked (by every query term), the best `limit` joined to their chunks
+        q = ("SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
+             f"-ts_rank(m.tsv, to_tsquery('simple', %s), 1) AS rank FROM ({inner} LIMIT %s) m "
+             "ORDER BY rank, m.session, m.chunk_id LIMIT %s) m "
+             "JOIN ctx_chunks c ON c.project=%s AND c.session=m.session AND c.chunk_id=m.chunk_id "
+             "ORDER BY m.rank, c.session, c.chunk_id")
+        args = [_tsquery(rank_terms, "|")] + args + [scan, limit, self.s.project]
+        # never a prepared statement: its generic plan would guess again
+        return _ids(self.s.run(lambda cur: cur.execute(q, args, prepare=False).fetchall(), "searching chunks"))
 
     def all_texts(self, session: str | None = None) -> list[tuple]:
         q = "SELECT session, chunk_id, gist, body FROM ctx_chunks WHERE project=%s"
@@ -526,9 +569,18 @@ class PgColdStore:
         q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
              "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist")
 
+        iterative = self.s.vector_version() >= (0, 8)
+
         def tx(cur):
             cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
-            return cur.execute(q, args).fetchall()
+            if iterative:  # pgvector 0.8+: the index scans on until the filter (project, session) lets enough through
+                cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+            rows = cur.execute(q, args).fetchall()
+            if session and len(rows) < limit:
+                # the index's nearest held too few of this session's vectors: the session's own, exactly
+                cur.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                rows = cur.execute(q, args).fetchall()
+            return rows
         return _ids(self.s.run(tx, "searching vectors"))
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
@@ -551,6 +603,11 @@ class PgColdStore:
                 [(self.s.project, s, c, model, _vec(v)) for s, c, v in items])
         self.s.run(tx, "storing vectors")
         return len(items)
+
+
+def _tsquery(terms, op: str) -> str:
+    """to_tsquery's text for terms joined by op, each term one quoted operand (as quote_literal)."""
+    return f" {op} ".join("'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in terms)
 
 
 def _vec(v) -> str:

@@ -3,7 +3,8 @@
 `ctx store init` applies the missing ones under an advisory lock (several machines may run it
 at once). Migrations 1 and 2 are the schema every store has (2: memory, observations, the
 archive of what left a kept section of a session's state, and the maintain state); the vector table (pgvector, HNSW) is an
-optional step recorded as version 101, applied when the extension can be installed.
+optional step recorded as version 101, applied when the extension can be installed; 102 adds the
+term statistics keyword search ranks by (a store without them counts terms in the GIN index).
 """
 from __future__ import annotations
 
@@ -90,6 +91,41 @@ CREATE INDEX IF NOT EXISTS ctx_vectors_hnsw ON ctx_vectors USING hnsw (embedding
 """
 
 
+# How many of a project's chunks hold each lexeme (keyword search ranks the rarest terms first,
+# core.keyword_tiers: a lookup here, where counting in the GIN index costs as much as the term is
+# common). Kept by statement triggers on ctx_chunks; lexemes are taken in order, so concurrent
+# drops wait for each other's rows but never deadlock.
+TERMS = """
+CREATE TABLE IF NOT EXISTS ctx_terms (
+    project text NOT NULL, term text NOT NULL, df bigint NOT NULL, PRIMARY KEY (project, term));
+CREATE OR REPLACE FUNCTION ctx_terms_add() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO ctx_terms AS t (project, term, df)
+        SELECT n.project, l.lexeme, COUNT(*) FROM new_rows n, unnest(n.tsv) l GROUP BY 1, 2 ORDER BY 1, 2
+        ON CONFLICT (project, term) DO UPDATE SET df = t.df + excluded.df;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION ctx_terms_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM 1 FROM ctx_terms t, (SELECT DISTINCT o.project, l.lexeme FROM old_rows o, unnest(o.tsv) l) g
+        WHERE t.project = g.project AND t.term = g.lexeme ORDER BY t.project, t.term FOR UPDATE OF t;
+    UPDATE ctx_terms t SET df = t.df - g.n
+        FROM (SELECT o.project, l.lexeme, COUNT(*) AS n FROM old_rows o, unnest(o.tsv) l GROUP BY 1, 2) g
+        WHERE t.project = g.project AND t.term = g.lexeme;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS ctx_terms_add ON ctx_chunks;
+CREATE TRIGGER ctx_terms_add AFTER INSERT ON ctx_chunks REFERENCING NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION ctx_terms_add();
+DROP TRIGGER IF EXISTS ctx_terms_remove ON ctx_chunks;
+CREATE TRIGGER ctx_terms_remove AFTER DELETE ON ctx_chunks REFERENCING OLD TABLE AS old_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION ctx_terms_remove();
+INSERT INTO ctx_terms (project, term, df)
+    SELECT c.project, l.lexeme, COUNT(*) FROM ctx_chunks c, unnest(c.tsv) l GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (project, term) DO NOTHING;
+"""
+
+
 def _lock(cur) -> None:
     cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('ctx store schema', 0))")
 
@@ -140,6 +176,18 @@ def migrate(conn, note=None) -> list[str]:
             if note:
                 note("ctx: pgvector is not available on this server: semantic search will rank the keyword "
                      "candidates exactly (no vector index)")
+    if 102 not in have:
+        with conn.transaction():
+            cur = conn.cursor()
+            _lock(cur)
+            cur.execute("SELECT 1 FROM ctx_schema_migrations WHERE version = 102")
+            if cur.fetchone() is None:
+                cur.execute("LOCK TABLE ctx_chunks IN SHARE ROW EXCLUSIVE MODE")  # no drop between count and trigger
+                cur.execute(TERMS)
+                cur.execute(RLS.format(t="ctx_terms"))
+                cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (102, 'term statistics for "
+                            "keyword search')")
+                done.append("102: term statistics for keyword search")
     return done
 
 
@@ -161,6 +209,9 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON {tables} TO {role};
 -- the vector table exists only where pgvector is installed
 DO $$ BEGIN IF to_regclass('ctx_vectors') IS NOT NULL THEN
   EXECUTE 'GRANT SELECT, INSERT, UPDATE, DELETE ON ctx_vectors TO {role}'; END IF; END $$;
+-- the term statistics keyword search reads (kept by triggers as chunks come and go)
+DO $$ BEGIN IF to_regclass('ctx_terms') IS NOT NULL THEN
+  EXECUTE 'GRANT SELECT, INSERT, UPDATE ON ctx_terms TO {role}'; END IF; END $$;
 GRANT USAGE ON SEQUENCE {", ".join(SEQUENCES)} TO {role};
 GRANT EXECUTE ON FUNCTION ctx_may_access(text, name) TO {role};
 INSERT INTO ctx_project_roles (role_name, project) VALUES ('{role}', '{proj}') ON CONFLICT DO NOTHING;
