@@ -6,23 +6,10 @@ line instead of an index of names, and a commit into a git-ignored folder is fla
 Asserted on the corpus sessions Claude Code compacted, at its budget, and on small inputs."""
 import re
 
-import pytest
 
-from conftest import corpus
 from ctxkit.core.episodes import FileChange, _css_groups, commit_body, history, plan_parts
-from test_compaction_story import compact, section, span_of
-
-FUM = "claude-code_spotter_8463c716_session.jsonl"
-A0Y = "claude-code_spotter_fa812bfe_session.jsonl"
-
-
-@pytest.fixture(scope="module")
-def summaries(tmp_path_factory):
-    out = {}
-    for name, budget in ((FUM, 3162), (A0Y, 3599)):
-        recs = span_of(corpus(name))
-        out[name] = compact(recs, budget, tmp_path_factory.mktemp("ws"), "--summary-tokens", str(budget))[0]
-    return out
+from test_compaction_story import section
+from test_summary_story import A0Y, FUM, summaries  # noqa: F401 (the shared module fixture)
 
 
 def test_a_checks_history_reads_as_words():
