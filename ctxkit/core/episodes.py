@@ -987,6 +987,21 @@ def _closes(cmd: str) -> list[str]:
     return out
 
 
+PLAN_CALLS = frozenset({"todowrite", "todo_write", "update_plan"})
+
+
+def plan_steps(name: str, args) -> list[tuple[str, str]] | None:
+    """The steps of a TodoWrite / update_plan call as (step, status), as episodes.build keeps the
+    plan; None for any other call (or arguments of another shape)."""
+    if name.lower() not in PLAN_CALLS:
+        return None
+    steps = (args.get("todos") or args.get("plan")) if isinstance(args, dict) else None
+    if not isinstance(steps, list):
+        return None
+    return [(" ".join(str(s.get("content") or s.get("step") or "").split()), str(s.get("status") or "pending"))
+            for s in steps if isinstance(s, dict)]
+
+
 @_by_content
 def _item_titles(head: str, path: str = "") -> list:
     """(item id, title) of each line of a tool output's head that lists work items."""
@@ -1119,12 +1134,10 @@ def build(span: Sequence[dict]) -> Story:
                 if m and m.group(1).strip():
                     story.rejected.append((i, brief(m.group(1).strip(), 300)))
                 continue  # a rejected tool use is not an error
-            if name.lower() in ("todowrite", "todo_write", "update_plan"):
-                args = _args(call)
-                steps = (args.get("todos") or args.get("plan")) if isinstance(args, dict) else None
-                if isinstance(steps, list):
-                    story.plan = [(" ".join(str(s.get("content") or s.get("step") or "").split()),
-                                   str(s.get("status") or "pending")) for s in steps if isinstance(s, dict)]
+            if name.lower() in PLAN_CALLS:
+                steps = plan_steps(name, _args(call))
+                if steps is not None:
+                    story.plan = steps
                     active = next((s for s, st in story.plan if st == "in_progress"), None)
                     if active and active != cur.plan_step:
                         if cur.busy() and cur.plan_step:

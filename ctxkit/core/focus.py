@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from .episodes import TEMP_PATH, Episode, Story, build, carry_errors, short_path
-from .episodes import _claims, _closes
+from .episodes import PLAN_CALLS, _claims, _closes, plan_steps  # noqa: F401 (PLAN_CALLS, plan_steps: this module's definition of current work)
 from .requests import brief
 
 FINISH = re.compile(r"^(?:mix (?:test|credo|compile|format)|pytest|npm (?:run )?(?:test|build|lint)|cargo (?:test|build|clippy)|"
@@ -121,21 +121,6 @@ ASKS = re.compile(r"\?\s*$|\b(?:please (?:confirm|provide|let me know|choose|sel
 # What "current work" means, one definition for compaction (Current work / Next step, from the
 # span's episodes) and for relevance scoring (core.working_set.FocusTracker, streaming): the
 # plan step in progress, the work item claimed and not closed, the agent's last words.
-
-PLAN_CALLS = frozenset({"todowrite", "todo_write", "update_plan"})
-
-
-def plan_steps(name: str, args) -> list[tuple[str, str]] | None:
-    """The steps of a TodoWrite / update_plan call as (step, status), as episodes.build keeps the
-    plan; None for any other call (or arguments of another shape)."""
-    if name.lower() not in PLAN_CALLS:
-        return None
-    steps = (args.get("todos") or args.get("plan")) if isinstance(args, dict) else None
-    if not isinstance(steps, list):
-        return None
-    return [(" ".join(str(s.get("content") or s.get("step") or "").split()), str(s.get("status") or "pending"))
-            for s in steps if isinstance(s, dict)]
-
 
 def step_in_progress(plan) -> str | None:
     """The plan step in progress: the first one the latest plan marks so."""
