@@ -115,13 +115,6 @@ class BudgetPlan:
     in_reach: bool
 
 
-def decide_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int,
-                  keep_at: float = 1.01) -> list[Decision]:
-    """Free at least `target` tokens (when the chunks allow) losing as little as possible
-    (`plan_budget`'s decisions)."""
-    return plan_budget(chunks, target, min_keep, keep_at).decisions
-
-
 def plan_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, keep_at: float = 1.01) -> BudgetPlan:
     """Free at least `target` tokens (when the chunks allow) losing as little as possible.
 
