@@ -110,6 +110,7 @@ def test_a_target_out_of_reach_frees_what_it_can_and_keeps_the_shrunk_lines(ctx_
     res = run("drop", "--free", 0.5, input=sc.stdout)
     assert res.code == 0, res.stderr
     assert "out of reach" in res.stderr
+    assert "out of reach" in run("drop", "--free", 0.5, "--dry-run", input=sc.stdout).stderr
     before, after = counted(sc.stdout), counted(res.stdout)
     assert before * 0.5 < after < before
     out = res.records()

@@ -84,6 +84,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
         if dry_run:
             pending.close()
             emit_listing(run.rows, table=table, as_json=False)
+            if not run.in_reach:
+                note(f"ctx: freeing {run.target} tokens is out of reach: what can go goes, and shrunk outputs "
+                     f"keep their kept lines")
             return
         if run.disabled:
             click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
