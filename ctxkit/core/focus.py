@@ -142,6 +142,14 @@ def last_words(text: str) -> str:
     return _last_sentences(text)
 
 
+def open_errors(span: Sequence[dict]) -> list[str]:
+    """The errors a span leaves open, as Current work says them: a failed check or git step
+    (tests, linters, a compile, a commit) not resolved since, after the last commit. Relevance
+    scoring keeps the terms they name in play (core.working_set)."""
+    story = build(span)
+    return [e.text for e in current(story, story.cwd).open_errors]
+
+
 def current(story: Story, cwd: str | None = None) -> Focus:
     f = Focus()
     eps: list[Episode] = story.episodes
