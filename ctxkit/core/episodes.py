@@ -379,7 +379,7 @@ class FileChange:
                 parts[-1] += (": " if len(groups) <= k else ", among them ") + names
             else:
                 parts.append(("describe " if len(groups) <= k else "describe groups, among them ") + names)
-        if self.ranges:
+        if self.ranges and self.action != "created":  # a file the span created has no earlier lines to replace
             parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
             if self.sample and self.plus == 1:
@@ -560,9 +560,10 @@ def history(runs) -> str:
                       [st + (f" (last run: {last})" if last and last != st else "")])
 
 
-def checks_by_kind(checks) -> list[tuple[str, str]]:
+def checks_by_kind(checks, last_edit: int = -1) -> list[tuple[str, str]]:
     """(command, history) per kind of check (`mix credo`, `mix test`, …), runs in order: the
-    variants of one command (other files, other flags) are one history."""
+    variants of one command (other files, other flags) are one history. A kind last run before
+    `last_edit` (the step's last edit) says so: its result is no longer the state."""
     groups: "OrderedDict[str, list]" = OrderedDict()
     for c in sorted(checks, key=lambda c: c.at[0] if c.at else c.last_index):
         fam = _families(c.command)[-1] if "&&" in c.command else _families(c.command)[0]
@@ -577,7 +578,8 @@ def checks_by_kind(checks) -> list[tuple[str, str]]:
             words = cmd.split()
             kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
             cmd = " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
-        out.append((cmd, history([r for _, r in runs])))
+        stale = bool(runs) and runs[-1][0] < last_edit
+        out.append((cmd, history([r for _, r in runs]) + (" (before the last edits; not run since)" if stale else "")))
     return out
 
 
@@ -1185,7 +1187,9 @@ def build(span: Sequence[dict]) -> Story:
                 if not edits:
                     continue
             else:
-                edits = file_edits(call) if not flagged else []
+                # an edit with no recorded result never showed it applied (aider proposed it, the run stopped)
+                unapplied = res is None or "missing_result" in (res.get("flags") or ())
+                edits = file_edits(call) if not flagged and not unapplied else []
             if edits and cur.commits:
                 new_episode(i)
             if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
