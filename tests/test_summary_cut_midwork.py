@@ -64,10 +64,11 @@ def test_an_exploration_cut_midway_answers_by_question_from_the_files_read():
     assert "`find spotter -type f | sort`: spotter/.formatter.exs" in found  # a short listing is its finding
 
 
-def test_a_plan_approved_at_the_cut_is_the_current_work_and_carrying_it_out_the_next_step():
+def test_a_plan_approved_at_the_cut_is_the_current_work_and_the_commands_next_phase_the_next_step():
     text = cut_and_compact("claude-code_spotter_491e126e_session.jsonl")
     cur = section(text, "Current work")
-    assert "`plan.md` was approved by the user" in cur and "nothing of it is carried out yet" in cur
+    assert "`plan.md` was approved by the user" in cur
+    assert "the command's next phase (Phase 5: Create Beads (only after plan approval)) has not started" in cur
     assert "Task 1: Install quality tools and configure Credo" in cur
     assert "Task 2: Add `mix quality` alias (depends on Task 1)" in cur
     assert "> -" not in cur  # the drafted bead's last line is not the agent's state

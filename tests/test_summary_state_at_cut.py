@@ -229,6 +229,12 @@ def test_upstream_and_changes_made_before_the_session_come_from_git_output():
     assert "push with `git push --set-upstream origin feat-x`" in said and "leave them out of the commit" in said
     recs += [bash(2, "git push -u origin feat-x"), result(2, "branch 'feat-x' set up to track 'origin/feat-x'.")]
     assert read(recs).upstream
+    # a later status: what the agent staged after seeing it, and what it left out
+    recs += [bash(3, "git status"), result(3, "On branch feat-x\n\tmodified:   .mcp.json\n\tmodified:   .beads/issues.jsonl\n"
+                                                "\tmodified:   lib/a.ex\n"),
+             bash(4, "git add lib/a.ex .beads/issues.jsonl"), result(4, "")]
+    p = read(recs)
+    assert (p.left_out, p.staged_too) == ([".mcp.json"], [".beads/issues.jsonl"])
 
 
 # --- the agent's beliefs and numbers, attributed ------------------------------------------------------

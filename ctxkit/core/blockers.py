@@ -129,8 +129,10 @@ def half_applied(span: Sequence[dict]) -> list[tuple[str, str, str, int | None]]
             path = str(args.get("file_path") or "")
             rows = [READ_LINE.match(ln) for ln in str(res.get("content") or "").splitlines()]
             rows = [(int(m.group(1)), m.group(2)) for m in rows if m]
-            if path and rows:
-                seen.setdefault(path, []).append([rows[0][0], [t for _, t in rows]])
+            if path and rows:  # the lines read replace what the span knew of the same lines
+                first, last = rows[0][0], rows[-1][0]
+                keep = [p for p in seen.get(path, []) if p[0] is None or p[0] + len(p[1]) - 1 < first or p[0] > last]
+                seen[path] = keep + [[first, [t for _, t in rows]]]
             continue
         if name not in EDIT_NAMES:
             continue
@@ -142,21 +144,18 @@ def half_applied(span: Sequence[dict]) -> list[tuple[str, str, str, int | None]]
                 continue
             olds, news = old.split("\n"), new.split("\n")
             delta = len(news) - len(olds)
-            hit = None
+            hits = []   # every piece that shows the edited text: views of the one place it is at
             for p in pieces:
                 text = "\n".join(p[1])
                 at = text.find(old) if old else -1
                 if at >= 0:
-                    row = text[:at].count("\n")
                     p[1] = text.replace(old, new, 1).split("\n")
-                    hit = (p, row)
-                    break
-            if hit is None:
+                    hits.append((p, text[:at].count("\n")))
+            if not hits:
                 pieces.append([None, news])
-            else:  # pieces further down the file move with the edit
-                base = hit[0][0]
+            for hp, row in hits[:1]:  # pieces further down the file move with the edit
                 for p in pieces:
-                    if p is not hit[0] and p[0] is not None and base is not None and p[0] > base + hit[1]:
+                    if all(p is not h for h, _ in hits) and p[0] is not None and hp[0] is not None and p[0] > hp[0] + row:
                         p[0] += delta
             gone = [ln for ln in olds if ln.strip() and ln not in news]
             came = set(ln.strip() for ln in news)
@@ -167,9 +166,20 @@ def half_applied(span: Sequence[dict]) -> list[tuple[str, str, str, int | None]]
                     m = rx.match(ln)
                     if m:
                         names.append((name_of(m), ln.strip()))
+    def still_defined(path: str, nm: str) -> bool:  # another line the span saw still gives the name
+        for p in seen.get(path, []):
+            for ln in p[1]:
+                for rx, name_of in DEFINES:
+                    m = rx.match(ln)
+                    if m and name_of(m) == nm:
+                        return True
+        return False
+
     out = []
     for path, names in removed.items():
         for nm, line in names:
+            if still_defined(path, nm):
+                continue
             use = re.compile(rf"(?<![\w.]){re.escape(nm)}\b(?!\s*=)")
             for p in seen.get(path, []):
                 for k, ln in enumerate(p[1]):

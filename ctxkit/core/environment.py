@@ -41,6 +41,8 @@ class Place:
     shell: str | None = None
     missing: list = field(default_factory=list)   # commands the shell did not have
     before: list = field(default_factory=list)    # files changed before the agent's first edit, never edited by it
+    left_out: list = field(default_factory=list)  # shown changed, never edited by the agent, never staged by it
+    staged_too: list = field(default_factory=list)  # never edited by the agent but staged with its commits
 
 
 def _text(r) -> str:
@@ -66,7 +68,10 @@ def read(span: Sequence[dict]) -> Place:
                 p.shell = s.group(1) if s else p.shell
     edited: set = set()
     status_seen = False
-    for _, name, args, res in _calls(msgs):
+    shown: list = []     # (file, when) for every file a `git status` showed changed (tracked)
+    staged: set = set()  # every file a `git add` named ("*": everything)
+    last_add = -1
+    for step, (_, name, args, res) in enumerate(_calls(msgs)):
         cmd = _command(args)
         out = _text(res)
         if name.lower() in EDIT_NAMES or re.match(r"^(?:edit|create|insert)\b", cmd):
@@ -104,22 +109,39 @@ def read(span: Sequence[dict]) -> Place:
                     p.upstream = ""
                 elif not failed and (SET_UPSTREAM.search(cmd) or UPSTREAM_SET.search(out)):
                     p.upstream = p.upstream or "set"
-            if re.search(r"\bgit\s+status\b", cmd) and not failed and not status_seen:
-                status_seen = True
+            if re.search(r"\bgit\s+status\b", cmd) and not failed:
                 short = "--short" in cmd or "--porcelain" in cmd or "-s" in cmd.split() or "-sb" in cmd.split()
                 rx = STATUS_SHORT if short else STATUS_LONG
-                p.before = [m.group(1).split(" -> ")[-1] for m in rx.finditer(out)
-                            if not m.group(0).lstrip().startswith("##")]
+                listed = [m.group(1).split(" -> ")[-1] for m in rx.finditer(out)
+                          if not m.group(0).lstrip().startswith(("##", "??"))]
+                shown.extend((x, step) for x in listed if x not in {f for f, _ in shown})
+                if not status_seen:
+                    status_seen = True
+                    p.before = listed
+            for m in re.finditer(r"\bgit\s+add\s+([^;&|]+)", cmd):
+                if not failed:
+                    staged.update(w for w in m.group(1).split() if not w.startswith("-"))
+                    last_add = step
+                    if re.search(r"(?:^|\s)(?:-A|--all|\.)(?:\s|$)", m.group(1)):
+                        staged.add("*")
+            if re.search(r"\bgit\s+commit\b[^\n]*\s-\w*a", cmd) and not failed:
+                staged.add("*")
     # a file the agent edited later is its own work, not a change it found
-    p.before = [f for f in p.before if not any(e == f or e.endswith("/" + f) for e in edited)]
+    mine = lambda f: any(e == f or e.endswith("/" + f) for e in edited)  # noqa: E731
+    p.before = [f for f in p.before if not mine(f)]
+    if "*" not in staged:  # a file the agent staged files after seeing, and did not stage, it left out
+        p.left_out = [f for f, at in shown if not mine(f) and f not in staged and at < last_add]
+        p.staged_too = [f for f, _ in shown if not mine(f) and f in staged]
+        p.before = [f for f in p.before if f not in p.left_out]
     return p
 
 
-def lines(p: Place, pending_commit: bool = False) -> list[str]:
-    """Current work lines: where the work happens, and what the span found about it."""
+def lines(p: Place, pending_commit: bool = False, cwd_said: bool = False) -> list[str]:
+    """Current work lines: where the work happens, and what the span found about it (the working
+    directory left out when another section says it)."""
     out = []
     bits = []
-    if p.cwd:
+    if p.cwd and not cwd_said:
         bits.append(f"working directory `{p.cwd}`")
     if p.branch:
         up = ""
@@ -135,6 +157,12 @@ def lines(p: Place, pending_commit: bool = False) -> list[str]:
     if p.missing:
         out.append("Not available in this shell (the span tried them): " + ", ".join(f"`{c}`" for c in p.missing) +
                    "; use what the shell has instead.")
+    if p.left_out and pending_commit:
+        out.append("Changed outside the agent's edits and left out of its commits so far (`git status` showed them): " +
+                   ", ".join(f"`{f}`" for f in p.left_out[:6]) + "; keep them out unless they are meant to go in.")
+    if p.staged_too and pending_commit:
+        out.append("Staged with the agent's earlier commits though it never edited them (commands change them): " +
+                   ", ".join(f"`{f}`" for f in p.staged_too[:6]) + "; stage them with the rest again.")
     if p.before and pending_commit:
         out.append("Already changed before the agent's first edit (the first `git status` showed them; the agent "
                    "never edited them): " + ", ".join(f"`{f}`" for f in p.before[:6]) +

@@ -321,6 +321,7 @@ class FileChange:
     samples: list = field(default_factory=list)  # the short lines the edits added, while they are few
     twins: dict = field(default_factory=dict)    # (anchor, added line) -> [places the anchor has, places changed]
     anchor: str = ""                   # the line right before the one short line added (`sample`)
+    tests_total: int = 0               # a rewritten test file: how many tests it holds now
 
 
     def describe(self, cap: int = 8, prefer=()) -> str:
@@ -370,8 +371,11 @@ class FileChange:
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
             n = self.tests_added
-            parts.append(f"{n} test{'s' if n != 1 else ''} added" +
-                         (f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
+            # a rewritten file: the tests it holds now first, or "8 added" reads as all it has
+            total = f"now {self.tests_total} tests in all, " if self.action == "rewritten" and self.tests_total > n else ""
+            parts.append(f"{total}{n} test{'s' if n != 1 else ''} added" +
+                         (f" in {len(groups)} new describe group{'s' if len(groups) != 1 else ''}" if groups and total else
+                          f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
         if groups:
             k = max(2, min(cap, 8))
             names = ", ".join(f"\"{g}\"" for g in groups[:k])
@@ -1252,6 +1256,8 @@ def build(span: Sequence[dict]) -> Story:
                     cur.errors.append(err)
                     pending_report, pending_said = None, []
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
+                if action in ("created", "rewritten"):
+                    fc.tests_total = _tests_in(new)
                 olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
                 news = {ln.strip() for ln in new.splitlines() if ln.strip()}
                 fc.plus += len(news - olds)

@@ -633,7 +633,7 @@ def skill_lines(story: Story, f: Focus) -> tuple[list[str], list[str]]:
     from .guidance import skill_lines as lines
 
     approved = f.plan is not None and f.plan.state == "approved"
-    return lines(f.skill, approved, f.plan_step, f.last_words)
+    return lines(f.skill, approved, f.plan_step, f.last_words, story.answers)
 
 
 def plan_lines(p: PlanState) -> tuple[list[str], list[str]]:
@@ -863,7 +863,15 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     cwd = story.cwd
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
-        out += plan_lines(f.plan)[0]
+        plan_cur = plan_lines(f.plan)[0]
+        if f.skill is not None and f.plan.state == "approved":  # the command says what an approved plan leads to
+            from .guidance import phase_after_approval
+
+            k = phase_after_approval(f.skill)
+            if k is not None:
+                plan_cur = [x.replace("nothing of it is carried out yet",
+                                      f"the command's next phase ({f.skill.phases[k][0]}) has not started") for x in plan_cur]
+        out += plan_cur
     if f.skill is not None and f.outcome is None:
         out += skill_lines(story, f)[0]
     for cmd, path in f.background:
@@ -955,7 +963,8 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     if f.place is not None and f.outcome is None:
         from . import environment
 
-        out += environment.lines(f.place, pending_commit=bool(f.uncommitted))
+        out += environment.lines(f.place, pending_commit=bool(f.uncommitted),
+                                 cwd_said=any(x.startswith("Work root:") for _, lines, _ in f.kind for x in lines))
     if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
         if f.last_words and f.words_stale:
             out.append(f"The agent's last words, said before the latest request: \"{f.last_words}\"")
@@ -1032,7 +1041,8 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"First make `{short_path(path, cwd_of(story))}` build again: either put `{line}` back or change "
                    f"`{brief(use, 80)}`" + (f" (line {at})" if at else "") + f" so it no longer uses `{name}` "
                    f"(by the agent's last words, which way it meant is under Current work); then re-run the checks.")
-    if f.open_errors:
+    if f.open_errors and not (f.shape == "swe" and (f.rejected is not None or f.uncommitted)):
+        # (SWE-agent: the reproduction's failure is the bug itself; the finish line below re-runs it)
         last_edit = story.episodes[-1].last_edit if story.episodes else -1
         srcs = list(dict.fromkeys(e.source for e in f.open_errors[-3:]))
         if all(e.index < last_edit for e in f.open_errors[-3:]):

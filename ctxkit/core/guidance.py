@@ -204,7 +204,9 @@ def phase_steps(body: str, cap: int = 6) -> list[str]:
     while k < len(lines):
         m = NUMBERED.match(lines[k].strip())
         if m:
-            step = unemphasize(re.split(r"(?<=[.!?:])\s+", m.group(2).strip())[0]).rstrip(":")
+            sents = re.split(r"(?<=[.!?:])\s+", m.group(2).strip())
+            step = sents[0] + (" " + sents[1] if len(sents) > 1 and len(sents[0]) + len(sents[1]) < 170 else "")
+            step = unemphasize(step).rstrip(":.")
             cmd = ""
             j = k + 1
             while j < len(lines) and not NUMBERED.match(lines[j].strip()):
@@ -225,9 +227,22 @@ def _command_gist(code: str) -> str:
     return brief(code, 120)
 
 
-def skill_lines(s: Skill, plan_approved: bool, step: str | None, words: str) -> tuple[list[str], list[str]]:
+ANSWER_SKIP = frozenset("which what should would could these this that with from into your have will use set "
+                        "the and for are can".split())
+
+
+def _answers_for(text: str, answers) -> list[str]:
+    """The user's answers to the agent's questions whose question shares a word with `text` (a
+    phase's steps): "Which rig …?" → "No rig" bears on "use `--rig` to route to the correct rig"."""
+    words = {w for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in ANSWER_SKIP}
+    return [f"\"{brief(q, 70)}\": {a}" for q, a in answers
+            if words & {w for w in re.findall(r"[a-z]{3,}", q.lower()) if w not in ANSWER_SKIP}]
+
+
+def skill_lines(s: Skill, plan_approved: bool, step: str | None, words: str, answers=()) -> tuple[list[str], list[str]]:
     """Current work and Next step lines for the skill in force: its name and scope rules, the phase
-    the work is in, and (next) the phase that comes now with its steps."""
+    the work is in, and (next) the phase that comes now with its steps, with the user's answers
+    that bear on them."""
     cur, nxt = [], []
     what = f"`{s.name}`" if s.name.startswith("/") else f"the `{s.name}` skill" if s.name else "the loaded skill"
     head = f"The work runs under {what}" + (f" ({s.about.rstrip('.')})" if s.about else "")
@@ -241,14 +256,21 @@ def skill_lines(s: Skill, plan_approved: bool, step: str | None, words: str) -> 
         title, body = s.phases[k]
         steps = phase_steps(body)
         if plan_approved:
+            said = _answers_for(" ".join(steps), answers)
             nxt.append(f"Next, by {what}'s own instructions: {title}" +
-                       (": " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) if steps else "") + ".")
+                       (": " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) if steps else "") + "." +
+                       (" The user's answers that bear on it: " + "; ".join(said) + "." if said else ""))
         else:
             cur.append(f"By {what}'s own phases the work is in {title}" +
                        (f"; then {s.phases[k + 1][0]}" if k + 1 < len(s.phases) else "") + ".")
             fallback = re.search(r"(?im)^\W*fallback\W*\s*(.+(?:\n(?!\s*\n).+)*)", body)
             if fallback:
                 nxt.append(f"{title} says, if its way fails: " + brief(unemphasize(" ".join(fallback.group(1).split())), 420))
+            if k + 1 < len(s.phases):  # what the skill asks next, in its own steps
+                then, body2 = s.phases[k + 1]
+                steps = phase_steps(body2)
+                if steps:
+                    nxt.append(f"Then, by {what}: {then}: " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) + ".")
     return cur, nxt
 
 

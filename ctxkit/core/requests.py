@@ -210,12 +210,16 @@ GENERIC_Q = re.compile(r"^\W*(?:what|what's|whats|how|tell me|explain|describe|a
 
 
 def _generic_question(text: str) -> bool:
+    """A short question about "this" that names nothing ("What's this repo doing?")."""
     words = text.split()
-    return len(words) <= 9 and bool(GENERIC_Q.match(text)) and not re.search(r"[`/\\]|\.\w{1,5}\b", text)
+    return len(words) <= 9 and bool(GENERIC_Q.match(text)) and bool(re.search(r"\b(?:this|it|here|these)\b", text, re.I)) \
+        and not re.search(r"[`/\\]|\.\w{1,5}\b", text)
 
 
 def _opening(text: str) -> bool:
-    return len(text.split()) <= 14 and bool(GREETING.search(text)) and not IDENT.search(text)
+    """A first message that only opens the conversation: a greeting, or help wanted with nothing named."""
+    return len(text.split()) <= 12 and bool(GREETING.search(text)) and not IDENT.search(text) \
+        and not re.search(r"[`/\\]|\w\.\w{1,5}\b", text)
 
 
 def task_statement(records: Sequence[dict]) -> str:
