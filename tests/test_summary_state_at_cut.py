@@ -62,6 +62,8 @@ def test_a_refused_line_range_edit_says_the_range_that_takes_the_old_line_in():
     # the preview shows the original line 296 `)` kept after the replaced range 287:295
     assert "the range 287:295 stops before line 296 `)`" in cur
     assert "Redo the rejected edit of `pydicom/pixel_data_handlers/numpy_handler.py` as `edit 287:296`" in nxt
+    # the replacement text is not in the summary: what it does to the original lines is
+    assert "against the original lines 287–296 it removes `'PixelRepresentation',` after `'Columns',`; adds" in nxt
     # the words about `]` came before the last refusal: they are marked so
     assert "said before its last action (`edit 287:295`)" in cur
     assert "replaced lines 1:1" not in text  # a file the span created has no lines to replace
@@ -90,7 +92,8 @@ def test_refused_and_half_applied_edits_are_read_from_the_records_only():
     # a refused range edit whose replacement does not repeat a neighbouring line: no diagnosis
     out = ("This is the original code before your edit\n---\n[File: x.py]\n9:a = 1\n10:b = 2\n11:c = 3\n---\n")
     assert range_fix("edit 10:10\nb = 5\nend_of_edit", out) == ("", "")
-    assert range_fix("edit 10:10\nb = 5\nc = 3\nend_of_edit", out)[0] == "`edit 10:11` with the same replacement text"
+    assert range_fix("edit 10:10\nb = 5\nc = 3\nend_of_edit", out)[0] == \
+        "`edit 10:11` with the same replacement text (against the original lines 10–11 it `= 2` → `= 5`)"
 
 
 # --- nothing stale as current ---------------------------------------------------------------------------

@@ -64,7 +64,13 @@ def range_fix(command: str, result: str) -> tuple[str, str]:
     if j:
         lines = ", ".join(f"{n} `{brief(orig[n].strip(), 40)}`" for n in range(a - j, a))
         why.append(f"the range starts after line{'s' if j > 1 else ''} {lines}, which the replacement also starts with")
-    return f"`{fixed}` with the same replacement text", "; ".join(why) + "."
+    from .kinds import _diff_words
+
+    span_old = [orig[n] for n in range(a - j, b + k + 1) if n in orig]
+    what = _diff_words(span_old, new) if len(span_old) == b + k - a + j + 1 else ""
+    what = re.sub(r"(^|; )removed ", r"\1removes ", re.sub(r"(^|; )added ", r"\1adds ", what))
+    return (f"`{fixed}` with the same replacement text" +
+            (f" (against the original lines {a - j}–{b + k} it {what})" if what else ""), "; ".join(why) + ".")
 
 
 # a line that gives a name to something other code refers to by it
