@@ -75,7 +75,7 @@ def test_a_plan_approved_at_the_cut_is_the_current_work_and_the_commands_next_ph
     nxt = section(text, "Next step")
     # the command only files work items: its own next phase comes now, not carrying the plan out
     assert "Carry out the approved plan" not in nxt
-    assert "`/handgemacht:create-beads`'s own instructions: Phase 5: Create Beads" in nxt and "bd dep add" in nxt
+    assert "`/handgemacht:create-beads`'s own instructions the next phase is Phase 5: Create Beads" in nxt and "bd dep add" in nxt
     assert "It does NOT write code" in cur
     src = section(text, "Sources")
     assert "<https://github.com/bradleygolden/claude-marketplace-elixir>" in src

@@ -74,7 +74,7 @@ def test_a_half_applied_change_that_no_longer_builds_is_named_with_its_line():
     cur, nxt = section(text, "Current work"), section(text, "Next step")
     assert ("an edit removed `alias Spotter.Services.Tmux`, but `Tmux.pane_exists?(pane_id)` (line 135, as the span "
             "last saw the file) still uses it") in cur
-    assert nxt.splitlines()[0].startswith("- First make `lib/spotter/services/active_session_registry.ex` build again")
+    assert nxt.splitlines()[0].startswith("- Make `lib/spotter/services/active_session_registry.ex` build again before anything else")
 
 
 def test_refused_and_half_applied_edits_are_read_from_the_records_only():
@@ -141,7 +141,8 @@ def test_a_command_that_only_files_work_items_is_followed_not_implemented():
     cur, nxt = section(text, "Current work"), section(text, "Next step")
     assert "\"It does NOT write code, modify project files, or perform implementation.\"" in cur
     assert "Carry out the approved plan" not in nxt
-    assert "Phase 5: Create Beads (only after plan approval): 1. Create the epic" in nxt
+    assert "By `/handgemacht:create-beads`'s own instructions the next phase is Phase 5: Create Beads (only after plan " \
+           "approval): 1. Create the epic" in nxt
     assert "--parent=…" in nxt and "`bd dep add" in nxt
     # the bead id in the subagent's draft was never created
     assert "spotter-2qx, a draft id: no item was created with it" in section(text, "Sources")

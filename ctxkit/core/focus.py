@@ -1038,7 +1038,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                        (f" (it failed with {why})" if why else "") + "; then re-run the check.")
     for path, line, use, at in f.half_applied:
         name = next((m(x) for rx, m in _DEFINES() if (x := rx.match(line))), "")
-        out.append(f"First make `{short_path(path, cwd_of(story))}` build again: either put `{line}` back or change "
+        out.append(f"Make `{short_path(path, cwd_of(story))}` build again before anything else: either put `{line}` back or change "
                    f"`{brief(use, 80)}`" + (f" (line {at})" if at else "") + f" so it no longer uses `{name}` "
                    f"(by the agent's last words, which way it meant is under Current work); then re-run the checks.")
     if f.open_errors and not (f.shape == "swe" and (f.rejected is not None or f.uncommitted)):

@@ -257,7 +257,7 @@ def skill_lines(s: Skill, plan_approved: bool, step: str | None, words: str, ans
         steps = phase_steps(body)
         if plan_approved:
             said = _answers_for(" ".join(steps), answers)
-            nxt.append(f"Next, by {what}'s own instructions: {title}" +
+            nxt.append(f"By {what}'s own instructions the next phase is {title}" +
                        (": " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) if steps else "") + "." +
                        (" The user's answers that bear on it: " + "; ".join(said) + "." if said else ""))
         else:
@@ -270,7 +270,7 @@ def skill_lines(s: Skill, plan_approved: bool, step: str | None, words: str, ans
                 then, body2 = s.phases[k + 1]
                 steps = phase_steps(body2)
                 if steps:
-                    nxt.append(f"Then, by {what}: {then}: " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) + ".")
+                    nxt.append(f"The next phase by {what}, {then}: " + "; ".join(f"{n}. {x}" for n, x in enumerate(steps, 1)) + ".")
     return cur, nxt
 
 

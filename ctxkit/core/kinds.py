@@ -608,7 +608,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
     nxt.append(("Then write" if left else "Write") + " the report the request asks for" +
                (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
     if reads:
-        nxt.append("The files' contents are not kept in this summary (only what each showed, above): re-read " +
+        nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings): re-read " +
                    ("every file the report must quote in full" if full else "the files the report must quote") +
                    " before writing it.")
     return [("Findings so far (no report yet)", out), ("Next step", nxt)]
