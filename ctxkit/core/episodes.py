@@ -321,6 +321,7 @@ class FileChange:
     samples: list = field(default_factory=list)  # the short lines the edits added, while they are few
     twins: dict = field(default_factory=dict)    # (anchor, added line) -> [places the anchor has, places changed]
     anchor: str = ""                   # the line right before the one short line added (`sample`)
+    tests_total: int = 0               # a rewritten test file: how many tests it holds now
 
 
     def describe(self, cap: int = 8, prefer=()) -> str:
@@ -370,8 +371,11 @@ class FileChange:
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
             n = self.tests_added
-            parts.append(f"{n} test{'s' if n != 1 else ''} added" +
-                         (f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
+            # a rewritten file: the tests it holds now first, or "8 added" reads as all it has
+            total = f"now {self.tests_total} tests in all, " if self.action == "rewritten" and self.tests_total > n else ""
+            parts.append(f"{total}{n} test{'s' if n != 1 else ''} added" +
+                         (f" in {len(groups)} new describe group{'s' if len(groups) != 1 else ''}" if groups and total else
+                          f" in {len(groups)} describe group{'s' if len(groups) != 1 else ''}" if groups else ""))
         if groups:
             k = max(2, min(cap, 8))
             names = ", ".join(f"\"{g}\"" for g in groups[:k])
@@ -379,7 +383,7 @@ class FileChange:
                 parts[-1] += (": " if len(groups) <= k else ", among them ") + names
             else:
                 parts.append(("describe " if len(groups) <= k else "describe groups, among them ") + names)
-        if self.ranges:
+        if self.ranges and self.action != "created":  # a file the span created has no earlier lines to replace
             parts.append("replaced lines " + ", ".join(self.ranges[:4]))
         if not parts and self.action not in ("created", "deleted") and (self.plus or self.minus):
             if self.sample and self.plus == 1:
@@ -560,9 +564,10 @@ def history(runs) -> str:
                       [st + (f" (last run: {last})" if last and last != st else "")])
 
 
-def checks_by_kind(checks) -> list[tuple[str, str]]:
+def checks_by_kind(checks, last_edit: int = -1) -> list[tuple[str, str]]:
     """(command, history) per kind of check (`mix credo`, `mix test`, …), runs in order: the
-    variants of one command (other files, other flags) are one history."""
+    variants of one command (other files, other flags) are one history. A kind last run before
+    `last_edit` (the step's last edit) says so: its result is no longer the state."""
     groups: "OrderedDict[str, list]" = OrderedDict()
     for c in sorted(checks, key=lambda c: c.at[0] if c.at else c.last_index):
         fam = _families(c.command)[-1] if "&&" in c.command else _families(c.command)[0]
@@ -577,7 +582,8 @@ def checks_by_kind(checks) -> list[tuple[str, str]]:
             words = cmd.split()
             kept = [w for w in words if not ("/" in w or re.search(r"\.\w{1,5}$", w))]
             cmd = " ".join(kept) + (" <files>" if len(kept) < len(words) else "")
-        out.append((cmd, history([r for _, r in runs])))
+        stale = bool(runs) and runs[-1][0] < last_edit
+        out.append((cmd, history([r for _, r in runs]) + (" (before the last edits; not run since)" if stale else "")))
     return out
 
 
@@ -1185,7 +1191,9 @@ def build(span: Sequence[dict]) -> Story:
                 if not edits:
                     continue
             else:
-                edits = file_edits(call) if not flagged else []
+                # an edit with no recorded result never showed it applied (aider proposed it, the run stopped)
+                unapplied = res is None or "missing_result" in (res.get("flags") or ())
+                edits = file_edits(call) if not flagged and not unapplied else []
             if edits and cur.commits:
                 new_episode(i)
             if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
@@ -1248,6 +1256,8 @@ def build(span: Sequence[dict]) -> Story:
                     cur.errors.append(err)
                     pending_report, pending_said = None, []
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
+                if action in ("created", "rewritten"):
+                    fc.tests_total = _tests_in(new)
                 olds = {ln.strip() for ln in old.splitlines() if ln.strip()}
                 news = {ln.strip() for ln in new.splitlines() if ln.strip()}
                 fc.plus += len(news - olds)

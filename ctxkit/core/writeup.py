@@ -124,7 +124,7 @@ def step_heading(ep, story) -> str:
 # richest whose steps, current work and next step fit the budget whole
 LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
 # a step's lines that say what it came to: given room before any step's detail
-CORE = re.compile(r"^(?:Committed|Closed|Checks:|Plan approved|Changed |Created work items|Error from|In the agent's words|"
+CORE = re.compile(r"^(?:Committed|Closed|Checks[:,]|Plan approved|Changed |Created work items|Error from|In the agent's words|"
                   r"The agent's approach)")
 
 
@@ -264,10 +264,15 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
             out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} (not resolved in this step)"))
     from .episodes import checks_by_kind
 
-    checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values())]
+    checks = [f"`{brief(cmd, 70)}`: {hist}" for cmd, hist in checks_by_kind(ep.checks.values(), ep.last_edit)]
     if checks:
         k = level[1]
-        out.append(Item(text="Checks: " + "; ".join(checks[:k])))  # the first kinds run: tests, build, lint
+        stale = " (before the last edits; not run since)"
+        if all(c.endswith(stale) for c in checks[:k]):  # said once for them all
+            out.append(Item(text="Checks, all run before the step's last edits and not since: " +
+                            "; ".join(c[:-len(stale)] for c in checks[:k])))
+        else:
+            out.append(Item(text="Checks: " + "; ".join(checks[:k])))  # the first kinds run: tests, build, lint
     for h, msg in ep.commits:
         out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
     if ep.closed:
@@ -402,6 +407,12 @@ TALLY = re.compile(r"\b\d{1,5}\s+(?:new\s+|more\s+)?(?:tests?|test blocks|test c
                    re.I)
 
 
+# an explanation the agent gives without evidence: a "known bug", a "false positive", a guess at the cause
+BELIEF = re.compile(r"\b(?:(?:a |the )?known (?:bug|issue|conflict|limitation|problem|quirk)|false positive|"
+                    r"(?:compiler|elixir|python|library|upstream) (?:bug|issue)|is a bug in|flaky|"
+                    r"probably|likely because|must be (?:a|the|because)|i (?:think|believe|suspect))\b", re.I)
+
+
 def stands_alone(text: str) -> bool:
     """A fact or decision a reader can use without the conversation around it."""
     return not ANAPHOR.match(text.strip()) and bool(CONCRETE.search(text)) and not UNDECIDED.search(text)
@@ -438,7 +449,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     ctx = Context()
     task_cap = max(160, min(TASK_CAP, budget))
     ctx.task = task_brief(d.task, task_cap) if d.task else ""
-    if d.latest and task_brief(d.latest, task_cap) != ctx.task and not ctx.task.startswith(d.latest):
+    if d.latest and task_brief(d.latest, task_cap) != ctx.task and " ".join(d.latest.split()) not in " ".join(d.task.split()):
         ctx.latest = brief(d.latest, max(120, min(LATEST_CAP, budget // 2)))
     if not ctx.task:
         ctx.task = "(no user request found in this span)"
@@ -536,7 +547,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
                 kept = _clean_facts(_facts_items([f]))
                 ep = next((story.step_of.get(x) for x in f.refs if story.step_of.get(x)), None)
                 if kept and ep is not None and ep.busy():
-                    notes.setdefault(ep.index, []).append((label, kept[0].text))
+                    # a cause the agent asserted without proof in the records is its belief, not a fact
+                    said = "The agent's belief (not verified in the span)" if BELIEF.search(kept[0].text) else label
+                    notes.setdefault(ep.index, []).append((said, kept[0].text))
                     folded.add(kept[0].text)
     # every step's core lines (what it came to) first, newest first, then the details, then what
     # was decided and found; each step's lines keep their order

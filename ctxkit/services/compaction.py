@@ -622,8 +622,18 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     set_story(d, *for_span([r for r in records if r.get("kind") != "summary"]))
     if task:
         d.requests.insert(0, Fact("request", task))
+    from ..core.requests import first_request, task_statement
+
+    first = " ".join((first_request(records) or "").split())
+    if d.requests and first and first == " ".join(d.requests[0].text.split()):  # the session's first request is here
+        d.task_line = task_statement([r for r in records if r.get("kind") != "summary"])
     if latest and (not d.requests or d.requests[-1].text != latest):
         d.requests.append(Fact("request", latest))  # a windowed run: the newest request was seen earlier
+    from ..core.kinds import code_requests
+
+    for t in code_requests([r for r in records if r.get("kind") != "summary"]):  # aider's `AI!` comments
+        if all(f.text != t for f in d.requests):
+            d.requests.append(Fact("request", t))
     if model_ctx is not None:
         d.decisions = [Fact("decision", i.text) for i in model_ctx.sections.get("Decisions", [])] + d.decisions
         d.findings = [Fact("finding", i.text) for i in model_ctx.sections.get("Facts", [])] + d.findings
