@@ -161,9 +161,11 @@ def test_an_install_command_names_the_manifests_it_changed(summaries):
 
 def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(summaries):
     # fa812bfe: `<th>Status</th>` went into the visible sessions table only; the file has the
-    # `<th>Session</th>` header in 3 places (the hidden table got it right after the cut)
+    # `<th>Session</th>` header in 3 places, 2 of them followed by `<th>Branch</th>` (the third heads
+    # the panes table); the hidden sessions table got it right after the cut
     cur = section(summaries[A0Y], "Current work")
-    assert "`<th>Status</th>` added after `<th>Session</th>` at 1 of the 3 places the file has that line" in cur
+    assert ("`<th>Status</th>` added after `<th>Session</th>`, not yet at the same spot under "
+            "`<table class=\"hidden-table\">`") in cur
     from ctxkit.core.episodes import FileChange, _twins
     fc = FileChange("t.heex")
     lines = {1: "<table>", 2: "<th>Session name</th>", 9: "<table>", 10: "<th>Session name</th>"}
@@ -171,9 +173,18 @@ def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(su
     assert "at 1 of the 2 places" in fc.describe()
     _twins(fc, "<th>Session name</th>\n<th>Hidden</th>", "<th>Session name</th>\n<th>Status</th>\n<th>Hidden</th>", lines)
     assert "places" not in fc.describe()  # both places have it now
+    # a place of another kind (the anchor followed by another line) is not counted; the other place is
+    # named by the nearest line above it that differs from the edited place's
+    fc = FileChange("t.heex")
+    lines = {1: "<table>", 2: "<tr>", 3: "<th>Session name</th>", 4: "<th>Branch</th>",
+             11: "<table class=\"hidden\">", 12: "<tr>", 13: "<th>Session name</th>", 14: "<th>Branch</th>",
+             21: "<table>", 22: "<tr>", 23: "<th>Session name</th>", 24: "<th>Window</th>"}
+    _twins(fc, "<tr>\n<th>Session name</th>\n<th>Branch</th>", "<tr>\n<th>Session name</th>\n<th>Status</th>\n<th>Branch</th>", lines)
+    assert "not yet at the same spot under `<table class=\"hidden\">`" in fc.describe()
 
 
 def test_next_step_names_the_places_an_insertion_did_not_reach(summaries):
     nxt = section(summaries[A0Y], "Next step")
-    assert ("check whether `<th>Status</th>` also belongs after `<th>Session</th>` at the other 2 places in "
-            "`lib/spotter_web/live/pane_list_live.ex` (added at 1 of 3)") in nxt
+    assert ("check whether `<th>Status</th>` also belongs after `<th>Session</th>` under "
+            "`<table class=\"hidden-table\">` in `lib/spotter_web/live/pane_list_live.ex` (the same lines there "
+            "lack it)") in nxt

@@ -411,12 +411,24 @@ class FileChange:
             parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]))
         if self.swaps and not (self.added or self.changed or self.removed):
             parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
-        for (anchor, line), (places, done) in list(self.twins.items())[:2]:
-            if done < places:  # the same insertion may be due at the anchor's other places
-                parts.append(f"`{line}` added after `{anchor}` at {done} of the {places} places the file has that line")
+        for anchor, line, done, places, where in self.twin_gaps()[:2]:  # the same insertion may be due there
+            parts.append(f"`{line}` added after `{anchor}`, not yet at the same spot {where}" if where else
+                         f"`{line}` added after `{anchor}` at {done} of the {places} places the file has that line")
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
+
+    def twin_gaps(self) -> list:
+        """(anchor, added line, places done, places, "under `X`" for the places not done or "") of each
+        insertion made at fewer places than the file has its anchor followed alike (_twins)."""
+        out = []
+        for (anchor, line), (places, done, *rest) in self.twins.items():
+            if done >= places:
+                continue
+            names = [f"`{n}`" for _, n in (rest[0] if rest else []) if n]
+            where = ("under " + " and ".join(names)) if names and len(names) == places - done else ""
+            out.append((anchor, line, done, places, where))
+        return out
 
     @staticmethod
     def _tests(path: str) -> bool:
@@ -835,16 +847,25 @@ def _def_key(name: str) -> str:
     return re.sub(r"\(.*$", "", name)
 
 
+DEF_PREFIX = re.compile(r"^\s*(?:(?:export|default|async|pub(?:\([\w:]+\))?|static|public|private|protected|final|def|defp|"
+                        r"defmacrop?|defguardp?|defdelegate|defmodule|defprotocol|defimpl|function\*?|class|fn|func|"
+                        r"const|let|var|struct|enum|trait|interface|type|module)\s+)+$")
+
+
 def _body(text: str, name: str, names: list) -> str:
     """The text from the line that defines `name` to the next definition (whitespace folded);
     a CSS rule to its closing brace."""
     lines = text.splitlines()
     key = _def_key(name)
     named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
-    starts = [k for k, ln in enumerate(lines) if named.search(ln)]
+    starts = [(k, m.start()) for k, ln in enumerate(lines) if (m := named.search(ln))]
     if not starts:
         return ""
-    k = starts[0]
+    # the line that defines it (`defp load_transcript(id) do`), not a line that calls it: an edit that
+    # inserts a caller above a definition's head leaves the definition as it was
+    k = next((k for k, at in starts if DEF_PREFIX.match(lines[k][:at])), None)
+    if k is None:
+        k = next((k for k, at in starts if not lines[k][:at].strip()), starts[0][0])
     if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
         end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
         return " ".join(" ".join(lines[k:end]).split())
@@ -1482,8 +1503,11 @@ NUMBERED_LINE = re.compile(r"(?m)^\s*(\d+)\u2192(.*)$")
 
 def _twins(fc: FileChange, old: str, new: str, lines: dict | None) -> None:
     """An edit that inserts a line or two right after a line the file has in several places (a table
-    header with a twin table, a repeated block) changed one place: note how many the file has, and
-    count a later edit that makes the same insertion after the same line as another place done."""
+    header with a twin table, a repeated block) changed one place: note the places of the same kind
+    (the anchor followed by the same line as where the edit went; a header of another table is not
+    one), each named by the nearest line above it that tells it apart from the edited place
+    (`<table class="hidden-table">`), and count a later edit that makes the same insertion after
+    the same line as another place done."""
     olds = set(old.splitlines())
     nl = new.splitlines()
     ins = [k for k, ln in enumerate(nl) if ln not in olds and ln.strip()]
@@ -1492,13 +1516,43 @@ def _twins(fc: FileChange, old: str, new: str, lines: dict | None) -> None:
     anchor, line = nl[ins[0] - 1].strip(), nl[ins[0]].strip()
     if len(anchor) < 10 or len(line) > 80 or "`" in anchor + line or not re.search(r"[A-Za-z]{3}", anchor):
         return
+    # the line the anchor was followed by: the first one after the insertion that the old text has
+    after = next((ln.strip() for ln in nl[ins[0] + 1:] if ln in olds and ln.strip()), "")
+    lines = lines or {}
+    ol = [ln.strip() for ln in old.splitlines()]
+    tail = ol[ol.index(anchor) + 1:] if anchor in ol else []
+
+    def fit(n: int) -> int:  # how far the lines after a place agree with the edit's old text
+        k = 0
+        while k < len(tail) and lines.get(n + 1 + k) == tail[k]:
+            k += 1
+        return k
     key = (anchor, line)
     if key in fc.twins:
-        fc.twins[key][1] += 1
+        tw = fc.twins[key]
+        tw[1] += 1
+        if tw[2]:  # the place this edit reached is done: the one its old text fits best
+            got = max(tw[2], key=lambda p: fit(p[0]))
+            tw[2].remove(got)
         return
-    places = sum(1 for t in (lines or {}).values() if t == anchor)
-    if 2 <= places <= 4:
-        fc.twins[key] = [places, 1]
+    places = sorted(n for n, t in lines.items() if t == anchor and (not after or lines.get(n + 1) in (None, after)))
+    if not 2 <= len(places) <= 4:
+        return
+    here = max(places, key=fit)
+    others = []
+    for n in places:
+        if n == here:
+            continue
+        name = ""
+        for j in range(1, 12):  # the nearest line above that differs from the edited place's
+            a, b = lines.get(here - j), lines.get(n - j)
+            if a is None or b is None:
+                break
+            if a != b and b and len(b) <= 80 and "`" not in b:
+                name = b
+                break
+        others.append((n, name))
+    fc.twins[key] = [len(places), 1, others]
 
 
 def _swe_edit(name: str, cmd: str, current):

@@ -842,9 +842,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     lacking = unmet_done_items(f, dod) if f.uncommitted else []
     left = untouched_outputs(story, f) if f.uncommitted else []
     # an insertion made at one place of a line the file repeats (a column added to one of two tables)
-    twins = [f"check whether `{line}` also belongs after `{anchor}` at the other {places - done} place"
-             f"{'s' if places - done > 1 else ''} in `{short_path(fc.path, story.cwd)}` (added at {done} of {places})"
-             for fc in f.uncommitted for (anchor, line), (places, done) in fc.twins.items() if done < places]
+    twins = [f"check whether `{line}` also belongs after `{anchor}` " +
+             (f"{where} in `{short_path(fc.path, story.cwd)}` (the same lines there lack it)" if where else
+              f"at the other {places - done} place{'s' if places - done > 1 else ''} in "
+              f"`{short_path(fc.path, story.cwd)}` (added at {done} of {places})")
+             for fc in f.uncommitted for anchor, line, done, places, where in fc.twin_gaps()]
     if left or lacking or twins:
         todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
                twins[:2] + [f"make this hold: \"{d.rstrip('.')}\" (no change since the last commit touches " +
