@@ -385,7 +385,7 @@ class FileChange:
             if self.sample and self.plus == 1:
                 parts.append(f"added {_one_line(self.sample, self.anchor)}" + (f", {self.minus} removed" if self.minus else ""))
             elif 1 < self.plus <= 4 and len(self.samples) == self.plus:
-                parts.append("added " + ", ".join(f"`{x.strip().rstrip(',;')}`" for x in self.samples) +
+                parts.append("added " + _lines_said(self.samples) +
                              (f"; {self.minus} line{'s' if self.minus != 1 else ''} removed" if self.minus else ""))
             else:
                 # declarations a DSL block adds (`create :upsert`, `identity :unique_session_uuid`, `field :x`)
@@ -501,6 +501,35 @@ def _one_line(line: str, anchor: str = "") -> str:
     return f"the line `{x}`"
 
 
+CALL_LINE = re.compile(r"^([\w.!?]+\((?:[^(),]+,\s*)*)([^(),]+)\)$")
+ALIAS_LINE = re.compile(r"^(?:alias|import|require|use)\s+([A-Z][\w.]*)$")
+
+
+def _lines_said(lines: list) -> str:
+    """A few added lines, backticked: calls of one function that differ in their last argument said
+    once (`ActiveSessionRegistry.touch(session_id, …)` with `:commit_event`, `:tool_call`), and an
+    alias left out when the calls it serves are named."""
+    xs = [x.strip().rstrip(",;") for x in lines]
+    heads: "OrderedDict[str, list]" = OrderedDict()
+    for x in xs:
+        m = CALL_LINE.match(x)
+        if m:
+            heads.setdefault(m.group(1), []).append(m.group(2).strip())
+    out, said = [], set()
+    for x in xs:
+        a = ALIAS_LINE.match(x)
+        if a and any(h.startswith(a.group(1).rsplit(".", 1)[-1] + ".") for h in heads):
+            continue
+        m = CALL_LINE.match(x)
+        if m and len(heads.get(m.group(1), ())) > 1:
+            if m.group(1) not in said:
+                said.add(m.group(1))
+                out.append(f"`{m.group(1)}…)` calls with " + ", ".join(f"`{v}`" for v in heads[m.group(1)]))
+            continue
+        out.append(f"`{x}`")
+    return ", ".join(out)
+
+
 def _imports(mods: list) -> str:
     """`a/b/x`, `a/b/{y, z}`: modules sharing a folder said once."""
     groups: "OrderedDict[str, list]" = OrderedDict()
@@ -608,14 +637,22 @@ class Error:
     frozen: bool = False              # another check ran after its fixing edits: later edits are other work
     said: list = field(default_factory=list)        # the agent's words while it was open, oldest first
     changes: list = field(default_factory=list)     # (path, lines gone, lines come) of the small edits after it
+    fix_said: list | None = None      # the words its fix may be announced in, when not all of `said`
 
     def why(self) -> str:
         """The agent's explanation of the cause or the way out, in its words (see reason())."""
         return reason(self.said)
 
     def change(self) -> str:
-        """What the last small edits after it changed, in a few words."""
-        return edit_gist(self.changes)
+        """What the last small edits after it changed, in a few words: only when every line is a
+        whole statement (a line cut from a larger expression, `messages =`, says nothing alone)."""
+        gist = edit_gist(self.changes)
+        lines = re.findall(r"`([^`]+)`", gist)
+        return gist if lines and all(_whole(x) for x in lines) else ""
+
+    def remedy(self) -> str:
+        """The fix the agent announced while it was open, in its words (remedy())."""
+        return remedy(self.said if self.fix_said is None else self.fix_said)
 
 
 # a sentence that explains: a cause, a conflict, what a tool wants, the way chosen
@@ -646,6 +683,55 @@ def reason(said: list) -> str:
                     x += " " + nxt
                 return brief(x, 300)
     return ""
+
+
+# the agent announcing what it changes to get past an error ("Let me fix the test helper to include UUIDs.")
+FIX_INTENT = re.compile(r"^(?:(?:so|instead|now|ok|okay|actually|then)[,:]?\s+)?(?:let me|let's|I'll|I will|I need to|"
+                        r"I should|we need to|we should)\s+(?:just\s+|instead\s+|simply\s+|\w+ly\s+)?([a-z][\w-]*)", re.I)
+LOOK_VERBS = frozenset("""check look read re-read reread run rerun re-run verify see wait search investigate compile
+recompile test retest confirm understand explore find grep examine inspect review view start continue close commit push
+try retry know think be trace debug figure go get consider also double-check make keep proceed move ensure submit
+resubmit issue redo reapply""".split())
+ANAPHORIC = re.compile(r"\b(?:it|this|that|the same|them|these|those)\b\W*$|\bthe same\b", re.I)
+
+
+def remedy(said: list) -> str:
+    """Of the agent's words while an error was open, the last sentence announcing a change that
+    gets past it ("Let me fix the test helper to include UUIDs.", "I'll use the full path and
+    suppress the credo warning inline."), unhedged; a follow-up ("… too", "Also …") only when nothing
+    else was announced. A sentence that only points back ("Let me extract it.") comes with the one
+    before it."""
+    found, extra = "", ""
+    for text in reversed(said):
+        sents = _sentences(text)
+        for k in range(len(sents) - 1, -1, -1):
+            x = sents[k]
+            m = FIX_INTENT.match(x)
+            if not m or m.group(1).lower() in LOOK_VERBS or HEDGE.search(x) or x.rstrip().endswith("?"):
+                continue
+            if re.search(r"\btoo\b|\balso\b|^also\b", x, re.I):
+                extra = extra or x
+                continue
+            if ANAPHORIC.search(x):
+                if k == 0:
+                    continue  # "Let me extract it." with nothing before it says what
+                x = sents[k - 1] + " " + x
+            elif len(x.split()) < 6 and "`" not in x:
+                continue  # "Let me fix the assertion.": the edit says as much
+            found = x
+            break
+        if found:
+            break
+    return brief(found or extra, 240)
+
+
+def _whole(line: str) -> bool:
+    """A line that reads as a statement of its own: brackets balanced, not the start or the end of
+    a longer expression (`messages =`, `|> Ash.Query.filter(…)`, `"uuid" => x,`)."""
+    x = line.strip()
+    if not x or re.search(r"(?:[=,(\[{]|->|\bdo|\|\|?|&&)$", x) or re.match(r"^(?:\|>|\.|[)\]}]|end\b|else\b)", x):
+        return False
+    return all(x.count(a) == x.count(b) for a, b in ("()", "[]", "{}"))
 
 
 def edit_gist(changes: list) -> str:
@@ -695,6 +781,7 @@ class Episode:
     said_first: list = field(default_factory=list)  # the agent's words right before the step's first edit
     accounts: list = field(default_factory=list)    # (source, text): the agent's own account of the step
                                                     # (a close reason, a commit message's body)
+    talk: list = field(default_factory=list)        # (record index, text, thinking?): the agent's words in the step
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -714,6 +801,7 @@ class Story:
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
+    whys: dict = field(default_factory=dict)           # item id -> its description's "why" section, when it has one
     parent: str | None = None                          # the item whose children were listed (an epic)
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
     texts: dict = field(default_factory=dict)          # path -> the new texts the span's edits wrote into it
@@ -1029,6 +1117,10 @@ def _item_titles(head: str, path: str = "") -> list:
     return [(m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(head)]
 
 
+# a work item's section that says why it exists ("## Why This Task Is Necessary", "## Problem", "## Motivation")
+WHY_HEAD = re.compile(r"^(?:why\b|problem\b|motivation\b|rationale\b|background\b|context\b)", re.I)
+
+
 def _titles(story: Story, out: str) -> None:
     for item, t in _item_titles(out[:20000]):
         if 8 <= len(t) <= 200 and item not in story.titles and not t.startswith(("[", "--")):
@@ -1036,12 +1128,15 @@ def _titles(story: Story, out: str) -> None:
     m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
     if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
         body = out.split("\nDESCRIPTION\n", 1)[1]
-        para = ""
+        para, heads = "", []
         for chunk in body.strip().split("\n\n"):
+            heads += [ln.strip("# ").strip() for ln in chunk.splitlines() if ln.lstrip().startswith("#")]
             text = "\n".join(ln for ln in chunk.splitlines() if not ln.lstrip().startswith("#")).strip()
             if text:
                 para = text
                 break
+        if para and heads and WHY_HEAD.match(heads[-1]):  # the item's own reason for being
+            story.whys[m.group(1)] = brief(" ".join(para.split()), 300)
         files = []
         fm = re.search(r"(?mi)^(?:#+\s*)?Output files:?\s*\n((?:\s*-\s+.*\n?)+)", body)
         if fm:
@@ -1087,8 +1182,12 @@ def build(span: Sequence[dict]) -> Story:
     def new_episode(i: int) -> Episode:
         nonlocal cur
         cur.end = i - 1
+        prev = cur
         cur = Episode(index=len(story.episodes) + 1, start=i)
         story.episodes.append(cur)
+        if prev.commits and story.last_commit_index >= prev.start:  # said after the commit: the next step's
+            cur.talk = [t for t in prev.talk if t[0] > story.last_commit_index]
+            prev.talk = [t for t in prev.talk if t[0] <= story.last_commit_index]
         return cur
 
     for i, r in enumerate(recs):
@@ -1114,6 +1213,7 @@ def build(span: Sequence[dict]) -> Story:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]
             recent_at = (recent_at + [i])[-2:]
+            cur.talk.append((i, r["content"], "thinking" in (r.get("flags") or ())))
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
@@ -1266,6 +1366,8 @@ def build(span: Sequence[dict]) -> Story:
                     err = Error(pending_report, f"{m.group(1)} (as the agent reported it)" if m else
                                 "a check (as the agent reported it)", i, "reported", fix=how, resolved=True, kind="check")
                     err.said = [re.sub(re.escape(pending_report), "", t) for t in pending_said]
+                    # its fix is announced with the report or after it, not in the words before it
+                    err.fix_said = err.said[next((k for k, t in enumerate(pending_said) if pending_report in t), 0):]
                     cur.errors.append(err)
                     pending_report, pending_said = None, []
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
@@ -1459,6 +1561,7 @@ REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy
 # a linter's or compiler's complaint said without naming the tool ("Too many conditionals in one function.")
 LINT_PHRASE = re.compile(r"\b(?:too many (?:conditionals|branches|arguments|parameters|lines|clauses|statements)|"
                          r"nest(?:ing|ed)(?: depth)? (?:is )?too deep|too (?:complex|deeply nested)|complexity (?:is )?too high|"
+                         r"the nesting (?:comes from|is caused by|is in|is)|the (?:cyclomatic )?complexity (?:comes from|is caused by)|"
                          r"(?:alias|variable|import|function) \S+ is (?:never )?unused|undefined (?:function|variable|module)|"
                          r"is not formatted|line (?:is )?too long)\b", re.I)
 

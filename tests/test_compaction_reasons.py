@@ -1,0 +1,116 @@
+"""A summary that gives reasons, not debris (issue 18, the judge's Coverage and Usability faults):
+an error's fix is said in the agent's own announcement of it instead of the fragments its edits
+took out and put in, a check complaint the agent read from a hook ("The nesting comes from …") is
+an error of its step, a choice the agent made and kept is quoted with its reason, a work item's own
+"why" section says why a finished step was done, the items the steps are named for are one line,
+and a few calls of one function added in a file are said once. Asserted on the corpus sessions
+Claude Code compacted, at its budget, and on small inputs."""
+import re
+
+from ctxkit.core.episodes import Episode, FileChange, _lines_said, _whole, remedy
+from ctxkit.core.writeup import choices
+from test_compaction_story import section
+from test_summary_story import A0Y, FUM, summaries  # noqa: F401 (the shared module fixture)
+
+
+def steps(text: str) -> list[str]:
+    return re.findall(r"^## (Step \d+:.*)$", text, re.M)
+
+
+def test_an_errors_fix_is_the_agents_announcement_not_the_edits_fragments(summaries):
+    s2 = section(summaries[A0Y], steps(summaries[A0Y])[1])
+    err = next(ln for ln in s2.splitlines() if "Assertion with == failed" in ln)
+    assert "The fix, as the agent announced it: \"Let me fix the test helper to include UUIDs.\"" in err
+    assert "`messages =`" not in err and "the last edits" not in err  # no lines cut from a larger expression
+    assert "the same command then passed" in err  # the failing run, run again: said once
+    # the fix it announced for the credo complaint is in its reason already; the whole lines it changed stay
+    s1 = section(summaries[A0Y], steps(summaries[A0Y])[0])
+    err = next(ln for ln in s1.splitlines() if "Nested modules could be aliased" in ln)
+    assert "The fix, as the agent announced it" not in err and "`# credo:disable-for-next-line" in err
+
+
+def test_remedy_is_the_last_change_announced_unhedged():
+    said = ["The alias is unused. Let me check the file.",
+            "This might be a false positive. Let me use the full module path instead.",
+            "Known conflict. I'll use the full path and suppress the credo warning inline.",
+            "Both edits need to apply together. Let me fix the function to use the full path too."]
+    assert remedy(said) == "I'll use the full path and suppress the credo warning inline."
+    # a sentence that only points back comes with the one before it; alone it says nothing
+    assert remedy(["`xterm.css` was force-added. I should do the same for `spotter.css`."]) == \
+        "`xterm.css` was force-added. I should do the same for `spotter.css`."
+    assert remedy(["Let me extract it."]) == ""
+    assert remedy(["Let me fix the assertion."]) == ""  # the edit says as much
+    assert remedy(["Let me run the tests again.", "Maybe I should try `apply/3`?"]) == ""
+
+
+def test_a_line_cut_from_an_expression_is_not_a_whole_statement():
+    assert _whole("alias Spotter.Services.Tmux") and _whole("# credo:disable-for-next-line Credo.Check.X")
+    for frag in ("messages =", "|> Ash.Query.filter(session_id: session_id)", '"uuid" => "#{id}-system",',
+                 "case x do", "end", "foo(bar,"):
+        assert not _whole(frag), frag
+
+
+def test_a_check_complaint_the_agent_explains_is_an_error_of_its_step(summaries):
+    # fa812bfe step 2: the credo output came from a hook the transcript does not record; the agent's
+    # words are its only trace, and the helper it then extracted is the fix
+    s2 = section(summaries[A0Y], steps(summaries[A0Y])[1])
+    assert re.search(r"Error from a check \(as the agent reported it\): The nesting comes from the `if` inside "
+                     r"`Enum\.find_value` inside `case`\. → fixed by editing `sync_transcripts\.ex` "
+                     r"\(added `list_subdirectories/1`\)", s2)
+
+
+def test_a_choice_kept_is_quoted_with_its_reason(summaries):
+    text = summaries[A0Y]
+    s3 = section(text, steps(text)[2])
+    assert "Decided, in the agent's words: \"Let me put it in `priv/scripts/` instead since that's what Elixir apps " \
+           "package.\"" in s3
+    s4 = section(text, steps(text)[3])
+    assert ("Decided, in the agent's words: \"I'm not actually calling `ActiveSessionRegistry` directly — the status "
+            "comes via PubSub. Let me remove the unused alias.\"") in s4
+    # an approach tried and dropped is never a decision
+    assert "apply/3" not in text
+
+
+def _ep(said: list, files=(), errors=()) -> Episode:
+    ep = Episode()
+    ep.talk = [(k, t, False) for k, t in enumerate(said)]
+    for p, added in files:
+        ep.files[p] = FileChange(p, "modified", added=list(added))
+    ep.errors = list(errors)
+    return ep
+
+
+def test_choices_keep_the_later_of_two_and_only_what_stayed():
+    ep = _ep(["I'll keep `render/1` instead of removing it, since callers use it.",
+              "Actually I'll keep `render/1` instead of removing it, because tests and callers use it.",
+              "Let me put the script in `scripts/` instead since that is simpler."],
+             files=[("lib/r.ex", ["render/1"])])
+    got = choices(ep)
+    assert got == ["Actually I'll keep `render/1` instead of removing it, because tests and callers use it."]
+    # a choice with no reason is an action (its change says it); a hedged one is not made yet
+    ep = _ep(["Let me keep `render/1`.", "Maybe I should drop `render/1` instead, since it is old."],
+             files=[("lib/r.ex", ["render/1"])])
+    assert choices(ep) == []
+
+
+def test_a_finished_step_says_why_in_its_items_own_words(summaries):
+    text = summaries[A0Y]
+    s3 = section(text, steps(text)[2])
+    assert ("Why, in `spotter-a0y.3`'s description: \"Bootstrap sync fixes initial missing data, but does not keep "
+            "active transcripts fresh.") in s3
+    assert "Why, in `spotter-a0y.4`" not in text  # in progress: Current work says what it asks
+    assert "Why, in `spotter-fum" not in summaries[FUM]  # those items have no "why" section
+
+
+def test_the_items_the_steps_are_named_for_are_one_line(summaries):
+    items = section(summaries[A0Y], "Work items")
+    assert ("`spotter-a0y.1`, `spotter-a0y.2`, `spotter-a0y.3`: closed and committed (steps 1–3); "
+            "`spotter-a0y.4`: in progress (step 4)") in items
+    items = section(summaries[FUM], "Work items")
+    assert "`spotter-fum.4` — Add regression coverage" in items  # not a step: its title stays
+
+
+def test_calls_of_one_function_are_said_once():
+    lines = ["alias App.Registry", "Registry.touch(id, :commit_event)", "Registry.touch(id, :tool_call)"]
+    assert _lines_said(lines) == "`Registry.touch(id, …)` calls with `:commit_event`, `:tool_call`"
+    assert _lines_said(["x = 1", "y = 2"]) == "`x = 1`, `y = 2`"
