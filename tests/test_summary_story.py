@@ -45,11 +45,11 @@ def test_steps_say_the_api_and_data_shapes_built(summaries):
     assert "public `render/2` (1 default arg), `to_relative_path/2`; 16 private helpers, including " in line
     assert "`detect_fence_open/1`" in line  # a helper the agent talks about is named before the others
     for key in ("kind", "tool_use_id", "thread_key", "subagent_ref", "code_language", "render_mode"):
-        assert f"`{key}`" in line.split("map keys", 1)[1]
+        assert f"`{key}`" in line.split("its maps carry", 1)[1]
     assert "options `:session_cwd`" in line
     assert "and 7 more" not in line  # the budget has room: no names cut
     tests = next(ln for ln in s.splitlines() if "transcript_renderer_test.exs" in ln)
-    assert '7 describe groups' in tests and '"render/2 enriched metadata"' in tests and "map keys" not in tests
+    assert '7 describe groups' in tests and '"render/2 enriched metadata"' in tests and "maps carry" not in tests
     css = section(summaries[FUM], steps(summaries[FUM])[1])
     assert "CSS variables `--transcript-bg`, `--transcript-surface`" in css
 

@@ -204,6 +204,8 @@ def _map_keys(text: str) -> list[str]:
             else:
                 body.append(" ")
             k += 1
+        if re.match(r"\s*(?:->|<-|=(?![=>~]))", text[k + 1:k + 8]):
+            continue  # a pattern it matches (`%{status: :ok} ->`), not a shape it makes
         inner = "".join(body)
         out += MAP_KEY.findall(inner)
         if m.group(0).startswith("defstruct"):
@@ -276,7 +278,8 @@ def key_values(text: str, path: str = "") -> list[str]:
         out += [" ".join(m.group(1).split()) for m in rx.finditer(text)]
     for m in TOPIC_CALL.finditer(text):  # described as topics, with the message sent on them
         pay = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split())) if m.group(2) else ""
-        out.append(f"topic {m.group(1)}" + (f" ← {pay}" if pay else ""))
+        verb = re.match(r"\w+", m.group(0)).group(0)
+        out.append(f"{'subscribe' if verb == 'subscribe' else 'topic'} {m.group(1)}" + (f" ← {pay}" if pay else ""))
     for m in HANDLER_HEAD.finditer(text):
         pat = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split()))  # %{id: id} -> %{id}
         out.append(f"{m.group(1)}({pat})")
@@ -360,13 +363,17 @@ class FileChange:
                     parts.append(f"{label} {self._names(names, cap, noun)}")
         if own and not parts and not self._tests(self.path) and self.action == "created":
             parts.append("defines " + ", ".join(f"`{m}`" for m in sorted(own)[:2]))
-        for kind, label in (("key", "map keys"), ("assign", "assigns"), ("option", "options"), ("var", "CSS variables")):
+        # each shape said as what the code does with it: "its maps carry `kind`", "takes options `:cwd`"
+        for kind, verb, noun in (("key", "its maps carry", "keys"), ("assign", "assigns", "values"),
+                                 ("option", "takes options", "options"), ("var", "defines CSS variables", "CSS variables")):
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
             if kind == "key" and len(got) > 12:
                 continue  # a change that builds that many keys is moving data around, not defining a shape
             if got:
                 fmt = (lambda x: f"`:{x}`") if kind in ("option", "assign") else (lambda x: f"`{x}`")
-                parts.append(_some([fmt(x) for x in got], min(cap, 10), label, label + " "))
+                said = _some([fmt(x) for x in got], min(cap, 10), noun)
+                parts.append(f"{verb} {said}" if said.startswith("`") else f"{verb.rsplit(' ', 1)[0]} {said}"
+                             if kind in ("option", "var") else f"{verb} {said}")
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
             n = self.tests_added
@@ -393,17 +400,24 @@ class FileChange:
                 parts.append((("added " + ", ".join(f"`{x}`" for x in decl[:cap]) + "; ") if decl else "") +
                              f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         topics = [v[6:] for v in self.values if v.startswith("topic ")]
+        subs = [v[10:] for v in self.values if v.startswith("subscribe ")]
         heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
         defaults: "OrderedDict[str, list]" = OrderedDict()
         for v in self.values:
             if v.startswith("default "):
                 name, _, val = v[8:].partition(" ")
                 defaults.setdefault(name, []).append(f"`{val}`")
-        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default "))]
+        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default ", "subscribe "))]
         if heads:
             parts.append("handles " + ", ".join(f"`{v}`" for v in heads[:4]))
-        if topics:
-            parts.append("topics " + ", ".join(f"`{v}`" for v in topics[:4]))
+        if subs:
+            parts.append("subscribes to " + ", ".join(f"`{v}`" for v in subs[:4]))
+        sent = [t.split(" ← ", 1) for t in topics if " ← " in t]
+        if sent:
+            parts.append("broadcasts " + ", ".join(f"`{p}` on `{t}`" for t, p in sent[:3]))
+        other = [t for t in topics if " ← " not in t and t not in subs and not any(t == x for x, _ in sent)]
+        if other:
+            parts.append("uses topics " + ", ".join(f"`{v}`" for v in other[:4]))
         if defaults:
             parts.append("fallbacks: " + ", ".join(f"`{n}` defaults to " + " or ".join(vs[:3])
                                                    for n, vs in list(defaults.items())[:3]))
