@@ -526,6 +526,23 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     return ctx
 
 
+def standing(story, focus, latest: str = "", cap: int = LEVELS[2][0], more: bool = False) -> "OrderedDict[str, list]":
+    """Where the work stands, section by section, as the summary says it first: Current work, Next
+    step (a git-ignored path to force-add before the commit), then what this kind of session needs
+    (core.kinds: the plan part by part, the findings so far, what was looked at); `more` adds those
+    kinds' later lines (the summary puts them after the files). The model summarizers read the same."""
+    from .focus import current_work_lines, next_step_lines
+
+    out: "OrderedDict[str, list]" = OrderedDict()
+    out["Current work"] = current_work_lines(story, focus, latest, cap)
+    nxt = next_step_lines(story, focus, latest)
+    at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
+    out["Next step"] = nxt[:at] + ignored_lines(story, focus) + nxt[at:]  # before the commit, not after the next item
+    for name, lines, later in focus.kind:  # what this kind of session needs, best first
+        out.setdefault(name, []).extend(list(lines) + (list(later) if more else []))
+    return OrderedDict((k, v) for k, v in out.items() if v)
+
+
 def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> tuple[Context, bool]:
     """write() at one detail level: the summary, and whether a step, Current work or Next step
     line was left out."""
@@ -552,15 +569,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
 
     story, focus = d.story, d.focus
     if story is not None and focus is not None:
-        from .focus import current_work_lines, next_step_lines
-
-        for line in current_work_lines(story, focus, d.latest, level[0]):
-            add("Current work", Item(text=line))
-        nxt = next_step_lines(story, focus, d.latest)
-        at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
-        for line in nxt[:at] + ignored_lines(story, focus) + nxt[at:]:  # before the commit, not after the next item
-            add("Next step", Item(text=line))
-        for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
+        for name, lines in standing(story, focus, d.latest, level[0]).items():
             for line in lines:
                 add(name, Item(text=line))
     if story is not None:
