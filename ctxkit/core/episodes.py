@@ -352,13 +352,17 @@ class FileChange:
                 continue
             if names:
                 noun = "CSS rules" if css else _noun(names)
-                if prefer:  # the names the agent itself talks about come first when a list is cut
-                    names = sorted(names, key=lambda n: re.sub(r"/\d+$", "", n) not in prefer)
-                pub = [n for n in names if n not in self.private]
-                priv = [n for n in names if n in self.private]
+                # when a list is cut, the module's own API comes first (a framework's callbacks last),
+                # and of those the names the agent itself talks about
+                names = sorted(names, key=lambda n: (bool(CALLBACK.match(n)), re.sub(r"/\d+$", "", n) not in prefer))
+                markup = [n for n in names if MARKUP.match(n)]  # template attributes and tags, not functions
+                code = [n for n in names if n not in markup]
+                pub = [n for n in code if n not in self.private]
+                priv = [n for n in code if n in self.private]
                 if label == "added" and pub and priv:  # the API first, then the helpers
-                    parts.append(f"added {self._names(pub, cap, 'public ' + noun, 'public ')}; "
-                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}")
+                    parts.append(f"added {self._names(pub, cap, 'public ' + _noun(pub), 'public ')}; "
+                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}" +
+                                 (f"; markup {self._names(markup, cap, 'attributes and tags')}" if markup else ""))
                 else:
                     parts.append(f"{label} {self._names(names, cap, noun)}")
         if own and not parts and not self._tests(self.path) and self.action == "created":
@@ -467,6 +471,13 @@ class FileChange:
 
 
 TEST_PATH = re.compile(r"(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$|\.(?:spec|test)\.\w+$")
+
+
+MARKUP = re.compile(r"^<\w+>$|^[\w-]+=(?:\"|\{)")
+# the callbacks a framework calls (OTP, LiveView, Python's dunders, test set-up): plumbing, not the API
+CALLBACK = re.compile(r"^(?:handle_\w+[/(]|init/1$|start_link/1$|terminate/2$|code_change/3$|child_spec/1$|mount/3$|"
+                      r"render/1$|update/2$|format_status/[12]$|__\w+__$|setUp$|tearDown$|connectedCallback$|"
+                      r"componentDidMount$)")
 
 
 def _noun(names: list) -> str:
