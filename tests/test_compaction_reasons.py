@@ -114,3 +114,20 @@ def test_calls_of_one_function_are_said_once():
     lines = ["alias App.Registry", "Registry.touch(id, :commit_event)", "Registry.touch(id, :tool_call)"]
     assert _lines_said(lines) == "`Registry.touch(id, …)` calls with `:commit_event`, `:tool_call`"
     assert _lines_said(["x = 1", "y = 2"]) == "`x = 1`, `y = 2`"
+
+
+def test_a_new_file_says_what_it_is_for(summaries):
+    from ctxkit.core.episodes import header_doc
+
+    assert header_doc("#!/bin/bash\n# Notifies Spotter that a session has ended.\n# Reads stdin.\nset -e\n", "a.sh") == \
+        "Notifies Spotter that a session has ended."
+    assert header_doc('defmodule X do\n  @moduledoc """\n  Renders transcript messages as lines.\n\n  More.\n  """\n',
+                      "x.ex") == "Renders transcript messages as lines."
+    assert header_doc("defmodule X do\n  @moduledoc false\n", "x.ex") == ""
+    assert header_doc("/* Transcript panel tokens */\n:root {}\n", "a.css") == ""  # a heading, not a sentence
+    s1 = section(summaries[A0Y], steps(summaries[A0Y])[0])
+    assert "`spotter-plugin/scripts/notify-session-end.sh` created (\"Notifies Spotter that a Claude Code session has " \
+           "ended.\")" in s1
+    # no header doc: the agent's own report of the file, written after the step's commit, without its tally
+    assert "(in the agent's words, \"GenServer with ETS table tracking session lifecycle (active/ended/inactive)\")" in s1
+    assert "14 tests covering" not in summaries[A0Y]

@@ -315,6 +315,7 @@ class FileChange:
     minus: int = 0
     sample: str = ""                   # the one short line added, when that is all
     fate: str = ""                     # what happened to it later in the span (moved, deleted)
+    purpose: str = ""                  # what a new file is for, in its own header doc or the agent's report
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
     values: list = field(default_factory=list)   # key values the new text sets (key_values)
     swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
@@ -478,6 +479,37 @@ MARKUP = re.compile(r"^<\w+>$|^[\w-]+=(?:\"|\{)")
 CALLBACK = re.compile(r"^(?:handle_\w+[/(]|init/1$|start_link/1$|terminate/2$|code_change/3$|child_spec/1$|mount/3$|"
                       r"render/1$|update/2$|format_status/[12]$|__\w+__$|setUp$|tearDown$|connectedCallback$|"
                       r"componentDidMount$)")
+
+
+def header_doc(text: str, path: str) -> str:
+    """What a new file says it is for, in its first sentence: an Elixir `@moduledoc`, a Python
+    module docstring, a leading `/** … */` or `//`/`#` comment block (after a shebang); "" when it
+    has none (`@moduledoc false`) or the sentence is too short to say anything."""
+    head = text.lstrip()[:1500]
+    m = re.search(r'@moduledoc\s+(?:"""\s*\n?(.*?)"""|"([^"\n]+)")', head, re.S) or \
+        re.match(r'(?:#![^\n]*\n\s*)?(?:[rRuU]?"""(.*?)"""|\'\'\'(.*?)\'\'\')', head, re.S) or \
+        re.match(r"(?:#![^\n]*\n\s*)?/\*\*?(.*?)\*/", head, re.S)
+    if m:
+        body = next((g for g in m.groups() if g), "")
+        body = "\n".join(re.sub(r"^\s*\*\s?", "", ln) for ln in body.splitlines())
+    else:
+        lines = head.splitlines()
+        if lines and lines[0].startswith("#!"):
+            lines = lines[1:]
+        block = []
+        for ln in lines:
+            t = ln.strip()
+            c = re.match(r"^(?:#|//|--|;;)\s?(.*)$", t)
+            if not c or t.startswith(("#include", "#define", "#[", "#{")):
+                break
+            block.append(c.group(1))
+        body = "\n".join(block)
+    text = " ".join(body.split())
+    first = re.split(r"(?<=[.!])\s+", text)[0] if text else ""
+    if len(first) < 20 or len(first.split()) < 5 or \
+            re.match(r"(?:-\*-|eslint|noqa|type:|@ts-|SPDX|Copyright|\(c\))", first, re.I):
+        return ""
+    return brief(first, 160)
 
 
 def _noun(names: list) -> str:
@@ -799,6 +831,7 @@ class Episode:
     commits: list = field(default_factory=list)   # (hash or "", message)
     closed: list = field(default_factory=list)
     last_edit: int = -1
+    first_edit: int = -1
     plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
     pushed: bool = False
     created: list = field(default_factory=list)   # work items created: (id, title)
@@ -1334,6 +1367,8 @@ def build(span: Sequence[dict]) -> Story:
                 edits = file_edits(call) if not flagged else []
             if edits and cur.commits:
                 new_episode(i)
+            if edits and cur.first_edit < 0:
+                cur.first_edit = i
             if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
                 cur.said_first = [t for t, k in zip(recent_said, recent_at) if k >= cur.start]
             for path, action, old, new in edits:
@@ -1372,6 +1407,8 @@ def build(span: Sequence[dict]) -> Story:
                             "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
                         fc.swaps.append((gone[0], came[0]))
                 known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
+                if action == "created" and not fc.purpose:
+                    fc.purpose = header_doc(new, path)
                 if action == "created":
                     fc.added += [d for d in after if d not in fc.added]
                 else:

@@ -214,6 +214,32 @@ def _stuck(ep) -> str:
     return "\n".join(parts)
 
 
+REPORT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\**`([^`\n]+)`\**\s*(?:\([^)\n]*\)\s*)?(?:—|–|-|:)\s+(.{10,400})$", re.M)
+
+
+def file_reports(ep, story=None) -> dict:
+    """path or file name -> the first sentence the agent wrote about it in a report of the step
+    ("- `notify-session-end.sh` — Silent-fail hook script that POSTs …"), without tallies or praise;
+    a report written after the step's commit is among the next step's first words."""
+    out: dict = {}
+    eps = story.episodes if story is not None else [ep]
+    k = next((n for n, e in enumerate(eps) if e is ep), 0)
+    before = eps[k - 1] if k > 0 else None
+    # the words before this step's first edit, after an earlier step's commit, report on that step
+    talk = [t for t in ep.talk if not (before is not None and before.commits and (ep.first_edit < 0 or t[0] < ep.first_edit))]
+    after = eps[k + 1] if k + 1 < len(eps) else None
+    if after is not None and ep.commits:
+        talk += [t for t in after.talk if after.first_edit < 0 or t[0] < after.first_edit]
+    for _, text, thinking in talk:
+        if thinking:
+            continue
+        for m in REPORT_LINE.finditer(text):
+            first = re.split(r"(?<=[.!])\s+", m.group(2).strip())[0].rstrip(".")
+            if len(first) >= 20 and not TALLY.search(first) and not SELF_PRAISE.search(first):
+                out[m.group(1).strip()] = brief(first, 160)
+    return out
+
+
 def choices(ep, cap: int = 2) -> list[str]:
     """The choices the agent made in a step and kept, each in its words with the sentence that gives
     its reason: a sentence that settles a way ("Let me put it in `priv/scripts/` instead since that's
@@ -314,11 +340,19 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     if told:
         out.append(Item(text="Changed " + ", ".join(_named(fc.path, cwd, aka or {}) for fc in told) +
                     ": not committed; what changed is under Current work"))
+    reported = file_reports(ep, story)
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path) or fc in told:
             continue
         what = fc.describe(level[0], prefer)
-        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" + (f": {what}" if what else "")))
+        purpose = ""
+        if fc.action == "created" or not what:  # what a new file is for: its own header, else the agent's report
+            purpose = f"\"{fc.purpose}\"" if fc.purpose else ""
+            said = next((v for k, v in reported.items() if fc.path == k or fc.path.endswith("/" + k)), "")
+            if not purpose and said and len(_words(said) - _words(what)) >= 3:
+                purpose = f"in the agent's words, \"{said}\""
+        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" +
+                         (f" ({purpose})" if purpose else "") + (f": {what}" if what else "")))
     for c in ep.commands:
         out.append(Item(text=f"Ran `{c}`"))
     if ep.created:
