@@ -73,7 +73,7 @@ def test_a_choice_kept_is_quoted_with_its_reason(summaries):
 
 def _ep(said: list, files=(), errors=()) -> Episode:
     ep = Episode()
-    ep.talk = [(k, t, False) for k, t in enumerate(said)]
+    ep.talk = [(k, t, False, False) for k, t in enumerate(said)]
     for p, added in files:
         ep.files[p] = FileChange(p, "modified", added=list(added))
     ep.errors = list(errors)
@@ -131,3 +131,13 @@ def test_a_new_file_says_what_it_is_for(summaries):
     # no header doc: the agent's own report of the file, written after the step's commit, without its tally
     assert "(in the agent's words, \"GenServer with ETS table tracking session lifecycle (active/ended/inactive)\")" in s1
     assert "14 tests covering" not in summaries[A0Y]
+
+
+def test_a_generator_run_says_the_files_it_created_and_a_choice_carried_out_at_once_stands(summaries):
+    s2 = section(summaries[A0Y], steps(summaries[A0Y])[1])
+    assert "Ran `mix ash.codegen --name add_message_upsert_identity` (it created " \
+           "`_build/dev/lib/spotter/priv/repo/migrations/20260212155510_add_message_upsert_identity.exs`" in s2
+    assert "--check" not in s2  # a generator run that wrote nothing is a probe
+    # said as the last words of a message whose own calls then did it (the `rm` of the manual migration)
+    assert "Decided, in the agent's words: \"Ash generated its own migration. I should remove my manual one and use " \
+           "the Ash-generated one instead.\"" in s2

@@ -35,6 +35,12 @@ CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyri
                        r"gradle build|mvn (?:compile|package))")
 INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
                          r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
+# a generator: a command that writes new files from a template or a schema diff (migrations, scaffolds)
+GENERATE_CMD = re.compile(r"\b(?:mix [\w.]*(?:gen|codegen|generate_migrations)[\w.]*|mix (?:phx|igniter)\.new|"
+                          r"rails (?:generate|g|new)\b|(?:bin/)?rake db:migrate|alembic revision|django-admin startapp|"
+                          r"manage\.py (?:startapp|makemigrations)|cargo (?:new|init)|dotnet new|ng (?:generate|g)\b|"
+                          r"nest (?:generate|g)\b|npx create-[\w-]+|npm init\b)")
+GENERATED = re.compile(r"(?m)^\s*\*?\s*(?:creating|create|created)\s+([\w./-]+\.\w+)\s*$")
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
 # failures of the agent's own tooling, not of the project: a read too large for the tool, an edit whose
 # old text was not found, a skill or permission refusal, a malformed call
@@ -839,7 +845,9 @@ class Episode:
     said_first: list = field(default_factory=list)  # the agent's words right before the step's first edit
     accounts: list = field(default_factory=list)    # (source, text): the agent's own account of the step
                                                     # (a close reason, a commit message's body)
-    talk: list = field(default_factory=list)        # (record index, text, thinking?): the agent's words in the step
+    generated: dict = field(default_factory=dict)   # generator command -> the files it said it created
+    talk: list = field(default_factory=list)        # (record index, text, thinking?, carried out?): the agent's words
+                                                    # in the step; carried out: the same message's calls all succeeded
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -1271,7 +1279,10 @@ def build(span: Sequence[dict]) -> Story:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]
             recent_at = (recent_at + [i])[-2:]
-            cur.talk.append((i, r["content"], "thinking" in (r.get("flags") or ())))
+            calls = r.get("tool_calls") or ()
+            acted = bool(calls) and not any(results.get(c.get("id")) is None or result_failed(results[c.get("id")])
+                                            for c in calls)
+            cur.talk.append((i, r["content"], "thinking" in (r.get("flags") or ()), acted))
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
@@ -1528,6 +1539,13 @@ def build(span: Sequence[dict]) -> Story:
             m = INSTALL_CMD.search(cmd)
             if m and not flagged:
                 cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
+                continue
+            m = GENERATE_CMD.search(cmd)
+            made = _uniq(short_path(p, story.cwd) for p in GENERATED.findall(out))[:4] if m and not flagged else []
+            if made:  # a generator that wrote files: they are the step's work too
+                c = brief(norm_command(cmd[m.start():]), 100)
+                cur.commands.append(c)
+                cur.generated[c] = made
                 continue
             if not flagged:
                 _fates(story, cmd)

@@ -230,7 +230,7 @@ def file_reports(ep, story=None) -> dict:
     after = eps[k + 1] if k + 1 < len(eps) else None
     if after is not None and ep.commits:
         talk += [t for t in after.talk if after.first_edit < 0 or t[0] < after.first_edit]
-    for _, text, thinking in talk:
+    for _, text, thinking, *_ in talk:
         if thinking:
             continue
         for m in REPORT_LINE.finditer(text):
@@ -255,10 +255,11 @@ def choices(ep, cap: int = 2) -> list[str]:
     fixes = " ".join(t for e in ep.errors for t in e.said)
     stuck = _stuck(ep)
     found: list = []
-    for _, text, thinking in ep.talk:
+    for _, text, thinking, acted in ep.talk:
         text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*[-*+]\s", ln))  # a list is a plan
         sents = _sentences(text)
         for k, x in enumerate(sents):
+            done = acted and k == len(sents) - 1  # its message's own calls carried it out, and succeeded
             if not (SETTLED if thinking else CHOICE_SENT).search(x) or x.rstrip().endswith("?") or UNDECIDED.search(x) or \
                     x in fixes or \
                     re.match(r"(?:Or|Wait|Hmm|But|Now I|Now let|Now,)\b", x) or re.search(r"\bor\b[^.]*\bor\b", x):
@@ -266,13 +267,13 @@ def choices(ep, cap: int = 2) -> list[str]:
             prev = sents[k - 1] if k else ""
             if prev and not REASON.search(x) and not prev.rstrip().endswith(("?", ":")) and \
                     not CHOICE_LEAD.match(prev) and len(prev.split()) >= 4 and not UNDECIDED.search(prev) and \
-                    CONCRETE.search(prev):
+                    (CONCRETE.search(prev) or done):
                 x = prev + " " + x   # the statement it rests on ("`xterm.css` was force-added.")
             elif not REASON.search(x) and not re.search(r"\s[–-]\s|—|: ", x):
                 continue  # a choice without a reason is an action, told by the step's changes
             names = _names_in(x)
-            if not names or not any(n in stuck for n in names) or SELF_PRAISE.search(x):
-                continue
+            if not (done or names and any(n in stuck for n in names)) or SELF_PRAISE.search(x):
+                continue  # a way that names nothing the step's changes still have was dropped
             found.append(brief(x, 300))
     kept: list = []
     for x in found:  # of two about the same thing, the later stands
@@ -354,7 +355,8 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
         out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" +
                          (f" ({purpose})" if purpose else "") + (f": {what}" if what else "")))
     for c in ep.commands:
-        out.append(Item(text=f"Ran `{c}`"))
+        made = ep.generated.get(c)
+        out.append(Item(text=f"Ran `{c}`" + (" (it created " + ", ".join(f"`{p}`" for p in made) + ")" if made else "")))
     if ep.created:
         out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
                                                                  for i, t in ep.created)))
