@@ -141,3 +141,15 @@ def test_a_generator_run_says_the_files_it_created_and_a_choice_carried_out_at_o
     # said as the last words of a message whose own calls then did it (the `rm` of the manual migration)
     assert "Decided, in the agent's words: \"Ash generated its own migration. I should remove my manual one and use " \
            "the Ash-generated one instead.\"" in s2
+
+
+def test_an_approved_plan_says_its_strategys_reason(summaries):
+    from ctxkit.core.episodes import plan_gist
+
+    plan = ("# Plan: Enrich the renderer\n\n## Approach\n\n### Strategy: Parallel path\n\nKeep `a/1` unchanged.\n\n"
+            "- `b/2` calls `c/2`\n\n~50 lines of parallel code, but clean separation ensures zero risk to callers.\n\n"
+            "### Line map shape\n\nThe keys, because reasons.\n")
+    assert plan_gist(plan) == ('"Enrich the renderer" — Strategy: Parallel path: Keep `a/1` unchanged. (~50 lines of '
+                               'parallel code, but clean separation ensures zero risk to callers)')
+    s1 = section(summaries[FUM], steps(summaries[FUM])[0])
+    assert "clean separation ensures zero risk to backward compat" in s1

@@ -1571,11 +1571,13 @@ def build(span: Sequence[dict]) -> Story:
 def plan_gist(plan: str) -> str:
     """A plan's title and its first approach line (the decision that shaped the work)."""
     title = next((ln.lstrip("# ").strip() for ln in plan.splitlines() if ln.startswith("# ")), "")
-    first = ""
+    title = re.sub(r"^Plan:\s*", "", title)  # the plan "Plan: X" is the plan "X"
+    first, why = "", ""
     lines = plan.splitlines()
     for k, ln in enumerate(lines):
         if re.match(r"^#{2,3}\s+(?:Strategy|Approach|Design|Solution)", ln, re.I):
-            for nxt in lines[k + 1:]:
+            rest = lines[k + 1:]
+            for j, nxt in enumerate(rest):
                 t = nxt.strip()
                 if t.startswith("#"):
                     if re.match(r"^#{3}\s", t):
@@ -1584,11 +1586,24 @@ def plan_gist(plan: str) -> str:
                 if t:
                     t = unemphasize(t.lstrip("-* "))
                     first += re.split(r"(?<=[.!?])\s+", t)[0].rstrip(":")
+                    # the strategy's own reason or trade-off, said in a plain sentence of its section
+                    for later in rest[j + 1:]:
+                        u = later.strip()
+                        if re.match(r"^#{1,3}\s", u) and not re.match(r"^#{3}\s+Strategy", u, re.I):
+                            break
+                        if u and not u.startswith(("-", "*", "|", "`", "#")) and PLAN_WHY.search(u):
+                            why = unemphasize(re.split(r"(?<=[.!?])\s+", u)[0])
+                            break
                     break
             break
     if not title and not first:
         return ""
-    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else "") +
+                 (f" ({why.rstrip('.')})" if why else ""), 320)
+
+
+# a plan sentence that weighs its strategy: a reason, a guarantee, a cost accepted
+PLAN_WHY = re.compile(r"\b(?:because|so that|to avoid|ensures?|guarantees?|trade-?off|at the cost|risk|but|since)\b", re.I)
 
 
 PLAN_PART = re.compile(r"^(?:#{3,4}\s+(?:\d+[.)]\s*)?(.+?)\s*$|\*\*\d+[.)]\s*(.+?)\*\*\s*$)", re.M)
