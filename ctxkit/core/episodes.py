@@ -1201,8 +1201,8 @@ def _titles(story: Story, out: str) -> None:
             if text:
                 para = text
                 break
-        if para and heads and WHY_HEAD.match(heads[-1]):  # the item's own reason for being
-            story.whys[m.group(1)] = brief(" ".join(para.split()), 300)
+        if para and heads and WHY_HEAD.match(heads[-1]):  # the item's own reason for being, its first sentence
+            story.whys[m.group(1)] = brief(re.split(r"(?<=[.!?])\s+", " ".join(para.split()))[0], 200)
         files = []
         fm = re.search(r"(?mi)^(?:#+\s*)?Output files:?\s*\n((?:\s*-\s+.*\n?)+)", body)
         if fm:

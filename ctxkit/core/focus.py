@@ -729,7 +729,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
         if desc:
             out.append(f"`{f.item}` asks: {desc}")
         left = untouched_outputs(story, f)
-        if left:
+        if left and not (f.uncommitted and f.outcome is None):  # else Next step says to write them: said once
             out.append(f"Output files `{f.item}` names that are not changed yet: " +
                        ", ".join(f"`{p}`" for p in left) + ".")
     if f.plan_step:
@@ -852,9 +852,10 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                twins[:2] + [f"make this hold: \"{d.rstrip('.')}\" (no change since the last commit touches " +
                              " or ".join(_uniq_names(BACKTICKED.findall(d))[:2]) + " yet)" for d in lacking]
         out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
-    if dod:
-        out.append(f"Check `{f.item}` against its Definition of Done: " +
-                   "; ".join(d.rstrip(".") for d in dod) + ".")
+    rest = [d for d in dod if d not in lacking]  # a lacking item is told above, as something to do
+    if rest:
+        out.append(f"Check `{f.item}` against {'the rest of ' if lacking else ''}its Definition of Done: " +
+                   "; ".join(d.rstrip(".") for d in rest) + ".")
     if f.uncommitted:
         if f.finish_pattern:
             prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
