@@ -699,6 +699,7 @@ class Error:
     commands: list = field(default_factory=list)    # the command lines that failed with it
     frozen: bool = False              # another check ran after its fixing edits: later edits are other work
     said: list = field(default_factory=list)        # the agent's words while it was open, oldest first
+    said_at: list = field(default_factory=list)     # the record each of them was said in
     changes: list = field(default_factory=list)     # (path, lines gone, lines come) of the small edits after it
     fix_said: list | None = None      # the words its fix may be announced in, when not all of `said`
 
@@ -715,7 +716,10 @@ class Error:
 
     def remedy(self) -> str:
         """The fix the agent announced while it was open, in its words (remedy())."""
-        return remedy(self.said if self.fix_said is None else self.fix_said)
+        if self.fix_said is not None:
+            return remedy(self.fix_said)
+        # the way out announced after its last failure: an earlier announcement is a way that failed
+        return remedy([t for t, k in zip(self.said, self.said_at) if k > self.index])
 
 
 # a sentence that explains: a cause, a conflict, what a tool wants, the way chosen
@@ -1274,7 +1278,9 @@ def build(span: Sequence[dict]) -> Story:
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip():
             live = [e for e in cur.errors if not e.resolved and e.kind in ("check", "git")]
             if live:  # what the agent says while an error is open: its reading of the latest one
-                max(live, key=lambda e: e.index).said.append(r["content"])
+                e = max(live, key=lambda e: e.index)
+                e.said.append(r["content"])
+                e.said_at.append(i)
             if pending_report:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]

@@ -189,15 +189,17 @@ CHOICE_SENT = re.compile(r"\binstead\b|\brather than\b|\bsettl(?:e|ed|ing) on\b|
 # thinking weighs ways and drops most of them a few lines later: only its conclusions count
 SETTLED = re.compile(r"\bsettl(?:ed|ing) on\b|\bI'll go with\b|\bI(?:'ve| have)? decided\b|\bgoing with\b", re.I)
 CHOICE_LEAD = re.compile(r"^(?:Now|Let me|Let's|I'll|I will|I need|Good|Great|Perfect|OK|Okay|Wait|Hmm|Actually|So)\b", re.I)
-NAME = re.compile(r"`([^`\n]{2,80})`|\b([\w.-]+/[\w./-]+)|\b([A-Z][a-z0-9]+[A-Z]\w*)\b|\b([a-z0-9]+_[a-z0-9_]+)\b")
+NAMED = re.compile(r"`([^`\n]{2,80})`|\b([\w.-]+/[\w./-]+)")
 
 
 def _names_in(text: str) -> set:
-    """The concrete names a sentence uses: backticked, paths, CamelCase, snake_case (bare, no arity)."""
-    out = set()
-    for m in NAME.finditer(text):
-        x = next(g for g in m.groups() if g)
-        x = re.sub(r"/\d+$|\(.*$", "", x).strip(" .,:;")
+    """The concrete names a sentence uses: the identifiers a summary remembers (distill.identifiers),
+    backticked code and paths (bare: no arity, no arguments)."""
+    from .distill import identifiers
+
+    out = set(identifiers(text))
+    for m in NAMED.finditer(text):
+        x = re.sub(r"/\d+$|\(.*$", "", m.group(1) or m.group(2)).strip(" .,:;")
         if len(x) >= 3:
             out.add(x)
     return out
