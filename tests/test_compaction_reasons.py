@@ -153,3 +153,39 @@ def test_an_approved_plan_says_its_strategys_reason(summaries):
                                'parallel code, but clean separation ensures zero risk to callers)')
     s1 = section(summaries[FUM], steps(summaries[FUM])[0])
     assert "clean separation ensures zero risk to backward compat" in s1
+
+
+def test_a_spec_is_read_line_by_line_with_its_parents_words():
+    from ctxkit.core.episodes import spec_lines
+
+    body = ("## Why\nBecause.\n\n## Technical Specs\n- `Worker`:\n  - Subscribe to `activity`.\n  - Buffer lines.\n"
+            "- Do not use Oban.\n\n## Output Files\n- `lib/a.ex`\n\nEdge cases:\n- Empty input does not crash.\n")
+    assert spec_lines(body) == [("`Worker`: Subscribe to `activity`.", "Subscribe to `activity`."),
+                                ("`Worker`: Buffer lines.", "Buffer lines."), ("Do not use Oban.", "Do not use Oban."),
+                                ("Empty input does not crash.", "Empty input does not crash.")]
+
+
+def test_the_items_spec_is_checked_against_the_changes_since_the_last_commit(summaries):
+    # fum.3 at the cut: every line that names something is in the uncommitted changes; the rest can
+    # only be checked by hand, and the section says which
+    spec = section(summaries[FUM], "The item's spec, against the changes since the last commit")
+    assert "Named in the spec, not in the changes yet" not in spec
+    assert "To check by hand" in spec and "CSS: enforce readable line-height and wrapping for narrow viewports" in spec
+    text = summaries[FUM]
+    assert text.index("## Next step") < text.index("## The item's spec") < text.index("## Step 1")
+    # a0y.2 cut while only the migration and message.ex were written: the sync functions are not there yet;
+    # a prohibition ("no call to `sync_all()`") is never "missing"
+    import json
+    from conftest import corpus, run
+
+    recs = run("import", corpus(A0Y)).records()
+    cut = int(len(recs) * 0.4)
+    while recs[cut].get("role") == "tool":
+        cut += 1
+    res = run("compact", "--force", "--budget", "6000", input="".join(json.dumps(r) + "\n" for r in recs[:cut]),
+              env={"CTX_SUMMARY_TARGET_TOKENS": "6000"})
+    out = next(r for r in res.records() if r["kind"] == "summary")["content"]
+    spec = section(out, "The item's spec, against the changes since the last commit")
+    missing = next(ln for ln in spec.splitlines() if ln.startswith("- Named in the spec, not in the changes yet"))
+    assert "`sync_session_by_id(session_id, opts \\\\ [])`" in missing and "sync_all" not in missing
+    assert "no call to `sync_all()`" in spec  # to check by hand

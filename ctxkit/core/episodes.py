@@ -322,6 +322,7 @@ class FileChange:
     sample: str = ""                   # the one short line added, when that is all
     fate: str = ""                     # what happened to it later in the span (moved, deleted)
     purpose: str = ""                  # what a new file is for, in its own header doc or the agent's report
+    texts: list = field(default_factory=list)    # the new texts this step's edits wrote into it
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
     values: list = field(default_factory=list)   # key values the new text sets (key_values)
     swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
@@ -872,6 +873,7 @@ class Story:
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
     whys: dict = field(default_factory=dict)           # item id -> its description's "why" section, when it has one
+    specs: dict = field(default_factory=dict)          # item id -> the lines of its spec (spec_lines())
     parent: str | None = None                          # the item whose children were listed (an epic)
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
     texts: dict = field(default_factory=dict)          # path -> the new texts the span's edits wrote into it
@@ -1187,6 +1189,39 @@ def _item_titles(head: str, path: str = "") -> list:
     return [(m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(head)]
 
 
+# the sections of a work item's description that say what the code must do
+SPEC_HEAD = re.compile(r"^\s*(?:#+\s*)?(technical specs?|specs?|requirements|acceptance criteria|acceptance tests|edge cases|"
+                       r"architecture constraints|constraints|code structure)\s*:?\s*$", re.I)
+OTHER_HEAD = re.compile(r"^\s*(?:#+\s*\S.*|[A-Z][\w /&()-]{2,60}:)\s*$")
+
+
+def spec_lines(body: str) -> list[tuple[str, str]]:
+    """The lines of a work item's spec, in order, as (the line with its parent's words, its own
+    words): each bullet under a spec heading (Technical specs, Requirements, Acceptance criteria,
+    Edge cases, …), a nested one said with its parent ("`SessionLive`: Subscribe to …"); a parent
+    that only introduces its children is not a line."""
+    out, on, stack = [], False, []  # stack: (indent, text) of the open parent bullets
+    for ln in body.splitlines():
+        if SPEC_HEAD.match(ln):
+            on, stack = True, []
+            continue
+        if OTHER_HEAD.match(ln) and not re.match(r"^\s*[-*]\s", ln):
+            on = False
+            continue
+        m = re.match(r"^(\s*)[-*]\s+(.+?)\s*$", ln)
+        if not on or not m:
+            continue
+        indent, text = len(m.group(1).expandtabs(4)), m.group(2)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if text.endswith(":"):
+            stack.append((indent, text.rstrip(":")))
+            continue
+        head = stack[-1][1] + ": " if stack else ""
+        out.append((head + text, text))
+    return out[:40]
+
+
 # a work item's section that says why it exists ("## Why This Task Is Necessary", "## Problem", "## Motivation")
 WHY_HEAD = re.compile(r"^(?:why\b|problem\b|motivation\b|rationale\b|background\b|context\b)", re.I)
 
@@ -1205,6 +1240,9 @@ def _titles(story: Story, out: str) -> None:
             if text:
                 para = text
                 break
+        specs = spec_lines(body)
+        if specs:
+            story.specs[m.group(1)] = specs
         if para and heads and WHY_HEAD.match(heads[-1]):  # the item's own reason for being, its first sentence
             story.whys[m.group(1)] = brief(re.split(r"(?<=[.!?])\s+", " ".join(para.split()))[0], 200)
         files = []
@@ -1406,6 +1444,7 @@ def build(span: Sequence[dict]) -> Story:
                     continue
                 before, after = definitions(old, path), definitions(new, path)
                 story.texts.setdefault(path, []).append(new)
+                fc.texts.append(new)
                 if path.endswith((".ex", ".exs")):
                     for n, private, dflt in elixir_functions(new):
                         if private:

@@ -176,11 +176,13 @@ def current(story: Story, cwd: str | None = None) -> Focus:
                 prev.tests_added += fc.tests_added
                 prev.plus += fc.plus
                 prev.minus += fc.minus
+                prev.texts.extend(fc.texts)
                 continue
             from dataclasses import replace
 
             seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed),
-                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults))
+                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults),
+                                    texts=list(fc.texts))
             f.uncommitted.append(seen[fc.path])
         f.commands += e.commands
     if last.last_edit >= 0:
@@ -806,6 +808,53 @@ def untouched_outputs(story: Story, f: Focus) -> list[str]:
 
 
 BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+SPEC_NAME = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]")
+
+
+def spec_check(story: Story, f: Focus) -> list[str]:
+    """The spec of the item in progress against the changes since the last commit: its lines whose
+    names (in backticks) none of those changes has yet, and the lines that name nothing to look for,
+    to check by hand. A line whose names the changes all have is not listed (the changes say it)."""
+    specs = story.specs.get(f.item or "", [])
+    if not specs or not f.uncommitted:
+        return []
+    text = "\n".join(t for fc in f.uncommitted for t in fc.texts + [fc.path, fc.describe(60)])
+    # a module a changed file is named for is where a line applies, not what it asks for
+    places = {re.sub(r"[_.]", "", fc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()) for fc in f.uncommitted}
+    dod = story.descriptions.get(f.item, ("", [], []))[2]
+    told = {n for d in unmet_done_items(f, dod) for x in BACKTICKED.findall(d) for n in SPEC_NAME.findall(x)}
+    missing, by_hand = [], []
+    for line, own in specs:
+        names = {n for x in BACKTICKED.findall(own) for n in SPEC_NAME.findall(x)
+                 if len(n) >= 4 and n.rsplit(".", 1)[-1].lower() not in places}
+        if not names or NEGATED.search(own):  # a prohibition holds while its names are absent
+            by_hand.append((line, own))
+        else:  # its specific names (`sync_session_by_id`, not `opts`) must all be in the changes
+            check = {n for n in names if re.search(r"[_.]|[a-z][A-Z]", n)} or names
+            if not all(n in text for n in check) and not names <= told:  # a lacking done-item is told as one
+                missing.append((line, own))
+
+    def said(lines: list, cap: int, width: int) -> str:
+        """Lines under one parent said once: "Tail worker: Own adapter lifecycle; Buffer incoming lines"."""
+        parts: list = []
+        for line, own in lines[:cap]:
+            head = line[:len(line) - len(own)].rstrip(": ") if line != own else ""
+            if parts and head and parts[-1][0] == head:
+                parts[-1][1].append(brief(own.rstrip("."), width))
+            else:
+                parts.append([head, [brief(own.rstrip("."), width)]])
+        return "; ".join((f"{h}: " if h else "") + "; ".join(xs) for h, xs in parts)
+    out = []
+    if missing:
+        out.append("Named in the spec, not in the changes yet: " + said(missing, 6, 140) +
+                   (f" ({len(missing) - 6} more in the item's description)" if len(missing) > 6 else "") + ".")
+    if by_hand:
+        out.append("To check by hand (nothing the spec names to look for, or a thing not to do): " + said(by_hand, 8, 110) +
+                   (f" ({len(by_hand) - 8} more in the item's description)" if len(by_hand) > 8 else "") + ".")
+    return out
+
+
+NEGATED = re.compile(r"\b(?:no|not|never|don'?t|without|avoid|prohibit\w*|must not|keep existing|only)\b", re.I)
 
 
 def _uniq_names(names: list) -> list:

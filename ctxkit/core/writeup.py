@@ -13,10 +13,10 @@ import re
 from collections import OrderedDict
 from typing import Callable
 
-from .context_md import Context, Item
+from .context_md import SPEC_SECTION as SPEC, Context, Item
 from .distill import Distilled, Fact
 from .episodes import TEMP_PATH
-from .focus import MANIFEST
+from .focus import MANIFEST, spec_check
 from .hygiene import gate
 from .requests import brief, task_brief
 
@@ -578,6 +578,8 @@ def standing(story, focus, latest: str = "", cap: int = LEVELS[2][0], more: bool
     out["Next step"] = nxt[:at] + ignored_lines(story, focus) + nxt[at:]  # before the commit, not after the next item
     for name, lines, later in focus.kind:  # what this kind of session needs, best first
         out.setdefault(name, []).extend(list(lines) + (list(later) if more else []))
+    if more:
+        out[SPEC] = spec_check(story, focus)
     return OrderedDict((k, v) for k, v in out.items() if v)
 
 
@@ -610,6 +612,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         for name, lines in standing(story, focus, d.latest, level[0]).items():
             for line in lines:
                 add(name, Item(text=line))
+        chosen.setdefault(SPEC, [])  # its place, after Next step; filled last (spec_check), when room is left
     if story is not None:
         from .focus import work_item_lines
 
@@ -799,6 +802,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     for name, _, more in (focus.kind if focus is not None else ()):
         for line in more:  # the rest of what this kind of session has, after the files
             add(name, Item(text=line))
+    if story is not None and focus is not None and not every_file:
+        for line in spec_check(story, focus):
+            add(SPEC, Item(text=line))
     pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:
