@@ -65,8 +65,13 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     presented or approved but not carried out (with its parts in order), edits the tool
     rejected (the file is unchanged), a check still running in the background (its output
     file), a dialogue's last action that failed, the reads and listings since the last
-    change, and an exploration's findings so far, question by question, with the files it
-    still has to read.
+    change, an exploration's findings so far, question by question, with the files it
+    still has to read, and the spec of the work item in progress checked against the
+    changes since the last commit (what they do not have yet, what to check by hand).
+
+    Each step of the session says what it built and why, in the records' own words: its
+    commit message, its work item's reason, the choices the agent made and kept, each
+    error with its cause and the fix the agent announced, what each new file is for.
 
     With --summarizer llama or openai, the model may also rewrite the summary's Current
     work, Next step and each Step as a few sentences, one short prompt per section with
