@@ -189,3 +189,15 @@ def test_the_items_spec_is_checked_against_the_changes_since_the_last_commit(sum
     missing = next(ln for ln in spec.splitlines() if ln.startswith("- Named in the spec, not in the changes yet"))
     assert "`sync_session_by_id(session_id, opts \\\\ [])`" in missing and "sync_all" not in missing
     assert "no call to `sync_all()`" in spec  # to check by hand
+
+
+def test_an_exploration_cut_midway_fills_its_budget_with_the_rest_of_each_files_names():
+    # 4d5611e5 cut at 70 %: the outline of a file read names its first ten definitions; with budget left,
+    # the rest follow (the report asks for the full content), so Q6's hooks are named, not just `Hooks`
+    from test_summary_cut_midwork import cut_and_compact
+
+    text = cut_and_compact("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl")
+    found = section(text, "Findings so far (no report yet)")
+    rest = next(ln for ln in found.splitlines() if ln.startswith("- The rest of what `assets/js/app.js` defines"))
+    assert "`Hooks.TranscriptHighlighter`" in rest and "`Hooks.TranscriptSelection`" in rest
+    assert re.search(r"The rest of what `lib/spotter_web/live/session_live\.ex` defines \(47 more\)", found)
