@@ -479,7 +479,10 @@ def _defs(path: str, text: str) -> tuple[int, list[str], list[str]]:
     return len(body.splitlines()), deps + confs, definitions(body, path)
 
 
-def _outline(read: tuple[int, list[str], list[str]], cap: int = 10) -> str:
+OUTLINE_CAP = 10   # the names a file read is outlined by; the rest are said when the budget allows
+
+
+def _outline(read: tuple[int, list[str], list[str]], cap: int = OUTLINE_CAP) -> str:
     """What a file read showed, in a few words: its length, the dependencies and config entries
     it sets, the modules and functions it defines."""
     n, sets, names = read
@@ -607,11 +610,15 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
     full = " with the full content of each file, as the request asks" if re.search(r"\bfull\b", task, re.I) else ""
     nxt.append(("Then write" if left else "Write") + " the report the request asks for" +
                (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
+    # the budget left at the end: the rest of what each file read defines (the report must give it)
+    rest = [f"The rest of what `{_rel(p, cwd)}` defines ({len(info[p][2]) - OUTLINE_CAP} more): " +
+            ", ".join(f"`{d}`" for d in info[p][2][OUTLINE_CAP:OUTLINE_CAP + 60]) + "."
+            for p in reads if len(info[p][2]) > OUTLINE_CAP]
     if reads:
         nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings): re-read " +
                    ("every file the report must quote in full" if full else "the files the report must quote") +
                    " before writing it.")
-    return [("Findings so far (no report yet)", out), ("Next step", nxt)]
+    return [("Findings so far (no report yet)", out, rest), ("Next step", nxt)]
 
 
 def _within(secs, k: int, j: int) -> bool:
