@@ -117,7 +117,7 @@ def test_calls_of_one_function_are_said_once():
     assert _lines_said(["x = 1", "y = 2"]) == "`x = 1`, `y = 2`"
 
 
-def test_a_new_file_says_what_it_is_for(summaries, tmp_path):
+def test_a_new_file_says_what_it_is_for(summaries):
     from ctxkit.core.episodes import header_doc
 
     assert header_doc("#!/bin/bash\n# Notifies Spotter that a session has ended.\n# Reads stdin.\nset -e\n", "a.sh") == \
@@ -126,21 +126,22 @@ def test_a_new_file_says_what_it_is_for(summaries, tmp_path):
                       "x.ex") == "Renders transcript messages as lines."
     assert header_doc("defmodule X do\n  @moduledoc false\n", "x.ex") == ""
     assert header_doc("/* Transcript panel tokens */\n:root {}\n", "a.css") == ""  # a heading, not a sentence
-    # at Claude's budget the state at the cut (blocker, stale checks, rules, environment) leaves step 1 no room
-    # for its second new file; with a little more room it comes, with what it is for
-    roomier = compact(span_of(corpus(A0Y)), 4500, tmp_path, "--summary-tokens", "4500")[0]
-    assert "`spotter-plugin/scripts/notify-session-end.sh` created (\"Notifies Spotter that a Claude Code session has " \
-           "ended.\")" in section(roomier, steps(roomier)[0])
     s1 = section(summaries[A0Y], steps(summaries[A0Y])[0])
+    assert "`spotter-plugin/scripts/notify-session-end.sh` created (\"Notifies Spotter that a Claude Code session has " \
+           "ended.\")" in s1
     # no header doc: the agent's own report of the file, written after the step's commit, without its tally
     assert "(in the agent's words, \"GenServer with ETS table tracking session lifecycle (active/ended/inactive)\")" in s1
     assert "14 tests covering" not in summaries[A0Y]
 
 
-def test_a_generator_run_says_the_files_it_created_and_a_choice_carried_out_at_once_stands(summaries):
+def test_a_generator_run_says_the_files_it_created_and_a_choice_carried_out_at_once_stands(summaries, tmp_path):
     s2 = section(summaries[A0Y], steps(summaries[A0Y])[1])
+    # the run is one of step 2's last details: at Claude's budget every step's files and reasons come
+    # first; with a little more room it is said, with the files it created
+    roomier = compact(span_of(corpus(A0Y)), 4500, tmp_path, "--summary-tokens", "4500")[0]
     assert "Ran `mix ash.codegen --name add_message_upsert_identity` (it created " \
-           "`_build/dev/lib/spotter/priv/repo/migrations/20260212155510_add_message_upsert_identity.exs`" in s2
+           "`_build/dev/lib/spotter/priv/repo/migrations/20260212155510_add_message_upsert_identity.exs`" in \
+        section(roomier, steps(roomier)[1])
     assert "--check" not in s2  # a generator run that wrote nothing is a probe
     # said as the last words of a message whose own calls then did it (the `rm` of the manual migration)
     assert "Decided, in the agent's words: \"Ash generated its own migration. I should remove my manual one and use " \

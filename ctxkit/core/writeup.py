@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Callable
 
 from .context_md import SPEC_SECTION as SPEC, Context, Item
@@ -312,6 +313,14 @@ def module_names(d: Distilled) -> dict:
     return memo["map"]
 
 
+@dataclass
+class FileLine(Item):
+    """A step's line about one file it changed, with its short form (the path, what was done to it
+    and what a new file is for): when the budget is short a step keeps the short form, so no
+    changed file goes unnamed."""
+    short: str = ""
+
+
 def _named(path: str, cwd, aka: dict) -> str:
     return f"`{rel(path, cwd)}`" + (f" (`{aka[path]}`)" if path in aka else "")
 
@@ -354,8 +363,8 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
             said = next((v for k, v in reported.items() if fc.path == k or fc.path.endswith("/" + k)), "")
             if not purpose and said and len(_words(said) - _words(what)) >= 3:
                 purpose = f"in the agent's words, \"{said}\""
-        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" +
-                         (f" ({purpose})" if purpose else "") + (f": {what}" if what else "")))
+        head = f"{_named(fc.path, cwd, aka or {})} {fc.action}" + (f" ({purpose})" if purpose else "")
+        out.append(FileLine(text=head + (f": {what}" if what else ""), short=head))
     for c in ep.commands:
         made = ep.generated.get(c)
         out.append(Item(text=f"Ran `{c}`" + (" (it created " + ", ".join(f"`{p}`" for p in made) + ")" if made else "")))
@@ -732,11 +741,34 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     def rank(it: Item) -> int:
         return 0 if CORE.match(it.text) else 2 if it.text.startswith(("Decided: ", "Noted: ")) else 1
     short = False  # a step's core or detail line did not fit (its notes may be left out)
-    for r in (0, 1):  # the notes (rank 2) come after the index of names and the files read
-        for name, items in per_step.items():
-            for it in items:
-                if rank(it) == r and not add(name, it):
+    for name, items in per_step.items():  # what each step came to, newest first
+        for it in items:
+            if rank(it) == 0 and not add(name, it):
+                short = True
+    stand_in: dict = {}  # every file a step changed is named, at least by its short form
+    for name, items in per_step.items():
+        for it in items:
+            if isinstance(it, FileLine) and it.short != it.text:
+                brief_it = Item(text=it.short)
+                if add(name, brief_it):
+                    stand_in[id(it)] = brief_it
+                else:
                     short = True
+    # then the details, one of each step in turn (newest first), so that every step says what it
+    # changed and why before any step says more; the notes (rank 2) come after the files read
+    queues = [[(name, it) for it in items if rank(it) == 1] for name, items in per_step.items()]
+    turns = [q[k] for k in range(max(map(len, queues), default=0)) for q in queues if k < len(q)]
+    for name, it in turns:
+        if id(it) in stand_in:  # the whole line in place of its short form, when it fits
+            brief_it = stand_in[id(it)]
+            more = count(it.render() + "\n") - count(brief_it.render() + "\n")
+            if used + more <= budget:
+                chosen[name][chosen[name].index(brief_it)] = it
+                used += more
+            else:
+                short = True
+        elif not add(name, it):
+            short = True
     cands = candidates(d)
     # errors: only those still open (resolved ones are told in their step, with their fix)
     open_errs = [e for e in d.errors if e.status != "resolved"]
@@ -811,6 +843,7 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
             if rank(it) == 2:
                 add(name, it)
         order = {id(it): k for k, it in enumerate(items)}
+        order.update({id(b): order[i] for i, b in stand_in.items() if i in order})
         chosen[name].sort(key=lambda it: order.get(id(it), len(order)))
     for name, _, more in (focus.kind if focus is not None else ()):
         for line in more:  # the rest of what this kind of session has, after the files
