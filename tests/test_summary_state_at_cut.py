@@ -65,7 +65,7 @@ def test_a_refused_line_range_edit_says_the_range_that_takes_the_old_line_in():
     # the replacement text is not in the summary: what it does to the original lines is
     assert "against the original lines 287–296 it removes `'PixelRepresentation',` after `'Columns',`; adds" in nxt
     # the words about `]` came before the last refusal: they are marked so
-    assert "said before its last action (`edit 287:295`)" in cur
+    assert "(before its last action: `edit 287:295`)" in cur
     assert "replaced lines 1:1" not in text  # a file the span created has no lines to replace
 
 
@@ -117,8 +117,8 @@ def test_a_result_that_came_back_is_answered_not_worked_on():
 
 def test_the_last_words_say_when_they_were_said():
     text = summary_at_cut("claude-code_spotter_491e126e_session.jsonl")
-    assert ("The agent's last words, said before its last 2 actions (Write `plan.md`, `ExitPlanMode`) and what they "
-            "returned: \"Let me write the plan for your approval.\"") in section(text, "Current work")
+    assert ("The agent's last words (before its last 2 actions: Write `plan.md`, `ExitPlanMode`): "
+            "\"Let me write the plan for your approval.\"") in section(text, "Current work")
     text = summary_at_cut("aider_Aquaticat_Monochromatic.aider.chat.history.md")
     cur = section(text, "Current work")
     # a sentence is not cut inside inline code, and "Here is the block:" is no state

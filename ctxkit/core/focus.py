@@ -980,9 +980,9 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
             out.append(f"The agent's last words, said before the latest request: \"{f.last_words}\"")
         elif f.last_words:
             acts = f.acts_after_words
-            when = ", said before that action" if f.failed_action else \
-                (f", said before its last {'action' if len(acts) == 1 else f'{len(acts)} actions'} (" +
-                 ", ".join(acts[:4]) + (" …" if len(acts) > 4 else "") + ") and what they returned") if acts else ""
+            when = " (before that action)" if f.failed_action else \
+                (f" (before its last {'action' if len(acts) == 1 else f'{len(acts)} actions'}: " +
+                 ", ".join(acts[:4]) + (" …" if len(acts) > 4 else "") + ")") if acts else ""
             out.append(f"The agent's last words{when}: \"{f.last_words}\"")
         if f.last_doc and f.plan is None:  # a plan's parts are told above
             out.append("Its last message " + ("then " if f.last_words else "") + "held a document with the sections: " +
