@@ -134,13 +134,18 @@ class PgStore:
             self._conn.close()
             self._conn = None
 
-    def run(self, fn: Callable, doing: str, check: bool = True):
-        """fn(cursor) in one transaction; retried (bounded, noted) when the connection drops."""
+    def run(self, fn: Callable, doing: str, check: bool = True, one_statement: bool = False):
+        """fn(cursor) in one transaction; retried (bounded, noted) when the connection drops.
+        `one_statement`: fn runs a single statement, its own transaction (no BEGIN and COMMIT
+        round trips: a search's statements are each one)."""
         if check and not self._checked:
             self.require_schema()
         for attempt in range(1, RETRIES + 1):
             conn = self.connect()
             try:
+                if one_statement:
+                    with conn.cursor() as cur:
+                        return fn(cur)
                 with conn.transaction():
                     with conn.cursor() as cur:
                         return fn(cur)
@@ -493,7 +498,7 @@ class PgColdStore:
         if self.s.has_search_functions():
             return list(self.s.run(lambda cur: cur.execute(
                 "SELECT ctx_term_counts(%s, %s::text[], %s)", (self.s.project, list(terms), cap)).fetchone()[0],
-                "searching chunks"))
+                "searching chunks", one_statement=True))
         stats = self.s.has_term_stats()
         q = ("SELECT CASE WHEN %s AND t.term !~ '_' THEN (SELECT COALESCE(MAX(df), 0) FROM ctx_terms s "
              "WHERE s.project=%s AND s.term=t.term) ELSE (SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c "
@@ -511,7 +516,7 @@ class PgColdStore:
             args = (self.s.project, _tsquery(terms, "|" if op == "any" else "&"),
                     _tsquery(excluded, "|") if excluded else None, _key(session) if session else None,
                     _tsquery(rank_terms, "|"), scan, limit)
-            return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks"))
+            return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks", one_statement=True))
         # the queries as parameters, not built in SQL: the planner then sees them and estimates from the
         # column's statistics how many chunks match (a seq scan that stops early for common terms, the
         # GIN index for rare ones); built in SQL it would guess, and scan a million rows for two terms
