@@ -281,3 +281,32 @@ def test_a_role_finds_its_own_projects_nearest_vectors_only(stores):
     assert len(other.cold.vector_candidates("minilm", q, None, 10)) == 10
     for s in (mine, theirs, other):
         s.close()
+
+
+def test_a_project_is_matched_in_the_index_or_through_the_words_alone_with_the_same_results(stores):
+    """A project holding a third of the rows or more is searched through the words' index entries
+    alone (its rows checked one by one); a smaller one through the index by project. Which one
+    is a matter of speed: the chunks found are the same."""
+    import psycopg
+
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    queries = [("error token ident_7", None), ("ident_3 again", "s1"), ("file token", None), ("refresh_token", None)]
+    with psycopg.connect(pg.s.url, autocommit=True) as c:
+        def form():
+            c.execute("ANALYZE ctx_chunks")
+            return c.execute("SELECT ctx_project_match('tiers')").fetchone()[0]
+
+        assert form() == "(c.project = $1) IS TRUE"       # the project holds most rows
+        most = {q: (pg.candidates(q, s, 20), pg._term_counts(q.split(), 100)) for q, s in queries}
+        n = c.execute("SELECT COUNT(*) FROM ctx_chunks").fetchone()[0]
+        c.execute("INSERT INTO ctx_chunks (project, session, chunk_id, raw, records_hash, body, bytes) "
+                  "SELECT 'filler', 's', 'f' || i, '{}', 'h', 'filler words', 2 FROM generate_series(1, %s) i",
+                  (4 * n,))
+        try:
+            assert form() == "ARRAY[c.project] @> ARRAY[$1]"   # a fifth of the rows: by project in the index
+            assert {q: (pg.candidates(q, s, 20), pg._term_counts(q.split(), 100)) for q, s in queries} == most
+        finally:
+            c.execute("DELETE FROM ctx_chunks WHERE project = 'filler'")
+            c.execute("ANALYZE ctx_chunks")

@@ -144,6 +144,11 @@ INSERT INTO ctx_terms (project, term, df)
 #   with their gist and text (no row of it then passes the row-level security check, a function
 #   call per row, again).
 #   Their queries are planned for the values given (EXECUTE), as a search's own query would be.
+# - how they match the project (ctx_project_match, volatile for its EXPLAIN): in the index by
+#   project, or, for a project holding a third of the rows or more (the planner's estimate), through the words' entries alone
+#   with the project checked per row: the project's own entries in the index are then about as
+#   many as the table's rows, and reading them (8 ms per million) costs more than the few other
+#   projects' rows among the words' matches.
 SEARCH = """
 CREATE INDEX IF NOT EXISTS ctx_chunks_words ON ctx_chunks USING gin ((ARRAY[project]), tsv);
 DROP INDEX IF EXISTS ctx_chunks_tsv;
@@ -153,6 +158,19 @@ CREATE OR REPLACE FUNCTION ctx_may_search(p text) RETURNS boolean
     SELECT ctx_may_access(p, session_user)
         OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = session_user AND (r.rolsuper OR r.rolbypassrls))
         OR pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'ctx_chunks'::regclass), 'MEMBER') $$;
+CREATE OR REPLACE FUNCTION ctx_project_match(p text) RETURNS text
+    LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_catalog AS $$
+DECLARE
+    plan json;
+    total real;
+BEGIN
+    SELECT c.reltuples INTO total FROM pg_class c WHERE c.oid = 'ctx_chunks'::regclass;
+    EXECUTE format('EXPLAIN (FORMAT JSON) SELECT 1 FROM ctx_chunks WHERE project = %L', p) INTO plan;
+    IF total > 0 AND (plan->0->'Plan'->>'Plan Rows')::real * 3 >= total THEN
+        RETURN '(c.project = $1) IS TRUE';
+    END IF;
+    RETURN 'ARRAY[c.project] @> ARRAY[$1]';
+END $$;
 CREATE OR REPLACE FUNCTION ctx_term_counts(p text, terms text[], cap integer) RETURNS bigint[]
     LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_catalog AS $$
 DECLARE
@@ -160,6 +178,7 @@ DECLARE
     n bigint;
     out bigint[] := '{{}}';
     allowed boolean := ctx_may_search(p);
+    matching text := ctx_project_match(p);
 BEGIN
     FOREACH t IN ARRAY terms LOOP
         n := 0;
@@ -168,8 +187,8 @@ BEGIN
         ELSIF t !~ '_' THEN
             SELECT COALESCE(MAX(s.df), 0) INTO n FROM ctx_terms s WHERE s.project = p AND s.term = t;
         ELSE
-            EXECUTE 'SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c WHERE ARRAY[c.project] @> ARRAY[$1] '
-                    'AND c.tsv @@ to_tsquery(''simple'', quote_literal($2)) LIMIT $3) x' INTO n USING p, t, cap;
+            EXECUTE 'SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c WHERE ' || matching
+                    || ' AND c.tsv @@ to_tsquery(''simple'', quote_literal($2)) LIMIT $3) x' INTO n USING p, t, cap;
         END IF;
         out := out || n;
     END LOOP;
@@ -180,8 +199,8 @@ CREATE OR REPLACE FUNCTION ctx_keyword_match(p text, q tsquery, excluded tsquery
     RETURNS TABLE (session text, chunk_id text, gist text, body text, rank real)
     LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 200 SET search_path = {schema}, pg_catalog AS $$
 DECLARE
-    matching text := 'SELECT c.session, c.chunk_id, c.tsv FROM ctx_chunks c WHERE ARRAY[c.project] @> ARRAY[$1] '
-                     'AND c.tsv @@ $2';
+    matching text := 'SELECT c.session, c.chunk_id, c.tsv FROM ctx_chunks c WHERE ' || ctx_project_match(p)
+                     || ' AND c.tsv @@ $2';
 BEGIN
     IF NOT ctx_may_search(p) THEN
         RETURN;
