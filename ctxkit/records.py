@@ -129,7 +129,7 @@ def validate(rec: Any) -> str | None:
                 return f"usage.{k} must be a finite number"
     meta = rec.get("meta")
     if isinstance(meta, dict):
-        for k in ("cwd", "title", "type", "chunk_id", "gist", "model", "session_id", "summary"):
+        for k in ("cwd", "branch", "title", "type", "chunk_id", "gist", "model", "session_id", "summary"):
             if meta.get(k) is not None and not isinstance(meta[k], str):
                 return f"meta.{k} must be a string, got {type(meta[k]).__name__}"
     return None

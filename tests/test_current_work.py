@@ -7,7 +7,7 @@ import pytest
 
 from conftest import CORPUS_FILES, corpus, run
 from ctxkit.core.focus import for_span
-from ctxkit.core.working_set import focus_of
+from ctxkit.core.working_set import ERROR_SPAN, focus_of
 from ctxkit.io.adapters import open_records
 from ctxkit.io.jsonl import Source
 
@@ -27,6 +27,29 @@ def test_compaction_and_scoring_agree_on_the_current_work(name):
         assert scorer_item(w) == ([f.item] if f.item else [])
         steps = [p for p in w.plan if not p.startswith("issue ")]
         assert steps == ([f.plan_step] if f.plan_step else [])
+        tail = [r for r in span if r.get("kind") == "message"][-ERROR_SPAN:]
+        assert w.errors == [e.text for e in (for_span(tail)[1] if len(tail) < len(span) else f).open_errors]
+
+
+def test_an_open_error_is_in_play_until_its_check_passes():
+    """The scorer's open errors are compaction's: a failed check not resolved since."""
+    fail = "1) test retries twice (FetchTest)\n  ** (MatchError) no match of right hand side value: :timeout\n\n5 tests, 1 failure"
+    recs = [
+        msg("user", "make fetch_page retry", id="u1"),
+        msg("assistant", "", id="a1", tool_calls=[call("t1", "Bash", command="mix test test/fetch_test.exs")]),
+        msg("tool", fail, id="r1", tool_call_id="t1"),
+    ]
+    _, f = for_span(recs)
+    w = focus_of(recs)
+    assert f.open_errors and w.errors == [e.text for e in f.open_errors]
+    assert "MatchError" in " ".join(w.errors) and "MatchError" in w.terms()
+    fixed = recs + [
+        msg("assistant", "", id="a2", tool_calls=[call("t2", "Edit", file_path="lib/fetch.ex", old_string="a", new_string="b")]),
+        msg("tool", "ok", id="r2", tool_call_id="t2"),
+        msg("assistant", "", id="a3", tool_calls=[call("t3", "Bash", command="mix test test/fetch_test.exs")]),
+        msg("tool", "5 tests, 0 failures", id="r3", tool_call_id="t3"),
+    ]
+    assert focus_of(fixed).errors == [] == for_span(fixed)[1].open_errors
 
 
 def msg(role, content="", **kw):

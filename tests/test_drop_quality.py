@@ -46,7 +46,9 @@ def test_free_hits_its_target_on_a_real_session(session_fa, share):
     assert res.code == 0, res.stderr
     after = counted(res.stdout)
     assert after <= before * (1 - share)
-    assert after >= before * (1 - share) * 0.8   # it frees about what was asked, not everything
+    # it frees about what was asked: the step that reaches the target is the one that loses least,
+    # not a large drop far past it (main before this change freed 36 % for 0.3)
+    assert after >= before * (1 - share - 0.02)
 
 
 def test_to_tokens_hits_its_target(session_fa):
@@ -89,6 +91,41 @@ def test_shrunk_outputs_keep_lines_in_play_and_recover_exactly(session_fa, tmp_p
     assert run("recover", "--chunk-id", cid, "--into", f).code == 0
     after = [json.loads(x) for x in f.read_text().splitlines()]
     assert [r for r in after if r.get("group") == shrunk[0]["group"]] == originals[shrunk[0]["group"]]
+
+
+def cut_at(recs, share):
+    """The records before the group boundary nearest `share` of them (as the evaluation cuts)."""
+    want = round(share * len(recs))
+    bounds = [i for i in range(1, len(recs)) if recs[i].get("group") != recs[i - 1].get("group")]
+    return recs[:min(bounds, key=lambda b: (abs(b - want), b))]
+
+
+def test_a_target_out_of_reach_frees_what_it_can_and_keeps_the_shrunk_lines(ctx_home, tmp_path):
+    """An exploration subagent cut at 40 %: its newest chunks hold most of it, so half cannot be
+    freed. The large reads are shrunk, not dropped whole, and stderr says the target was out of reach."""
+    imp = run("import", corpus("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl")).records()
+    prefix = cut_at(imp, 0.4)
+    sc = run("score", "--embedder", "keyword", input=jsonl(prefix))
+    assert sc.code == 0, sc.stderr
+    res = run("drop", "--free", 0.5, input=sc.stdout)
+    assert res.code == 0, res.stderr
+    assert "out of reach" in res.stderr
+    assert "out of reach" in run("drop", "--free", 0.5, "--dry-run", input=sc.stdout).stderr
+    before, after = counted(sc.stdout), counted(res.stdout)
+    assert before * 0.5 < after < before
+    out = res.records()
+    shrunk = [r for r in out if "shrunk" in (r.get("flags") or [])]
+    assert shrunk and not any(r["kind"] == "stub" and r["group"] == shrunk[0]["group"] for r in out)
+    mix = next(r for r in shrunk if r["content"].lstrip().startswith("1→defmodule Spotter.MixProject"))
+    # the tail kept is the file's own last lines, not the reminder the harness appends to each read
+    orig = next(r for r in prefix if r["id"] == mix["id"])["content"].split("\n")
+    reminder = orig.index("<system-reminder>")
+    assert "<system-reminder>" not in mix["content"]
+    kept = mix["content"].split("\n")
+    own = [ln for ln in orig[:reminder] if ln.strip()]
+    assert own[-2].endswith("→end") and all(ln in kept for ln in own[-3:])
+    back = run("recover", "--chunk-id", mix["meta"]["shrunk"]["chunk_id"]).records()
+    assert back == [r for r in sc.records() if r.get("group") == mix["group"]]   # exactly what was scored
 
 
 def test_drop_then_recover_every_chunk_is_byte_exact(session_fa, tmp_path):

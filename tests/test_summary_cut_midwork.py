@@ -64,15 +64,19 @@ def test_an_exploration_cut_midway_answers_by_question_from_the_files_read():
     assert "`find spotter -type f | sort`: spotter/.formatter.exs" in found  # a short listing is its finding
 
 
-def test_a_plan_approved_at_the_cut_is_the_current_work_and_carrying_it_out_the_next_step():
+def test_a_plan_approved_at_the_cut_is_the_current_work_and_the_commands_next_phase_the_next_step():
     text = cut_and_compact("claude-code_spotter_491e126e_session.jsonl")
     cur = section(text, "Current work")
-    assert "`plan.md` was approved by the user" in cur and "nothing of it is carried out yet" in cur
+    assert "`plan.md` was approved by the user" in cur
+    assert "the command's next phase (Phase 5: Create Beads (only after plan approval)) has not started" in cur
     assert "Task 1: Install quality tools and configure Credo" in cur
     assert "Task 2: Add `mix quality` alias (depends on Task 1)" in cur
     assert "> -" not in cur  # the drafted bead's last line is not the agent's state
     nxt = section(text, "Next step")
-    assert "Carry out the approved plan in `plan.md`" in nxt and "`/handgemacht:create-beads`" in nxt
+    # the command only files work items: its own next phase comes now, not carrying the plan out
+    assert "Carry out the approved plan" not in nxt
+    assert "`/handgemacht:create-beads`'s own instructions the next phase is Phase 5: Create Beads" in nxt and "bd dep add" in nxt
+    assert "It does NOT write code" in cur
     src = section(text, "Sources")
     assert "<https://github.com/bradleygolden/claude-marketplace-elixir>" in src
     assert "Draft beads for linting setup" in src
@@ -191,4 +195,6 @@ def test_words_said_before_the_latest_request_are_not_the_next_step():
     text = cut_and_compact("tau-bench_gpt-4o-airline_idx173_task23.json", 0.6)
     assert "said before the latest request" in section(text, "Current work")
     nxt = section(text, "Next step")
-    assert "Continue with the latest request" in nxt and "last words" not in nxt
+    # the calculation came back: the agent is not "working on it", it has to answer
+    assert "has acted on the latest request (`calculate`) and has not answered the user yet" in nxt
+    assert "was working on it" not in nxt and "last words" not in nxt

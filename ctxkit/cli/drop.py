@@ -28,7 +28,9 @@ from .count import resolve_tokenizer
               help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
               "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
               "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
-              "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE.")
+              "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE. When the "
+              "chunks it may touch hold less than that, it frees what it can and shrunk outputs keep their "
+              "kept lines (stderr says so).")
 @click.option("--to-tokens", type=click.IntRange(min=0), metavar="N",
               help="Like --free, down to N tokens (the stream's tokens after the drop).")
 @click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs instead of keeping or "
@@ -82,6 +84,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
         if dry_run:
             pending.close()
             emit_listing(run.rows, table=table, as_json=False)
+            if not run.in_reach:
+                note(f"ctx: freeing {run.target} tokens is out of reach: what can go goes, and shrunk outputs "
+                     f"keep their kept lines")
             return
         if run.disabled:
             click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
@@ -93,6 +98,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     pending.commit()
     note(f"ctx: dropped {run.dropped} of {run.total} chunks to cold storage, shrunk {run.shrunk}, flagged "
          f"{run.summarized} to summarize; {run.before} -> {run.after} tokens")
+    if not run.in_reach:
+        note(f"ctx: freeing {run.target} tokens is out of reach (the newest {min_keep} chunks, pinned, system and "
+             f"small chunks stay); freed {run.before - run.after}, and shrunk outputs keep their kept lines")
 
 
 @click.command("drops")

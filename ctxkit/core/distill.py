@@ -115,10 +115,11 @@ class Distilled:
     story: object = None               # core.episodes.Story: the span as episodes, in order
     focus: object = None               # core.focus.Focus: where the work stands at the end
     prior_steps: list = field(default_factory=list)  # (heading, items) of an earlier summary's steps
+    task_line: str = ""                # the task as core.requests.task_statement reads it, when set
 
     @property
     def task(self) -> str:
-        return self.requests[0].text if self.requests else ""
+        return self.task_line or (self.requests[0].text if self.requests else "")
 
     @property
     def latest(self) -> str:

@@ -60,11 +60,22 @@ class Focus:
     ends_on_user: bool = False                          # the span ends on the user's request
     words_stale: bool = False                           # the agent's last words came before the latest request
     finish_pattern: list = field(default_factory=list)  # how the previous item was finished
+    finish_note: str = ""                               # what failed in finishing it, and what was done instead
     finished_item: str | None = None
     next_items: list = field(default_factory=list)      # (id, title) still open
     plan_pending: list = field(default_factory=list)
     committed: bool = False                             # the last episode ended in a commit
     searches: list = field(default_factory=list)        # conclusions of the searches after the last edit
+    acts_after_words: list = field(default_factory=list)  # the calls made with or after the agent's last words
+    place: object = None                                # core.environment.Place: where the work happens
+    skill: object = None                                # core.guidance.Skill: the command / skill the work runs under
+    policy: list = field(default_factory=list)          # the system prompt's rules the latest request touches
+    item_rules: list = field(default_factory=list)      # the item in progress: its explicit constraints
+    item_plan: list = field(default_factory=list)       # (part, sub-points, done?) of the plan the agent stated for it
+    acts_since_request: list = field(default_factory=list)  # the calls made after the latest request
+    rejected_whys: list = field(default_factory=list)   # each refused edit attempt's reason, in order
+    rejected_fix: tuple = ("", "")                      # (the edit to make instead, why), when the tool's preview shows it
+    half_applied: list = field(default_factory=list)    # core.blockers.half_applied: removed names still in use
     closes_parent: str | None = None                    # the epic whose last open child is in progress
     outcome: object = None                              # core.outcome.Outcome: the session is finished
     kind: list = field(default_factory=list)            # core.kinds: (section, lines) this kind of session needs
@@ -104,11 +115,23 @@ def _last_sentences(text: str, n: int = 2) -> str:
     text = re.sub(r"```.*?```", " ", text or "", flags=re.S)
     # a table row or a rule is not a sentence: the last words are the agent's prose
     text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*(?:\||[-=*_]{3,}\s*$)", ln))
+    # inline code is one word: a `// AI! …` inside backticks ends no sentence
+    codes: list[str] = []
+    text = re.sub(r"`[^`\n]+`", lambda m: codes.append(m.group(0)) or f"\x00{len(codes) - 1}\x00", text)
     sents = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if len(s.strip()) > 3]
-    said = " ".join(sents[-n:])
+    while len(sents) > 1 and sents[-1].rstrip("*_ ").endswith(":"):
+        sents.pop()  # "Here is the block:" introduces code, it says nothing of where the work stands
+    sents = [re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m.group(1))], x) for x in sents]
+    # whole sentences, newest last, while they fit; one too long alone is cut at a word
+    picked: list[str] = []
+    for x in reversed(sents[-n:]):
+        if picked and len(" ".join([x] + picked)) > 320:
+            break
+        picked.insert(0, x)
+    said = " ".join(picked)
     # an interjection ("Perfect!", "Great.") is the agent's mood, not where the work stands
     said = re.sub(r"^(?:(?:perfect|great|excellent|good|awesome|nice|okay|ok|alright)[!.,]\s+)+", "", said, flags=re.I)
-    return brief(said, 240)
+    return brief(said, 320)
 
 
 # the agent's words that announce what it does next
@@ -140,6 +163,14 @@ def items_closed(cmd: str) -> list[str]:
 def last_words(text: str) -> str:
     """The agent's last words: the last sentences of its newest text (code, table rows left out)."""
     return _last_sentences(text)
+
+
+def open_errors(span: Sequence[dict]) -> list[str]:
+    """The errors a span leaves open, as Current work says them: a failed check or git step
+    (tests, linters, a compile, a commit) not resolved since, after the last commit. Relevance
+    scoring keeps the terms they name in play (core.working_set)."""
+    story = build(span)
+    return [e.text for e in current(story, story.cwd).open_errors]
 
 
 def current(story: Story, cwd: str | None = None) -> Focus:
@@ -176,11 +207,13 @@ def current(story: Story, cwd: str | None = None) -> Focus:
                 prev.tests_added += fc.tests_added
                 prev.plus += fc.plus
                 prev.minus += fc.minus
+                prev.texts.extend(fc.texts)
                 continue
             from dataclasses import replace
 
             seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed),
-                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults))
+                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults),
+                                    texts=list(fc.texts))
             f.uncommitted.append(seen[fc.path])
         f.commands += e.commands
     if last.last_edit >= 0:
@@ -248,6 +281,11 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
 
     f.kind = read(span, story)
     f.rejected = rejected_edit(span, story.cwd)
+    if f.rejected is not None:
+        f.rejected_whys, f.rejected_fix = rejected_detail(span)
+    from .blockers import half_applied
+
+    f.half_applied = half_applied(span)
     f.background = background_runs(span)
     from .outcome import dirty_after_commit
 
@@ -264,6 +302,13 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
                 and r["content"].strip()), default=-1)
     asked_at = max((k for k, r in enumerate(tail) if request_text(r)), default=-1)
     f.words_stale = asked_at > said  # the user spoke after the agent's last words
+    spoke = max((k for k, r in enumerate(tail) if r.get("role") == "assistant" and isinstance(r.get("content"), str)
+                 and r["content"].strip() and "thinking" not in (r.get("flags") or ())), default=-1)
+    f.acts_after_words = acts_after(tail[spoke:]) if spoke >= 0 else []
+    f.acts_since_request = acts_after(tail[asked_at + 1:]) if asked_at >= 0 else []
+    from . import environment
+
+    f.place = environment.read(span)
     f.plan = plan_state(span, story.cwd)
     if f.plan is not None and (f.plan.acted or f.outcome is not None):
         f.plan = None  # carried out (or over): the steps tell it
@@ -280,10 +325,86 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
         looked = looked_at(span, story.cwd)
         if looked:
             f.kind.append(("Looked at since the last change", looked, []))
-    f.research = research_lines(span)
+    from . import guidance
+
+    f.skill = guidance.skill_in_force(span)
+    if f.outcome is None and f.shape == "service":
+        f.policy = guidance.policy_lines(span)
+    if f.item:
+        f.item_rules = guidance.item_constraints(span, f.item)
+    if f.uncommitted:
+        f.item_plan = plan_left(span, story, f)
+    if f.finish_pattern:
+        f.finish_note = skill_failed_before_commit(span)
+    known = set(story.titles) | set(story.item_status) | {i for i, _ in story.listed} | \
+        {i for e in story.episodes for i, _ in e.created}
+    f.research = research_lines(span, known=known)
     if f.research:
         f.kind.append(("Sources", [], f.research))  # after the files: where the findings came from
     return story, f
+
+
+def plan_left(span: Sequence[dict], story: Story, f: Focus) -> list[tuple[str, list, bool | None]]:
+    """The numbered plan the agent stated for the work in progress before its first edit, each part
+    with whether the uncommitted changes already cover the files it names (None: it names none);
+    [] when it stated none, or when every part it names files for is covered."""
+    from .guidance import stated_plan
+
+    last = story.episodes[-1]
+    recs = [r for r in span if isinstance(r, dict)]
+    start = last.start
+    if f.item:  # the plan for the item comes after its claim
+        start = max([start] + [k for k, r in enumerate(recs) for c in r.get("tool_calls") or ()
+                               if f.item in items_claimed(str(_call_args(c)[1].get("command") or ""))])
+    first = next((k for k in range(start, len(recs)) for c in recs[k].get("tool_calls") or ()
+                  if _call_args(c)[0] in EDITS), -1)
+    plan = stated_plan(recs, start, first)
+    changed = {short_path(fc.path, story.cwd).rsplit("/", 1)[-1] for fc in f.uncommitted}
+    out = []
+    for part, subs in plan:
+        names = {n.rsplit("/", 1)[-1] for n in re.findall(r"`([\w./-]+\.\w{1,6})`", part)}
+        out.append((part, subs, bool(names & changed) if names else None))
+    return out if any(done is False for _, _, done in out) else []
+
+
+def skill_failed_before_commit(span: Sequence[dict]) -> str:
+    """A skill for finishing work (a commit skill) that failed, after which the agent committed by
+    hand: "the `x:commit` skill failed (its error), so the commit was made with `git commit`"; ""
+    when the span shows none. The successor would try the skill again and fail the same way."""
+    from .kinds import _calls, _command, _failed, _text
+
+    msgs = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    failed, said = "", ""
+    for _, name, args, res in _calls(msgs):
+        skill = str(args.get("skill") or args.get("command") or "") if name == "Skill" else ""
+        if skill and re.search(r"commit|push|ship|finish", skill, re.I) and res is not None and _failed(res):
+            lines = [ln.strip() for ln in _text(res).splitlines() if ln.strip()]
+            failed = skill
+            why = next((ln for ln in lines if re.match(r"^(?:fatal|error)\b", ln, re.I)), lines[0] if lines else "")
+            failed = f"the `{skill}` skill failed (`{brief(why, 110)}`)"
+        elif failed and re.search(r"\bgit\s+commit\b", _command(args)) and res is not None and not _failed(res):
+            said, failed = failed + ", so the commit was made with `git add <files> && git commit` directly", ""
+    return said
+
+
+def acts_after(recs: Sequence[dict]) -> list[str]:
+    """The calls in these records, each in a few words (`Write plan.md`, `` `mix test` ``, `ExitPlanMode`):
+    what the agent did after (or with) its last words."""
+    out = []
+    for r in recs:
+        for c in r.get("tool_calls") or ():
+            name, args = _call_args(c)
+            cmd = str(args.get("command") or args.get("cmd") or "").strip()
+            path = str(args.get("file_path") or args.get("path") or "")
+            if cmd and not re.match(r"^(?:edit|create|insert)\b", cmd):
+                out.append(f"`{brief(' '.join(cmd.split()), 60)}`")
+            elif cmd:
+                out.append(f"`{cmd.split(chr(10), 1)[0]}`")
+            elif path:
+                out.append(f"{name} `{path.rsplit('/', 1)[-1].rsplit(chr(92), 1)[-1]}`")
+            else:
+                out.append(f"`{name}`")
+    return out
 
 
 FILE_SHOWN = re.compile(r"\[File: (\S+) \(\d+ lines total\)\]|\(Open file: ([^)\n]+)\)")
@@ -293,10 +414,33 @@ def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
     """The last edit attempts when the tool refused them all (a linter's syntax error, a string
     to replace that is not there) and no edit applied since: (attempts, the edit, its file, why),
     else None. The file is unchanged by them: the successor must redo the edit, not test it."""
+    got = _rejected(span)
+    if got is None:
+        return None
+    attempts, last, where, why = got[:4]
+    from .kinds import _short
+
+    return attempts, last, _short(short_path(where, cwd)) if where else "", why
+
+
+def rejected_detail(span: Sequence[dict]) -> tuple[list[str], tuple[str, str]]:
+    """For the edits refused at the end of the span: each attempt's reason, in order, and the
+    range to use when the tool's preview shows why the last one failed (core.blockers.range_fix)."""
+    from .blockers import range_fix
+
+    got = _rejected(span)
+    if got is None:
+        return [], ("", "")
+    tries = got[4]
+    return [w for _, w, _, _ in tries], range_fix(tries[-1][2], tries[-1][3])
+
+
+def _rejected(span: Sequence[dict]) -> tuple | None:
     from .kinds import _calls, _command, _failed, _text
     from .outcome import _is_edit
 
     attempts, last, where, why, shown = 0, "", "", "", ""
+    tries: list = []
     for _, name, args, res in _calls([r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]):
         if res is not None:
             m = FILE_SHOWN.search(_text(res))
@@ -312,15 +456,14 @@ def rejected_edit(span: Sequence[dict], cwd: str | None = None) -> tuple | None:
                 text = re.sub(r"</?tool_use_error>", "", _text(res))
                 w = re.search(r"E\d+ (\w+Error: [^\n]+)", text)
                 why = w.group(1) if w else brief(next((ln for ln in text.splitlines() if ln.strip()), ""), 140)
+                tries.append((last, why, _command(args), text))
             else:
-                attempts = 0
+                attempts, tries = 0, []
                 if m:
                     shown = (m.group(1) or m.group(2) or "").strip()
     if not attempts:
         return None
-    from .kinds import _short
-
-    return attempts, last, _short(short_path(where, cwd)) if where else "", why
+    return attempts, last, where, why, tries
 
 
 # Claude Code's own answer to a `run_in_background` call (the whole result, not a transcript that quotes one)
@@ -486,6 +629,23 @@ def plan_state(span: Sequence[dict], cwd: str | None = None) -> PlanState | None
     return plan
 
 
+def _DEFINES():
+    from .blockers import DEFINES
+
+    return DEFINES
+
+
+def cwd_of(story: Story) -> str | None:
+    return story.cwd
+
+
+def skill_lines(story: Story, f: Focus) -> tuple[list[str], list[str]]:
+    from .guidance import skill_lines as lines
+
+    approved = f.plan is not None and f.plan.state == "approved"
+    return lines(f.skill, approved, f.plan_step, f.last_words, story.answers)
+
+
 def plan_lines(p: PlanState) -> tuple[list[str], list[str]]:
     """Current work and Next step lines for a plan not carried out yet."""
     where = f" in `{p.where}`" if p.where else ""
@@ -520,9 +680,11 @@ def plan_lines(p: PlanState) -> tuple[list[str], list[str]]:
 WEB = {"WebFetch": "url", "WebSearch": "query", "web_search": "query", "fetch": "url"}
 
 
-def research_lines(span: Sequence[dict], cap: int = 8) -> list[str]:
+def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None) -> list[str]:
     """The web lookups (fetched pages, searches) and the tasks delegated to subagents, as the
-    sources of what the span found."""
+    sources of what the span found. A work item id in a subagent's answer that the span never
+    saw exist (not in `known`) is a draft's, and says so."""
+    from .episodes import ITEM_ID
     fetched, searched, tasks = [], [], []
     results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
     for r in span:
@@ -539,9 +701,14 @@ def research_lines(span: Sequence[dict], cap: int = 8) -> list[str]:
                 who = str(args.get("subagent_type") or "").strip()
                 out = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
                 heads = [h.strip() for h in re.findall(r"(?m)^#{1,4}\s+(.+)$", out)][:6]
+                heads = [brief(h, 60) for h in heads]
+                if known is not None:  # "1 Epic (spotter-2qx)" in a drafted plan: no such item exists
+                    heads = [re.sub(rf"\b({ITEM_ID})\b", lambda m: m.group(1) if m.group(1) in known or
+                                    not re.search(r"-\w*\d", m.group(1)) else
+                                    f"{m.group(1)}, a draft id: no item was created with it", h) for h in heads]
                 if what:
                     tasks.append(f"\"{brief(what, 80)}\"" + (f" ({who} subagent)" if who else "") +
-                                 (": its answer's sections: " + "; ".join(brief(h, 60) for h in heads) if heads else
+                                 (": its answer's sections: " + "; ".join(heads) if heads else
                                   (": no answer recorded" if not out else "")))
     out = []
     if fetched:
@@ -706,7 +873,17 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
     cwd = story.cwd
     out = list(f.outcome.current) if f.outcome is not None else []  # a finished session says so first
     if f.plan is not None:  # a plan not carried out yet: where the work stands is the plan's fate
-        out += plan_lines(f.plan)[0]
+        plan_cur = plan_lines(f.plan)[0]
+        if f.skill is not None and f.plan.state == "approved":  # the command says what an approved plan leads to
+            from .guidance import phase_after_approval
+
+            k = phase_after_approval(f.skill)
+            if k is not None:
+                plan_cur = [x.replace("nothing of it is carried out yet",
+                                      f"the command's next phase ({f.skill.phases[k][0]}) has not started") for x in plan_cur]
+        out += plan_cur
+    if f.skill is not None and f.outcome is None:
+        out += skill_lines(story, f)[0]
     for cmd, path in f.background:
         out.append(f"Still running in the background at the cut: `{cmd}`; its output goes to `{path}`, not read yet.")
     if f.failed_action:
@@ -719,9 +896,18 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                        (f"; the last command run before it: `{brief(u[1], 80)}`." if u[1] else "."))
     if f.rejected is not None:
         n, edit, where, why = f.rejected
+        whys = list(dict.fromkeys(f.rejected_whys))
+        if len(whys) > 1:  # different failures: each said, in order
+            why = ", then ".join(whys[-3:])
         out.append(("The last edit" if n == 1 else f"The last {n} edit attempts") + f" (`{brief(edit, 60)}`" +
                    (f" on `{where}`" if where else "") + f") {'was' if n == 1 else 'were'} rejected" +
                    (f": {why}" if why else "") + f"; the file is unchanged by {'it' if n == 1 else 'them'}.")
+        if f.rejected_fix[0]:
+            out.append("Why the last one failed, as the tool's preview of it shows: " + f.rejected_fix[1])
+    for path, line, use, at in f.half_applied:
+        out.append(f"Half-applied change in `{short_path(path, cwd)}`: an edit removed `{line}`, but "
+                   f"`{brief(use, 80)}`" + (f" (line {at}, as the span last saw the file)" if at else "") +
+                   " still uses it, so the file does not build as it stands.")
     if f.item:
         t = f" — {f.item_title}" if f.item_title else ""
         out.append(f"Work item `{f.item}`{t}: claimed (in progress), not closed.")
@@ -729,7 +915,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
         if desc:
             out.append(f"`{f.item}` asks: {desc}")
         left = untouched_outputs(story, f)
-        if left:
+        if left and not (f.uncommitted and f.outcome is None):  # else Next step says to write them: said once
             out.append(f"Output files `{f.item}` names that are not changed yet: " +
                        ", ".join(f"`{p}`" for p in left) + ".")
     if f.plan_step:
@@ -755,6 +941,13 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                 plain.append(f"`{short_path(fc.path, cwd)}` ({verb})")
         if plain:
             out.append(f"{held}, no definitions changed: " + ", ".join(plain) + ".")
+        if f.item_plan:
+            parts = []
+            for n, (part, subs, done) in enumerate(f.item_plan, 1):
+                state = {True: " — done", False: " — not done yet" + (": " + "; ".join(brief(x, 120) for x in subs[:6])
+                                                                      if subs else ""), None: ""}[done]
+                parts.append(f"({n}) {brief(part, 140)}{state}")
+            out.append("The agent's own plan for this work, stated before its first edit: " + "; ".join(parts) + ".")
         if f.commands:
             out.append("Commands run since the last commit: " + ", ".join(
                 f"`{c}`" + (f" (changes {w}: commit them with the rest)" if (w := install_writes(c, story)) else "")
@@ -769,17 +962,27 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
                    ", ".join(f"`{p}`" for p in f.dirty[:8]) + (" …" if len(f.dirty) > 8 else "") + ".")
     elif f.committed and f.outcome is None:  # a finished session's end state says it
         out.append("Everything changed in the span is committed.")
+    last_edit = story.episodes[-1].last_edit if story.episodes else -1
     for e in f.open_errors[-3:]:
-        out.append(f"Open error (from {e.source}): {brief(e.text, 180)}")
+        old = e.index < last_edit  # edits came after the run that showed it: whether it still holds is unknown
+        out.append(f"Open error (from {e.source}" + (", before the last edits; not run since" if old else "") +
+                   f"): {brief(e.text, 180)}")
     if f.unfinished:
         out.append(f"The last call has no recorded result (the session stopped while it ran): `{f.unfinished}`; "
                    f"check whether it took effect before going on.")
+    if f.place is not None and f.outcome is None:
+        from . import environment
+
+        out += environment.lines(f.place, pending_commit=bool(f.uncommitted),
+                                 cwd_said=any(x.startswith("Work root:") for _, lines, _ in f.kind for x in lines))
     if (f.last_words or f.last_doc) and (f.outcome is None or f.outcome.kind == "epic_done"):  # else the end state says it
-        later = max((e.last_edit for e in story.episodes), default=-1) > story.last_text_index
         if f.last_words and f.words_stale:
             out.append(f"The agent's last words, said before the latest request: \"{f.last_words}\"")
         elif f.last_words:
-            when = ", said before that action" if f.failed_action else ", said before its last edits" if later else ""
+            acts = f.acts_after_words
+            when = ", said before that action" if f.failed_action else \
+                (f", said before its last {'action' if len(acts) == 1 else f'{len(acts)} actions'} (" +
+                 ", ".join(acts[:4]) + (" …" if len(acts) > 4 else "") + ") and what they returned") if acts else ""
             out.append(f"The agent's last words{when}: \"{f.last_words}\"")
         if f.last_doc and f.plan is None:  # a plan's parts are told above
             out.append("Its last message " + ("then " if f.last_words else "") + "held a document with the sections: " +
@@ -806,6 +1009,53 @@ def untouched_outputs(story: Story, f: Focus) -> list[str]:
 
 
 BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+SPEC_NAME = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]")
+
+
+def spec_check(story: Story, f: Focus) -> list[str]:
+    """The spec of the item in progress against the changes since the last commit: its lines whose
+    names (in backticks) none of those changes has yet, and the lines that name nothing to look for,
+    to check by hand. A line whose names the changes all have is not listed (the changes say it)."""
+    specs = story.specs.get(f.item or "", [])
+    if not specs or not f.uncommitted:
+        return []
+    text = "\n".join(t for fc in f.uncommitted for t in fc.texts + [fc.path, fc.describe(60)])
+    # a module a changed file is named for is where a line applies, not what it asks for
+    places = {re.sub(r"[_.]", "", fc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()) for fc in f.uncommitted}
+    dod = story.descriptions.get(f.item, ("", [], []))[2]
+    told = {n for d in unmet_done_items(f, dod) for x in BACKTICKED.findall(d) for n in SPEC_NAME.findall(x)}
+    missing, by_hand = [], []
+    for line, own in specs:
+        names = {n for x in BACKTICKED.findall(own) for n in SPEC_NAME.findall(x)
+                 if len(n) >= 4 and n.rsplit(".", 1)[-1].lower() not in places}
+        if not names or NEGATED.search(own):  # a prohibition holds while its names are absent
+            by_hand.append((line, own))
+        else:  # its specific names (`sync_session_by_id`, not `opts`) must all be in the changes
+            check = {n for n in names if re.search(r"[_.]|[a-z][A-Z]", n)} or names
+            if not all(n in text for n in check) and not names <= told:  # a lacking done-item is told as one
+                missing.append((line, own))
+
+    def said(lines: list, cap: int, width: int) -> str:
+        """Lines under one parent said once: "Tail worker: Own adapter lifecycle; Buffer incoming lines"."""
+        parts: list = []
+        for line, own in lines[:cap]:
+            head = line[:len(line) - len(own)].rstrip(": ") if line != own else ""
+            if parts and head and parts[-1][0] == head:
+                parts[-1][1].append(brief(own.rstrip("."), width))
+            else:
+                parts.append([head, [brief(own.rstrip("."), width)]])
+        return "; ".join((f"{h}: " if h else "") + "; ".join(xs) for h, xs in parts)
+    out = []
+    if missing:
+        out.append("Named in the spec, not in the changes yet: " + said(missing, 6, 140) +
+                   (f" ({len(missing) - 6} more in the item's description)" if len(missing) > 6 else "") + ".")
+    if by_hand:
+        out.append("To check by hand (nothing the spec names to look for, or a thing not to do): " + said(by_hand, 8, 110) +
+                   (f" ({len(by_hand) - 8} more in the item's description)" if len(by_hand) > 8 else "") + ".")
+    return out
+
+
+NEGATED = re.compile(r"\b(?:no|not|never|don'?t|without|avoid|prohibit\w*|must not|keep existing|only)\b", re.I)
 
 
 def _uniq_names(names: list) -> list:
@@ -823,6 +1073,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     if f.outcome is not None:  # a finished session: nothing to redo
         return list(f.outcome.next_step)
     out = plan_lines(f.plan)[1] if f.plan is not None else []
+    then = skill_lines(story, f)[1] if f.skill is not None else []
+    if then and f.plan is not None and f.plan.state == "approved":
+        out, then = then, []  # the command's own next phase, not "carry out the plan" (it may forbid that)
     what = f"`{f.item}`" if f.item else (f"the plan step \"{brief(f.plan_step, 80)}\"" if f.plan_step else "the current work")
     for cmd, path in f.background:
         out.append(f"Read `{path}` (or wait for it to finish) to see how `{brief(cmd, 60)}` ended before relying on it.")
@@ -834,28 +1087,51 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                    f" to check the fix in `{f.unchecked[0]}`; when it works, remove any scratch files and `submit`.")
     if f.rejected is not None:
         n, edit, where, why = f.rejected
-        out.append(f"Redo the rejected edit" + (f" of `{where}`" if where else "") + " so that it applies" +
-                   (f" (it failed with {why})" if why else "") + "; then re-run the check.")
-    if f.open_errors:
-        out.append("Fix the open error" + ("s" if len(f.open_errors) > 1 else "") + " named under Current work.")
+        if f.rejected_fix[0]:
+            out.append(f"Redo the rejected edit" + (f" of `{where}`" if where else "") + " as " +
+                       f.rejected_fix[0] + " (why under Current work); then re-run the check.")
+        else:
+            out.append(f"Redo the rejected edit" + (f" of `{where}`" if where else "") + " so that it applies" +
+                       (f" (it failed with {why})" if why else "") + "; then re-run the check.")
+    for path, line, use, at in f.half_applied:
+        name = next((m(x) for rx, m in _DEFINES() if (x := rx.match(line))), "")
+        out.append(f"Make `{short_path(path, cwd_of(story))}` build again before anything else: either put `{line}` back or change "
+                   f"`{brief(use, 80)}`" + (f" (line {at})" if at else "") + f" so it no longer uses `{name}` "
+                   f"(by the agent's last words, which way it meant is under Current work); then re-run the checks.")
+    if f.open_errors and not (f.shape == "swe" and (f.rejected is not None or f.uncommitted)):
+        # (SWE-agent: the reproduction's failure is the bug itself; the finish line below re-runs it)
+        last_edit = story.episodes[-1].last_edit if story.episodes else -1
+        srcs = list(dict.fromkeys(e.source for e in f.open_errors[-3:]))
+        if all(e.index < last_edit for e in f.open_errors[-3:]):
+            out.append("Re-run " + " and ".join(srcs) + " to see whether the last edits fixed what "
+                       f"{'it' if len(srcs) == 1 else 'they'} reported (under Current work), and fix what is left.")
+        else:
+            out.append("Fix what " + " and ".join(srcs) + " reported (under Current work), then run "
+                       f"{'it' if len(srcs) == 1 else 'them'} again.")
     dod = story.descriptions.get(f.item, ("", [], []))[2] if f.item else []
     lacking = unmet_done_items(f, dod) if f.uncommitted else []
     left = untouched_outputs(story, f) if f.uncommitted else []
     # an insertion made at one place of a line the file repeats (a column added to one of two tables)
-    twins = [f"check whether `{line}` also belongs after `{anchor}` at the other {places - done} place"
-             f"{'s' if places - done > 1 else ''} in `{short_path(fc.path, story.cwd)}` (added at {done} of {places})"
-             for fc in f.uncommitted for (anchor, line), (places, done) in fc.twins.items() if done < places]
+    twins = [f"check whether `{line}` also belongs after `{anchor}` " +
+             (f"{where} in `{short_path(fc.path, story.cwd)}` (the same lines there lack it)" if where else
+              f"at the other {places - done} place{'s' if places - done > 1 else ''} in "
+              f"`{short_path(fc.path, story.cwd)}` (added at {done} of {places})")
+             for fc in f.uncommitted for anchor, line, done, places, where in fc.twin_gaps()]
     if left or lacking or twins:
         todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
                twins[:2] + [f"make this hold: \"{d.rstrip('.')}\" (no change since the last commit touches " +
                              " or ".join(_uniq_names(BACKTICKED.findall(d))[:2]) + " yet)" for d in lacking]
         out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
-    if dod:
-        out.append(f"Check `{f.item}` against its Definition of Done: " +
-                   "; ".join(d.rstrip(".") for d in dod) + ".")
+    if f.item_rules and (f.uncommitted or f.item):
+        out.append(f"Keep to what `{f.item}` says must hold: " + "; ".join(f.item_rules) + ".")
+    rest = [d for d in dod if d not in lacking]  # a lacking item is told above, as something to do
+    if rest:
+        out.append(f"Check `{f.item}` against {'the rest of ' if lacking else ''}its Definition of Done: " +
+                   "; ".join(d.rstrip(".") for d in rest) + ".")
     if f.uncommitted:
         if f.finish_pattern:
-            prev = f" (as `{f.finished_item}` was finished)" if f.finished_item else " (as the previous step was finished)"
+            prev = f" (as `{f.finished_item}` was finished" if f.finished_item else " (as the previous step was finished"
+            prev += (f"; there {f.finish_note})" if f.finish_note else ")")
             out.append(f"Finish {what}: run " + ", then ".join(f"`{brief(c, 90)}`" for c in f.finish_pattern) + prev +
                        (f"; it is the last open child of `{f.closes_parent}`, so close the epic too" if f.closes_parent else "") + ".")
         elif f.shape == "swe":  # SWE-agent hands in its patch with `submit`; it never commits
@@ -867,6 +1143,7 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
             out.append(f"Finish {what}: test the uncommitted changes and commit them.")
     elif f.item or f.plan_step:
         out.append(f"Continue {what}.")
+    out += then  # what the skill says of the phase the work is in (its fallback when its way fails)
 
     if f.next_items:
         nxt = f.next_items[0]
@@ -890,7 +1167,16 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         elif f.ends_on_user:
             out.append("Continue with the latest request (above): the span ends on it.")
         elif f.words_stale:
-            out.append("Continue with the latest request (above): the agent was working on it when the span stopped.")
+            acts = [a for a in f.acts_since_request if a != "`think`"]
+            if acts and f.shape == "service":
+                out.append("The agent has acted on the latest request (" + ", ".join(acts[:4]) + ") and has not "
+                           "answered the user yet: answer with what the calls returned (under Actions and results), "
+                           "checked against the records and the policy rules below, before any change is made.")
+            elif acts:
+                out.append("Continue with the latest request (above): the agent had begun it (" + ", ".join(acts[:4]) +
+                           ") and said nothing since; what those calls returned is the state.")
+            else:
+                out.append("Continue with the latest request (above); the agent had not acted on it yet.")
         elif f.asked:
             out.append("Wait for the user's answer to the question the agent asked last (its last words, above); "
                        "do not act on it before the answer.")
@@ -899,6 +1185,9 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
                        "request; the span stopped in the middle of it.")
         else:
             out.append("Continue with the latest request (above); nothing in the span is left half-done.")
+    if f.policy:
+        out.append("The system prompt's rules that bear on the latest request (check it against them before acting):")
+        out += [f"Policy, {x}" for x in f.policy]
     return out
 
 

@@ -38,6 +38,7 @@ EDITS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "edit", "c
 ACTION = re.compile(r"^(?:update|book|cancel|modify|create|add|remove|delete|send|exchange|return|transfer|set|"
                     r"change|refund|issue)_", re.I)
 LOOKUP = re.compile(r"^(?:get|find|list|lookup|fetch)_", re.I)
+SEARCH = re.compile(r"^(?:search|query)_", re.I)
 
 
 def _calls(span: Sequence[dict]):
@@ -251,21 +252,80 @@ def _args_line(args: dict) -> str:
     return ", ".join(f"{k}={val(v)}" for k, v in args.items() if k != "summary")
 
 
+def _ident(d: dict) -> str:
+    """A looked-up record's own name: its first `…_number` / `…_id` / `id` field."""
+    return next((str(v) for k, v in d.items() if re.search(r"(?:^id|_id|_number|_code)$", k) and _scalar(v) and v), "")
+
+
+def _rows(items: list, cap: int = 520) -> str:
+    """A list of looked-up records (the options a search found) in one line: the fields they all
+    share once, then each record by its name with its own fields and its small nested tables."""
+    dicts = [x for x in items if isinstance(x, dict)]
+    if not dicts:
+        return brief(", ".join(map(str, items)), cap)
+    common = {k: v for k, v in dicts[0].items() if _scalar(v) and len(dicts) > 1 and all(d.get(k) == v for d in dicts)}
+    rows = []
+    for d in dicts[:8]:
+        me = _ident(d)
+        bits = [f"{k.replace('scheduled_', '').replace('_time_est', '')} {v}" for k, v in d.items()
+                if _scalar(v) and k not in common and str(v) != me and v not in (None, "")]
+        for k, v in d.items():
+            if isinstance(v, dict) and v and all(_scalar(x) for x in v.values()):
+                bits.append(f"{k} " + ", ".join(f"{kk} {x}" for kk, x in v.items()))
+        rows.append((me + ": " if me else "") + "; ".join(bits))
+    head = ("all " + ", ".join(f"{k} {v}" for k, v in common.items()) + " — ") if common else ""
+    return brief(head + " | ".join(rows) + (f" | and {len(dicts) - 8} more" if len(dicts) > 8 else ""), cap)
+
+
+def _numbers(obj, where: str, found: dict) -> None:
+    """Each number a looked-up record holds, with what it is: `HAT072 prices business`."""
+    if isinstance(obj, dict):
+        me = " ".join(x for x in (where, _ident(obj)) if x)
+        for k, v in obj.items():
+            if isinstance(v, bool):
+                continue
+            if isinstance(v, (int, float)):
+                found.setdefault(float(v), []).append(" ".join(x for x in (me, k) if x))
+            elif isinstance(v, (dict, list)):
+                _numbers(v, " ".join(x for x in (me, k) if x), found)
+    elif isinstance(obj, list):
+        for x in obj:
+            _numbers(x, where, found)
+
+
+def _traced(expression: str, found: dict) -> str:
+    """The numbers of the agent's arithmetic, each with where the looked-up records hold it (or
+    that they do not): the reader checks the agent's choice of numbers, not only its sum."""
+    parts = []
+    for tok in dict.fromkeys(re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", expression)):
+        where = list(dict.fromkeys(found.get(float(tok), [])))
+        if float(tok) < 10 and not where:
+            continue
+        parts.append(f"{tok}: " + (" or ".join(where[:2]) + (" …" if len(where) > 2 else "") if where
+                                   else "not in any looked-up record"))
+    return "; ".join(parts)
+
+
 def _service(span, calls) -> list[tuple[str, list[str]]]:
     state, actions = [], []
     looked: dict[str, str] = {}
+    numbers: dict = {}
     for i, name, args, res in calls:
         text = _text(res)
         obj = _json(text)
-        if LOOKUP.match(name) and isinstance(obj, dict) and not _failed(res):
+        if (LOOKUP.match(name) or SEARCH.match(name)) and isinstance(obj, (dict, list)) and obj and not _failed(res):
             key = name + json.dumps(args, sort_keys=True)
             who = ", ".join(f"{v}" for v in args.values() if _scalar(v))
-            looked[key] = f"{name}({who}): {_flat(obj)}"
+            looked[key] = f"{name}({who}): {_flat(obj) if isinstance(obj, dict) else _rows(obj)}"
+            _numbers(obj, "", numbers)
         elif ACTION.match(name) and not name.startswith("transfer_"):
             result = brief(text, 120) if text else "no result recorded"
             actions.append(f"`{name}({brief(_args_line(args), 220)})` → {'FAILED: ' if _failed(res) else ''}{result}")
         elif name == "calculate" and text:
-            actions.append(f"Calculated `{args.get('expression', '')}` = {brief(text, 40)}")
+            expr = str(args.get("expression", ""))
+            trace = _traced(expr, numbers)
+            actions.append(f"Calculated by the agent: `{expr}` = {brief(text, 40)}" +
+                           (f" (its numbers, as the records hold them: {trace})" if trace else ""))
     state = list(looked.values())
     agreed = ""
     for k, r in enumerate(span):
@@ -419,7 +479,10 @@ def _defs(path: str, text: str) -> tuple[int, list[str], list[str]]:
     return len(body.splitlines()), deps + confs, definitions(body, path)
 
 
-def _outline(read: tuple[int, list[str], list[str]], cap: int = 10) -> str:
+OUTLINE_CAP = 10   # the names a file read is outlined by; the rest are said when the budget allows
+
+
+def _outline(read: tuple[int, list[str], list[str]], cap: int = OUTLINE_CAP) -> str:
     """What a file read showed, in a few words: its length, the dependencies and config entries
     it sets, the modules and functions it defines."""
     n, sets, names = read
@@ -513,6 +576,8 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
         return [d for d in info[path][2] if any(seg.startswith(w) for w in words
                                                  for seg in re.findall(r"[a-z0-9]+", _snake(d).replace(".", "_")))]
 
+    gone_paths = [x for x in re.findall(r"`[^`]+`", next((x for x in out if x.startswith("Not there: ")), ""))
+                  if "/" in x or "." in x]
     for num, q in questions:
         got = groups[num]
         parts = [f"`{_rel(p, cwd)}` ({_outline(info[p])})" + _uses(reads[p], q, info[p][2]) for p in got]
@@ -524,7 +589,12 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
         if parts:
             out.append(f"Q{num} ({brief(q, 70)}): read so far: " + "; ".join(parts) + ".")
         else:
-            out.append(f"Q{num} ({brief(q, 70)}): nothing read for it yet.")
+            # the files its words point at that the span found missing: where it is not
+            qw = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", q)}
+            absent = [x for x in dict.fromkeys(gone_paths) if qw & set(re.findall(r"[a-z]{3,}", x.lower()))]
+            out.append(f"Q{num} ({brief(q, 70)}): no file read for it by name yet" +
+                       (f"; {', '.join(absent[:3])} do{'es' if len(absent) == 1 else ''} not exist, so the answer "
+                        f"is in other files (those read above, or not read yet)" if absent else "") + ".")
     if other:
         out.append("Other files read: " + "; ".join(f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in other) + ".")
     if listed:
@@ -540,7 +610,15 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
     full = " with the full content of each file, as the request asks" if re.search(r"\bfull\b", task, re.I) else ""
     nxt.append(("Then write" if left else "Write") + " the report the request asks for" +
                (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
-    return [("Findings so far (no report yet)", out), ("Next step", nxt)]
+    # the budget left at the end: the rest of what each file read defines (the report must give it)
+    rest = [f"The rest of what `{_rel(p, cwd)}` defines ({len(info[p][2]) - OUTLINE_CAP} more): " +
+            ", ".join(f"`{d}`" for d in info[p][2][OUTLINE_CAP:OUTLINE_CAP + 60]) + "."
+            for p in reads if len(info[p][2]) > OUTLINE_CAP]
+    if reads:
+        nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings): re-read " +
+                   ("every file the report must quote in full" if full else "the files the report must quote") +
+                   " before writing it.")
+    return [("Findings so far (no report yet)", out, rest), ("Next step", nxt)]
 
 
 def _within(secs, k: int, j: int) -> bool:
@@ -559,6 +637,33 @@ def _rel(path: str, cwd) -> str:
 
 # --- aider ----------------------------------------------------------------------------------------
 
+def _code_asks(span) -> list[tuple[int, str]]:
+    """(record index, request) for each request made through an `AI!` comment in the code (aider's
+    watch mode), as the agent quoted the comment, in order."""
+    asks: list[tuple[int, str]] = []
+    for k, r in enumerate(span):
+        if r.get("role") != "assistant":
+            continue
+        for m in re.finditer(r"`?(?://|#|<!--)\s*AI!\s*([^`\n]{3,120})`?", _text(r)):
+            a = m.group(1).strip().rstrip("`").strip()
+            if a.strip(". ") and a not in (x for _, x in asks):
+                asks.append((k, a))
+    # "Write async version..." is the start of "Write async version, using …": said once
+    return [(k, a) for k, a in asks if not (a.endswith("...") and any(
+        b != a and b.startswith(a[:-3].rstrip(". ")) for _, b in asks))]
+
+
+def code_requests(span: Sequence[dict]) -> list[str]:
+    """The requests an aider session received through `AI!` comments after the latest typed one,
+    as request texts ("through an `AI!` comment in the code: …"), oldest first; [] for any other
+    kind of session. They are requests like the typed ones: the newest of them is the latest."""
+    msgs = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    if shape(msgs) != "aider":
+        return []
+    last_typed = max((k for k, r in enumerate(msgs) if request_text(r)), default=-1)
+    return [f"(through an `AI!` comment in the code) {a}" for k, a in _code_asks(msgs) if k > last_typed]
+
+
 def _aider(span, events=()) -> list[tuple[str, list[str]]]:
     out = []
     for r in list(span) + list(events):
@@ -568,23 +673,14 @@ def _aider(span, events=()) -> list[tuple[str, list[str]]]:
             if m:
                 out.append(f"`/undo` removed commit {m.group(1)} ({brief(m.group(2), 80)}); HEAD is back at "
                            f"{m.group(3)} ({brief(m.group(4), 80)}).")
-    asks: list[tuple[int, str]] = []
+    asks = _code_asks(span)
     last_typed = max((k for k, r in enumerate(span) if request_text(r)), default=-1)
-    for k, r in enumerate(span):
-        if r.get("role") != "assistant":
-            continue
-        for m in re.finditer(r"`?(?://|#|<!--)\s*AI!\s*([^`\n]{3,120})`?", _text(r)):
-            a = m.group(1).strip().rstrip("`").strip()
-            if a.strip(". ") and a not in (x for _, x in asks):
-                asks.append((k, a))
-    # "Write async version..." is the start of "Write async version, using …": said once
-    asks = [(k, a) for k, a in asks if not (a.endswith("...") and any(
-        b != a and b.startswith(a[:-3].rstrip(". ")) for _, b in asks))]
     if asks:
         earlier = f"{len(asks) - 8} earlier, then " if len(asks) > 8 else ""
         out.insert(0, "Requests made through `AI!` comments in the code (aider watch mode), in order: " + earlier +
                    "; ".join(f"\"{a}\"" for _, a in asks[-8:]) + ".")
         if asks[-1][0] > last_typed:
-            out.insert(1, f"The work went on after the latest typed request through `AI!` comments; the last: "
-                          f"\"{asks[-1][1]}\". Look for a remaining `AI!` comment before taking the latest request as current.")
+            out.insert(1, "The work went on after the latest typed request through `AI!` comments (the latest "
+                          "request above is the last of them). Look for a remaining `AI!` comment in the code before "
+                          "taking any request as current.")
     return [("Aider requests and undo", out)] if out else []

@@ -118,6 +118,10 @@ def brief(text: str, cap: int = CAP) -> str:
     one = " ".join(text.split())
     if len(one) <= cap:
         return one
+    if " " not in one[:cap]:  # one long word: a path is never cut in the middle (it stays whole)
+        word = one.split(" ", 1)[0]
+        if re.search(r"[/\\]", word.strip("`'\"")):
+            return word + (" …" if len(word) < len(one) else "")
     cut = one[:cap].rsplit(" ", 1)[0].rstrip(",;:")
     return cut + " …"
 
@@ -181,9 +185,87 @@ def requests(records: Iterable[dict]) -> list[tuple[int, dict, str]]:
     return out
 
 
+def first_request(records: Sequence[dict]) -> str | None:
+    return next((t for t in map(request_text, records) if t), None)
+
+
 def last_request(records: Sequence[dict]) -> str | None:
     for r in reversed(records):
         t = request_text(r)
         if t:
             return t
     return None
+
+
+# an opening that only says help is wanted ("Hi! I need some help with my reservation."): the goal
+# comes in the requests after it
+GREETING = re.compile(r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening)|greetings)\b|"
+                      r"\b(?:need|want|would like|looking for)\s+(?:some\s+)?(?:help|assistance)\b|"
+                      r"\b(?:can|could) you help\b", re.I)
+WANTS = re.compile(r"\b(?:i'?d like|i would like|i want|i need|i'?m looking|could you|can you|could i|can i|could we|"
+                   r"please|help me|let'?s)\b", re.I)
+IDENT = re.compile(r"\b(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{5,}\b|\b[A-Z]{5,}\b|[\w.+-]+@[\w-]+\.[\w.]+")
+# a short question about "this" that names nothing ("What's this repo doing?", "Tell me what you know")
+GENERIC_Q = re.compile(r"^\W*(?:what|what's|whats|how|tell me|explain|describe|any idea|can you (?:say|tell))\b", re.I)
+
+
+def _generic_question(text: str) -> bool:
+    """A short question about "this" that names nothing ("What's this repo doing?")."""
+    words = text.split()
+    return len(words) <= 9 and bool(GENERIC_Q.match(text)) and bool(re.search(r"\b(?:this|it|here|these)\b", text, re.I)) \
+        and not re.search(r"[`/\\]|\.\w{1,5}\b", text)
+
+
+def _opening(text: str) -> bool:
+    """A first message that only opens the conversation: a greeting, or help wanted with nothing named."""
+    return len(text.split()) <= 12 and bool(GREETING.search(text)) and not IDENT.search(text) \
+        and not re.search(r"[`/\\]|\w\.\w{1,5}\b", text)
+
+
+def task_statement(records: Sequence[dict]) -> str:
+    """The session's task as a successor needs it, from its first requests: the first request
+    itself, unless
+    - it came through a slash command or skill: the command's name and what it makes (the first
+      line of its instructions) come first, then the request;
+    - it only opens the conversation (a greeting, "I need some help with …"): the requests after it
+      that say what is wanted, or give an identifier, are joined to it;
+    - it is the first of a run of short questions about "this" asked again in other words: it is
+      said once with how often it was asked, then the first request that moved on.
+    "" when the span has no request."""
+    reqs = requests(records)
+    if not reqs:
+        return ""
+    k0, rec0, first = reqs[0]
+    raw = rec0.get("content") if isinstance(rec0.get("content"), str) else ""
+    m = COMMAND_NAME.search(raw)
+    if m and COMMAND_ARGS.search(raw):
+        name = "/" + m.group(1).strip().lstrip("/")
+        about = ""
+        for r in records[k0 + 1:k0 + 4]:  # the command's expansion: a meta user message right after it
+            t = r.get("content") if isinstance(r, dict) and isinstance(r.get("content"), str) else ""
+            if r.get("role") == "user" and "meta" in R.flags(r) and t.strip():
+                line = next((ln.strip() for ln in t.splitlines() if ln.strip()), "")
+                if not line.startswith(("#", ">", "-", "|", "<", "`")) and len(line) <= 240:
+                    about = line.rstrip(".")
+                break
+        return f"Through the command `{name}`" + (f" ({about})" if about else "") + f"; the request: {first}"
+    if _opening(first):  # what is wanted, in the user's words: each later request's sentences that ask
+        more = []
+        for _, _, t in reqs[1:6]:
+            sents = [x for x in re.split(r"(?<=[.!?])\s+", " ".join(t.split())) if WANTS.search(x) and len(x.split()) >= 6]
+            if sents:
+                more.append(" ".join(sents))
+        if more:
+            return " ".join([first] + more[:3])
+    run = 1
+    while run < len(reqs) and _generic_question(reqs[run][2]):
+        run += 1
+    if run >= 2 and _generic_question(first):
+        rest = reqs[run:]
+        out = f"{first} (asked {run} times in different words)"
+        if rest:
+            out += f"; then: {rest[0][2]}"
+            if len(rest) > 1:
+                out += " (the later requests are listed below)"
+        return out
+    return first

@@ -23,6 +23,7 @@ TAIL_LINES = 4
 CONTEXT_LINES = 1
 NAMES_MAX = 60          # names of the cut lines the note lists
 SHRUNK_FLAG = "shrunk"
+REMINDER_START, REMINDER_END = "<system-reminder>", "</system-reminder>"
 
 
 @dataclass(frozen=True)
@@ -49,15 +50,16 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
     if n <= HEAD_LINES + TAIL_LINES + 4:
         return None
     rx = matcher if matcher is not None else _matcher(in_play)
+    end = _output_end(lines)
     keep = [False] * n
-    for i in range(min(HEAD_LINES, n)):
+    for i in range(min(HEAD_LINES, end)):
         keep[i] = True
-    for i in range(max(0, n - TAIL_LINES), n):
+    for i in range(max(0, end - TAIL_LINES), end):
         keep[i] = True
     if rx is not None:
-        for i, ln in enumerate(lines):
+        for i, ln in enumerate(lines[:end]):
             if len(ln) <= 2000 and rx.search(ln):
-                for j in range(max(0, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES + 1)):
+                for j in range(max(0, i - CONTEXT_LINES), min(end, i + CONTEXT_LINES + 1)):
                     keep[j] = True
     kept = sum(keep)
     if kept >= n - 2:
@@ -76,6 +78,24 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
         out.append(f"[… {cut} lines cut …]")
     kept_text = "\n".join(out)
     return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
+
+
+def _output_end(lines: list[str]) -> int:
+    """Where the output itself ends: before a reminder block the harness appends to every
+    result (Claude Code's `<system-reminder>` after each file read), so the tail kept is the
+    output's own last lines."""
+    k = len(lines)
+    while k and not lines[k - 1].strip():
+        k -= 1
+    if not k or lines[k - 1].strip() != REMINDER_END:
+        return len(lines)
+    for i in range(k - 1, -1, -1):
+        if lines[i].lstrip().startswith(REMINDER_START):
+            j = i
+            while j and not lines[j - 1].strip():
+                j -= 1
+            return j
+    return len(lines)
 
 
 def _names(cut: str, kept: str) -> tuple:

@@ -16,7 +16,8 @@ of any size. `Focus` holds the facts:
 The plan step, the work item and the last words are compaction's Current work, by the same
 functions (core.focus: plan_steps, step_in_progress, items_claimed, items_closed, last_words),
 read here one record at a time.
-- errors        key lines of recent failed tool results not followed by a success of the same tool
+- errors        the open errors: compaction's (core.focus.open_errors: a failed check or git step
+                not resolved since, after the last commit), read from the last ERROR_SPAN records
 - recent        identifiers and paths in the last turns (assistant text and tool calls)
 
 `query()` is the text to score against; `terms()` the working set: identifiers and paths whose
@@ -24,7 +25,6 @@ chunks the future is likely to use.
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 from collections import OrderedDict, deque
@@ -33,7 +33,6 @@ from typing import Iterable
 
 from .. import records as R
 from .artifacts import CREATED, MODIFIED, READ, _args, call_actions
-from .distill import key_error_line, result_failed
 from .requests import CONFIRMATION, NOT_USER_FLAGS, brief, request_text
 
 # A request that only says "keep going": it names nothing to score against.
@@ -48,6 +47,7 @@ LETTER = re.compile(r"[A-Za-z]")
 RECENT_TURNS = 12      # message records whose identifiers count as "in play"
 RECENT_WRITES = 8      # files written or edited most recently
 TEXT_CAP = 20_000      # characters of one record read for terms
+ERROR_SPAN = 400       # the last message records whose open errors are in play
 
 
 CONTINUE_START = re.compile(r"^(?=(\W*))\1(?:please\s+|ok(?:ay)?,?\s+|yes,?\s+)?(?:continue|go on|keep going|carry on|proceed|"
@@ -160,8 +160,6 @@ class FocusTracker:
         self.turns: deque = deque(maxlen=RECENT_TURNS)
         self.plan_items: list = []
         self.bd_item: str | None = None
-        self.pending: dict = {}          # tool call id -> (name, command key)
-        self.errors: "OrderedDict[str, str]" = OrderedDict()   # tool key -> key error line
         self.actions: list = []          # (action, path) of the calls fed since the caller last cleared it
         self.record: list | None = None  # when a list: every operation applied is appended to it
         self.resolve = None              # (ref) -> the text of a turn `replay` was given no text for
@@ -218,10 +216,6 @@ class FocusTracker:
             meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
             if isinstance(meta.get("action"), str):
                 self._shell(meta["action"], out)
-        if role == "tool":
-            failed = result_failed(r)
-            out.append(("r", r.get("tool_call_id") or "", failed,
-                        (key_error_line(r.get("content") or "", True) or "") if failed else ""))
         if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
             parts = [r.get("content") or ""] + [call_values(c, args_of(c)) for c in r.get("tool_calls") or ()]
             out.append(("t", "\n".join(parts)[:TEXT_CAP]))
@@ -250,18 +244,6 @@ class FocusTracker:
             if action in (CREATED, MODIFIED):
                 self.writes.pop(path, None)
                 self.writes[path] = None
-        elif kind == "c":
-            self.pending[op[1]] = op[2]
-        elif kind == "r":
-            key = (self.pending.pop(op[1], None) if op[1] else None) or "?"
-            if op[2]:
-                if op[3]:
-                    self.errors.pop(key, None)
-                    self.errors[key] = op[3]
-                    while len(self.errors) > 5:
-                        self.errors.popitem(last=False)
-            else:
-                self.errors.pop(key, None)
         elif kind == "t":
             self.turns.append(op[1])
 
@@ -281,9 +263,6 @@ class FocusTracker:
                 self._shell(cmd, out)
         for action, path in call_actions(call, args=args):
             out.append(("a", action, path))
-        if call.get("id"):  # the tool and its first arguments, as a short hash (it only tells calls apart)
-            key = fn + " " + str((call.get("function") or {}).get("arguments") or "")[:200]
-            out.append(("c", call["id"], hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest()))
 
     def _shell(self, cmd: str, out: list) -> None:
         from .focus import items_claimed, items_closed
@@ -303,7 +282,6 @@ class FocusTracker:
                 if ("/" in p or "." in p) and p not in files:
                     files.append(p)
         f.files = files
-        f.errors = list(self.errors.values())
         turns = [t if isinstance(t, str) else self.resolve(t) for t in self.turns]
         f.recent = set().union(*(terms_of(t) for t in turns)) if turns else set()
         return f
@@ -333,9 +311,21 @@ def call_values(call: dict, args=None) -> str:
 
 def focus_of(records: Iterable[dict]) -> Focus:
     t = FocusTracker()
+    tail: deque = deque(maxlen=ERROR_SPAN)
     for r in records:
         t.feed(r)
-    return t.focus()
+        if isinstance(r, dict) and r.get("kind") == "message":
+            tail.append(r)
+    return with_open_errors(t.focus(), tail)
+
+
+def with_open_errors(f: Focus, tail: Iterable[dict]) -> Focus:
+    """The focus with the errors `tail` (a stream's last message records) leaves open, by
+    compaction's definition (core.focus.open_errors)."""
+    from .focus import open_errors
+
+    f.errors = open_errors(list(tail))
+    return f
 
 
 def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[str]]:

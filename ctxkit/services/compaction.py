@@ -181,13 +181,13 @@ def model_input(d, cap_chars: int = 7000) -> str:
     if d.latest and d.latest != d.task:
         lines.append(f"Latest request: {d.latest}")
     if d.story is not None and d.focus is not None:  # the deterministic notes the model may only rewrite
-        from ..core.focus import current_work_lines, next_step_lines
-        from ..core.writeup import step_heading
+        from ..core.writeup import standing, step_heading
 
-        lines.append("Current work:")
-        lines += [f"- {x}" for x in current_work_lines(d.story, d.focus, d.latest)]
-        lines.append("Next step:")
-        lines += [f"- {x}" for x in next_step_lines(d.story, d.focus, d.latest)]
+        # where the work stands, as the summary says it: Current work, Next step, and what this kind of
+        # session needs at its cut (the plan part by part, findings so far, what was looked at, sources)
+        for name, notes in standing(d.story, d.focus, d.latest, more=True).items():
+            lines.append(f"{name}:")
+            lines += [f"- {x}" for x in notes]
         steps = [e for e in d.story.episodes if e.busy()]
         if steps:
             lines.append("Steps so far, in order:")
@@ -622,8 +622,18 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     set_story(d, *for_span([r for r in records if r.get("kind") != "summary"]))
     if task:
         d.requests.insert(0, Fact("request", task))
+    from ..core.requests import first_request, task_statement
+
+    first = " ".join((first_request(records) or "").split())
+    if d.requests and first and first == " ".join(d.requests[0].text.split()):  # the session's first request is here
+        d.task_line = task_statement([r for r in records if r.get("kind") != "summary"])
     if latest and (not d.requests or d.requests[-1].text != latest):
         d.requests.append(Fact("request", latest))  # a windowed run: the newest request was seen earlier
+    from ..core.kinds import code_requests
+
+    for t in code_requests([r for r in records if r.get("kind") != "summary"]):  # aider's `AI!` comments
+        if all(f.text != t for f in d.requests):
+            d.requests.append(Fact("request", t))
     if model_ctx is not None:
         d.decisions = [Fact("decision", i.text) for i in model_ctx.sections.get("Decisions", [])] + d.decisions
         d.findings = [Fact("finding", i.text) for i in model_ctx.sections.get("Facts", [])] + d.findings

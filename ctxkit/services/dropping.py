@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .. import records as R
 from ..backends.tokenizers import count_records
 from ..core import shrink as S
-from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_budget, decide_facts, decide_shrink, facts, gist, stub_text
+from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_facts, decide_shrink, facts, gist, plan_budget, stub_text
 from ..core.groups import iter_groups
 from ..store import logs
 from ..store.backend import ColdStore, open_store
@@ -66,6 +66,8 @@ class DropRun:
     rows: list = field(default_factory=list)   # with dry_run: one decision per chunk
     tally: object = None
     duration_s: float = 0.0
+    target: int | None = None       # with a budget: the tokens it asked to free
+    in_reach: bool = True           # with a budget: the chunks it may touch hold that many
 
 
 @dataclass
@@ -84,7 +86,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
                 budget: Budget | None = None, shrink: bool = True) -> DropRun:
     """Decide and apply KEEP / DROP / SHRINK / SUMMARIZE for every chunk of `records`, writing
     the kept records, shrunk chunks and stubs to `out` (a Writer). With a `budget`, the cut
-    comes from the score distribution (core.drop.decide_budget); otherwise from the cutoff and
+    comes from the score distribution (core.drop.plan_budget); otherwise from the cutoff and
     keep thresholds. Memory stays flat: the chunks wait in a disk spool, only their facts in
     memory."""
     from ..store import sessions
@@ -123,8 +125,9 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         run.total = len(spool)
         chunk_facts = [f for f, _, _ in spool.info]
         if budget is not None:
-            target = budget.target(sum(t for _, _, t in spool.info))
-            decisions = decide_budget(chunk_facts, target, min_keep, keep_at)
+            run.target = budget.target(sum(t for _, _, t in spool.info))
+            plan = plan_budget(chunk_facts, run.target, min_keep, keep_at)
+            decisions, run.in_reach = plan.decisions, plan.in_reach
         elif shrink:
             decisions = decide_shrink(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
         else:

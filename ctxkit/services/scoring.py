@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.working_set import (FocusTracker, _base, found_paths, lean, reads_of, same_file, terms_of,
-                                 turn_texts)
+from ..core.working_set import (ERROR_SPAN, FocusTracker, _base, found_paths, lean, reads_of, same_file, terms_of,
+                                 turn_texts, with_open_errors)
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)
@@ -175,7 +175,7 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         tracker.resolve = lambda ref: turn_texts(spool.group(ref[0]))[ref[1]]
         spool.extend(_unscored(iter_groups(r for r in records if not is_score_event(r))))
         when = when or seen["newest"] or now()
-        focus = tracker.focus()
+        focus = with_open_errors(tracker.focus(), _tail(spool))
         if query is None:
             if query_from == "last-user" and not focus.contentless and focus.latest:
                 query = focus.latest
@@ -244,6 +244,18 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
             memo.save()
     return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows,
                     sum(1 for i in scorable if spool.info[i][5]))
+
+
+def _tail(spool) -> list[dict]:
+    """The stream's last ERROR_SPAN message records, read back from the spool (newest chunks only)."""
+    out: list = []
+    for k in range(len(spool) - 1, -1, -1):
+        if not spool.info[k][0]:   # no message in it
+            continue
+        out[:0] = [r for r in spool.group(k) if r.get("kind") == "message"]
+        if len(out) >= ERROR_SPAN:
+            return out[-ERROR_SPAN:]
+    return out
 
 
 def _score_tail(score: float, parts: dict) -> str:
@@ -332,7 +344,8 @@ def signals(groups: list[list[dict]]) -> tuple[list[float], list[float]]:
         t = frozenset(chunk_terms(g))
         df.update(t)
         terms.append(t)
-    in_play = tracker.focus().terms()
+    tail = [r for g in groups for r in g if r.get("kind") == "message"][-ERROR_SPAN:]
+    in_play = with_open_errors(tracker.focus(), tail).terms()
     return [working_set(t, in_play, df) for t in terms], superseded([(*reads_of(g), found_paths(g)) for g in groups])
 
 

@@ -84,13 +84,18 @@ def _open_calls(records: list[dict]) -> bool:
     return bool(_call_ids(tail) - answered)
 
 
+PLACE = ("cwd", "branch")   # meta keys an adapter notes only when they change (working directory, git branch)
+
+
 def _cwds(records: list[dict]) -> dict:
-    """The working directory each session last recorded (the adapter notes it only when it changes)."""
+    """The working directory and git branch each session last recorded (the adapter notes them
+    only when they change): (session, key) -> value."""
     out = {}
     for r in records:
-        cwd = (r.get("meta") or {}).get("cwd") if isinstance(r.get("meta"), dict) else None
-        if cwd:
-            out[r.get("session")] = cwd
+        meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
+        for k in PLACE:
+            if meta.get(k):
+                out[(r.get("session"), k)] = meta[k]
     return out
 
 
@@ -226,12 +231,15 @@ def _append(path: str, new: bytes, state: dict, old: list[dict], ignored: dict |
     for r in recs:  # the adapter notes the working directory when it changes, not again after the cut
         meta = r.get("meta")
         sess = r.get("session")
-        if isinstance(meta, dict) and meta.get("cwd"):
-            if cwd.get(sess) == meta["cwd"]:
-                del meta["cwd"]
-                if not meta:
-                    del r["meta"]
-            cwd[sess] = meta.get("cwd") or cwd.get(sess)
+        for k in PLACE:
+            if isinstance(meta, dict) and meta.get(k):
+                if cwd.get((sess, k)) == meta[k]:
+                    del meta[k]
+                    if not meta:
+                        del r["meta"]
+                        break
+                else:
+                    cwd[(sess, k)] = meta[k]
     n = int(state.get("groups") or 0)
     for r in recs:
         g = r.get("group")

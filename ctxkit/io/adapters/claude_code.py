@@ -117,18 +117,24 @@ class _Turn:
         yield from self.trailing
 
 
+# the line's fields kept in a record's meta, each only when it changes: (source field, meta key)
+PLACE_KEYS = (("cwd", "cwd"), ("gitBranch", "branch"))
+
+
 def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False,
           skipped: list | None = None, ignored: dict | None = None) -> Iterator[dict]:
     """`ignored`, when given, counts the bookkeeping lines read past, by type (never fatal)."""
     fallback = "claude-code"
-    cwd_seen: dict[str, str] = {}   # session -> the working directory last recorded
+    place_seen: dict[tuple, str] = {}   # (session, meta key) -> the working directory / git branch last recorded
 
     def with_cwd(rec: dict, obj: dict) -> dict:
-        """The record gets meta.cwd when the session's working directory is new or changed."""
-        cwd = obj.get("cwd")
-        if isinstance(cwd, str) and cwd and cwd_seen.get(rec.get("session")) != cwd:
-            cwd_seen[rec.get("session")] = cwd
-            rec.setdefault("meta", {})["cwd"] = cwd
+        """The record gets meta.cwd (meta.branch) when the session's working directory (git branch)
+        is new or changed."""
+        for src, key in PLACE_KEYS:
+            v = obj.get(src)
+            if isinstance(v, str) and v and place_seen.get((rec.get("session"), key)) != v:
+                place_seen[(rec.get("session"), key)] = v
+                rec.setdefault("meta", {})[key] = v
         return rec
     turn: _Turn | None = None
     turn_no = 0
