@@ -2,23 +2,28 @@
 
     PYTHONPATH=. .venv/bin/python bench/bench_pg.py                    # 16 agents x 500 ops; 10k, 100k chunks
     PYTHONPATH=. .venv/bin/python bench/bench_pg.py --agents 4 --ops 100 --sizes 10000
-    PYTHONPATH=. nice .venv/bin/python bench/bench_pg.py --skip-fleet --sizes 10000,100000,300000,1000000 \
-        --vector-sizes 10000,100000,300000 --maintenance-work-mem 3GB
+    PYTHONPATH=. nice .venv/bin/python bench/bench_pg.py --skip-fleet --sizes 10000,100000,1000000 --vector-sizes 0
+    PYTHONPATH=. nice .venv/bin/python bench/bench_pg.py --skip-fleet --data worst --sizes 100000,300000,1000000 \
+        --vector-sizes 100000,300000,1000000 --ef-search 200,400,800 --maintenance-work-mem 4GB
 
 Starts its own throwaway server (pgserver's PostgreSQL 16 with pgvector when installed, else the
-machine's) on a Unix socket, like the tests. Part 1: N agent processes each run M operations
-(drop, keyword search, recover, state update) on one server; afterwards every chunk each agent
-dropped must load back with its own records (0 lost, 0 swapped: some ids are dropped by every
-agent at once) and the shared state must hold every agent's update. Part 2: keyword search p50
-(tsvector/GIN vs the embedded FTS5 index, both through search_cold's ranking) on two data sets,
-side by side: `worst` (a tiny Zipf vocabulary: every query term matches a large share of all
-chunks) and `real` (the corpus transcripts' text cut into chunks, each copy's identifiers, paths
-and hashes made distinct; queries: real user prompts and identifiers of stored chunks). Beside
-each: the median number of chunks a query matches, the p50 of the exact ranking (every match
-ranked, as before the tiers of core.keyword_tiers) and the tiers' recall@10 against it. Then
-semantic candidate retrieval (pgvector HNSW top-200 vs an exact scan of the same vectors in
-memory, with recall@10) at the --vector-sizes. Sizes grow one data set: each size adds only the
-chunks it lacks (COPY, with the GIN index dropped during the load and built after it; the HNSW
+machine's) on a Unix socket, like the tests, with `--shared-buffers` (2GB). Part 1: N agent
+processes each run M operations (drop, keyword search, recover, state update) on one server;
+afterwards every chunk each agent dropped must load back with its own records (0 lost, 0 swapped:
+some ids are dropped by every agent at once) and the shared state must hold every agent's update.
+Part 2: keyword search p50 (tsvector/GIN vs the embedded FTS5 index, both through search_cold's
+ranking) on two data sets in one table, side by side: `worst` (a tiny Zipf vocabulary: every query
+term matches a large share of all chunks) and `real` (the corpus transcripts' text cut into
+chunks, each copy's identifiers, paths and hashes made distinct; queries: real user prompts and
+identifiers of stored chunks). Searches run as an agent's login role under row-level security, as
+`ctx store grant-sql` sets one up (`--search-as owner`: as the store's owner). Beside each: the
+median number of chunks a query matches, the p50 of the exact ranking (every match ranked, as
+before the tiers of core.keyword_tiers) and the tiers' recall@10 against it. Then semantic
+candidate retrieval (pgvector HNSW top-200 through the store's search vs an exact scan of the same
+vectors in memory, recall@10 and @200, at each --ef-search) at the --vector-sizes, on MiniLM
+vectors of real text extended by derived ones (RealVectors; `--vectors random`: random vectors).
+Sizes grow one data set: each size adds only the chunks it lacks (COPY, each chunk with its
+records as a drop stores them; the GIN index dropped during the load and built after it; the HNSW
 index likewise, built after the vectors are in, with `--maintenance-work-mem` and
 `--build-workers`), so 10k, 100k, 1M costs one 1M load, not 1.11M.
 Prints measured figures and ratios; asserts nothing about time.
@@ -200,6 +205,18 @@ class WorstCase:
         return [query_for(random.Random(j)) for j in range(n)]
 
 
+def pieces_of(text: str, piece: int = 1200) -> list[str]:
+    """`text` cut into pieces of at most `piece` characters, at a space where one is near."""
+    out = []
+    while text:
+        cut = text.rfind(" ", 0, piece) if len(text) > piece else len(text)
+        cut = cut if cut > piece // 2 else min(piece, len(text))
+        if text[:cut].strip():
+            out.append(text[:cut])
+        text = text[cut:]
+    return out
+
+
 class RealText:
     """Chunks cut from the real corpus transcripts' text (tool output, file reads, prompts), each
     copy made distinct: identifiers, paths and hashes carry the copy's own tag (as many projects'
@@ -221,15 +238,8 @@ class RealText:
             groups.setdefault((r.get("session"), r.get("group")), []).append(r)
             if r.get("role") == "user" and isinstance(r.get("content"), str) and len(r["content"]) > 15:
                 prompts.append(r["content"][:300])
-        self.pieces = []
-        for recs in groups.values():
-            text = entry_text({"records": recs})
-            while text:
-                cut = text.rfind(" ", 0, piece) if len(text) > piece else len(text)
-                cut = cut if cut > piece // 2 else min(piece, len(text))
-                if text[:cut].strip():
-                    self.pieces.append(text[:cut])
-                text = text[cut:]
+        self.texts = [entry_text({"records": recs}) for recs in groups.values()]
+        self.pieces = [p for text in self.texts for p in pieces_of(text, piece)]
         self.prompts = prompts
 
     def _tag(self, copy: int) -> str:
@@ -261,6 +271,172 @@ class RealText:
         return out
 
 
+class RealVectors:
+    """MiniLM vectors with the neighbourhood structure of real text, for the HNSW part (random
+    vectors, the other choice, have none: every cosine is near 0, the worst case for HNSW).
+
+    Base: the product's embedder (all-MiniLM-L6-v2) run on `base` distinct real chunks: the corpus
+    transcripts' pieces (cut at two offsets) and then pieces of the source and documentation
+    files of the Python installation here (code and prose, as agents read them), at most two
+    pieces a file; embedded once (about an hour on 2 cores) and cached in bench/data/pg-vectors/.
+    Past the base, every vector is derived from a random base vector (its parent): moved a random
+    share (0 to 1/2) of the way towards one of the parent's 10 nearest base neighbours (a mixture),
+    plus noise shaped like the base set's own spread (its covariance), scaled so that a derived
+    vector is as near its parent as a real chunk is to its nearest other real chunk (median
+    cosine). Queries: real user prompts of the corpus and held-out chunks (pieces of files not in
+    the base), embedded by the same model."""
+    name = "minilm"
+    HELD_OUT = 100
+
+    def __init__(self, base: int = 20000):
+        import hashlib
+
+        import numpy as np
+
+        self.base_n = base
+        texts, held = self._texts(base)
+        self.prompts = RealText().prompts
+        qtexts = [x for pair in zip(self.prompts, held) for x in pair] + held[len(self.prompts):]
+        key = hashlib.sha256("\0".join(texts + ["--"] + qtexts).encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        d = ROOT / "bench" / "data" / "pg-vectors"
+        d.mkdir(parents=True, exist_ok=True)
+        self.base = _embedded(texts, d / f"base-{base}-{key}.npy")
+        self.query_vecs = _embedded(qtexts, d / f"queries-{base}-{key}.npy")
+        knn_file = d / f"knn-{base}-{key}.npy"
+        if knn_file.exists():
+            self.knn, self.nn_cos = np.load(knn_file), None
+        else:
+            self.knn = np.zeros((base, 10), np.int32)
+            for a in range(0, base, 2000):
+                sims = self.base[a:a + 2000] @ self.base.T
+                sims[np.arange(sims.shape[0]), np.arange(a, a + sims.shape[0])] = -2   # not itself
+                self.knn[a:a + 2000] = np.argsort(-sims, axis=1)[:, :10]
+            np.save(knn_file, self.knn)
+        self.nn_cos = float(np.median(np.einsum("ij,ij->i", self.base, self.base[self.knn[:, 0]])))
+        centred = self.base - self.base.mean(0)
+        # noise with the base set's covariance: z @ shape, z standard normal
+        u, sv, vt = np.linalg.svd(centred / np.sqrt(base), full_matrices=False)
+        self.shape = (sv[:, None] * vt).astype(np.float32)
+        self.noise = self._calibrate()
+
+    @staticmethod
+    def _texts(base: int) -> tuple[list[str], list[str]]:
+        import sysconfig
+
+        rt = RealText()
+        texts = list(dict.fromkeys(rt.pieces + [p for t in rt.texts for p in pieces_of(t[600:])]))
+        seen = set(texts)
+        files = []
+        for root in dict.fromkeys((sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"])):
+            for dirpath, dirnames, names in os.walk(root):
+                dirnames.sort()
+                files += [os.path.join(dirpath, f) for f in sorted(names) if f.endswith((".py", ".md", ".rst", ".txt"))]
+        rnd = random.Random(5)
+        rnd.shuffle(files)
+        held: list[str] = []
+        for f in files:
+            try:
+                ps = [p for p in pieces_of(Path(f).read_text(encoding="utf-8", errors="replace")) if len(p) > 200]
+            except OSError:
+                continue
+            ps = [p for p in rnd.sample(ps, min(2, len(ps))) if p not in seen]
+            if len(texts) < base:
+                texts += ps[: base - len(texts)]
+                seen.update(ps)
+            elif ps:
+                held.append(ps[0])
+                if len(held) == RealVectors.HELD_OUT:
+                    break
+        return texts[:base], held
+
+    def _derive(self, n: int, rng, noise: float):
+        import numpy as np
+
+        parent = rng.integers(self.base_n, size=n)
+        other = self.knn[parent, rng.integers(10, size=n)]
+        lam = rng.uniform(0, 0.5, size=(n, 1)).astype(np.float32)
+        v = self.base[parent] * (1 - lam) + self.base[other] * lam
+        v += noise * (rng.standard_normal((n, self.shape.shape[0])).astype(np.float32) @ self.shape)
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        return v, parent
+
+    def _calibrate(self) -> float:
+        """The noise scale at which a derived vector's median cosine to its parent is the base
+        set's median nearest-neighbour cosine."""
+        import numpy as np
+
+        lo, hi = 0.0, 64.0
+        for _ in range(30):
+            mid = (lo + hi) / 2
+            v, parent = self._derive(4000, np.random.default_rng(99), mid)
+            if np.median(np.einsum("ij,ij->i", v, self.base[parent])) > self.nn_cos:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    def vectors(self, start: int, n: int):
+        """Rows start..n-1: the base first, then derived vectors (seeded by block of 10,000, so a
+        size's vectors are the prefix of the next size's)."""
+        import numpy as np
+
+        out = [self.base[start:min(n, self.base_n)]]
+        first = max(start, self.base_n)
+        for b in range((first - self.base_n) // 10000, max(0, (n - self.base_n + 9999) // 10000)):
+            lo = self.base_n + b * 10000
+            v, _ = self._derive(10000, np.random.default_rng(1000 + b), self.noise)
+            out.append(v[max(0, first - lo):max(0, n - lo)])
+        return np.concatenate(out)
+
+    def queries(self, n: int):
+        return self.query_vecs[:n]
+
+    def describe(self) -> str:
+        return (f"real MiniLM vectors of {self.base_n} distinct chunks (corpus text, code and docs), the rest derived "
+                f"(mixture with a near neighbour + covariance-shaped noise {self.noise:.3f}; median cosine to the "
+                f"parent = the base's median nearest-neighbour cosine {self.nn_cos:.3f}); queries: "
+                f"{len(self.prompts)} real prompts and held-out chunks")
+
+
+class RandomVectors:
+    """Random unit 384-d vectors: no neighbourhood structure (every cosine near 0), the worst case."""
+    name = "random"
+
+    def vectors(self, start: int, n: int):
+        return vectors_for(start, n, 384)
+
+    def queries(self, n: int):
+        import numpy as np
+
+        out = [np.random.default_rng(10_000_000 + j).standard_normal(384).astype(np.float32) for j in range(n)]
+        return np.stack([v / np.linalg.norm(v) for v in out])
+
+    def describe(self) -> str:
+        return "random 384-d unit vectors (no neighbourhood structure: the worst case for HNSW)"
+
+
+def _embedded(texts: list[str], path: Path):
+    """MiniLM vectors of `texts` (the product's embedder, ONNX when set up), cached at `path`;
+    resumable: the rows done so far are saved as it goes."""
+    import numpy as np
+
+    if path.exists():
+        return np.load(path)
+    from ctxkit.backends.embedders import MiniLMEmbedder
+
+    part = path.with_suffix(".part.npy")
+    done = np.load(part) if part.exists() else np.zeros((0, 384), np.float32)
+    emb = MiniLMEmbedder()
+    t0 = time.perf_counter()
+    for a in range(len(done), len(texts), 256):
+        done = np.concatenate([done, emb.embed(texts[a:a + 256])])
+        np.save(part, done)
+        print(f"   embedded {len(done)}/{len(texts)} texts ({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
+    np.save(path, done)
+    part.unlink(missing_ok=True)
+    return done
+
+
 def _copy_binary_vectors(cp, rows) -> None:
     """pgvector's binary form in a binary COPY: faster than formatting a million 384-d vectors."""
     import struct
@@ -289,9 +465,9 @@ def vectors_for(start: int, n: int, dim: int):
     return mat
 
 
-def load_pg(url: str, data, start: int, n: int, dim: int, with_vectors: bool, opts) -> dict:
-    """Chunks start..n-1 of `data` into its project (COPY; the GIN index rebuilt after); with
-    vectors, their random vectors too and the HNSW index rebuilt. Seconds per step."""
+def load_pg(url: str, data, start: int, n: int, vecs, opts) -> dict:
+    """Chunks start..n-1 of `data` into its project (COPY; the GIN index rebuilt after); with a
+    vector source `vecs`, its vectors for them too and the HNSW index rebuilt. Seconds per step."""
     import struct
 
     import psycopg
@@ -303,23 +479,32 @@ def load_pg(url: str, data, start: int, n: int, dim: int, with_vectors: bool, op
         c.execute(f"SET maintenance_work_mem = '{opts.maintenance_work_mem}'")
         c.execute(f"SET max_parallel_maintenance_workers = {opts.build_workers}")
         t = time.perf_counter()
-        c.execute("DROP INDEX IF EXISTS ctx_chunks_tsv")
+        # the keyword index (whatever the schema made it) dropped for the load and built after it
+        gin = c.execute("SELECT indexname, indexdef FROM pg_indexes WHERE tablename='ctx_chunks' "
+                        "AND indexdef LIKE '%USING gin%'").fetchall()
+        for name, _ in gin:
+            c.execute(f"DROP INDEX {name}")
         with c.cursor().copy("COPY ctx_chunks (project, session, chunk_id, raw, records_hash, dropped_at, tokens, "
                              "gist, body, bytes) FROM STDIN") as cp:
             for i in range(start, n):
                 sess, cid, body = data.chunk(i)
-                raw = json.dumps({"chunk_id": cid, "session_id": sess, "records": []})
+                # as a dropped chunk's entry holds it: its records, whose text the body is
+                raw = json.dumps({"chunk_id": cid, "session_id": sess, "records": [
+                    {"v": 1, "kind": "message", "id": f"m-{cid}", "session": sess, "role": "tool", "content": body}]},
+                    ensure_ascii=False)
                 cp.write_row((data.project, sess, cid, raw, "h", "2026-01-01T00:00:00Z", 80, body[:60], body,
                               len(raw)))
         took["copy"] = time.perf_counter() - t
         t = time.perf_counter()
-        c.execute("CREATE INDEX ctx_chunks_tsv ON ctx_chunks USING gin (tsv)")
+        for _, define in gin:
+            c.execute(define)
         took["gin"] = time.perf_counter() - t
-        if with_vectors:
+        if vecs is not None:
             t = time.perf_counter()
             c.execute("DROP INDEX IF EXISTS ctx_vectors_hnsw")
             have = c.execute("SELECT COUNT(*) FROM ctx_vectors WHERE project=%s", (data.project,)).fetchone()[0]
-            mat = vectors_for(have, n, dim)
+            mat = vecs.vectors(have, n)
+            dim = mat.shape[1]
             head = struct.pack(">hh", dim, 0)
             with c.cursor().copy("COPY ctx_vectors (project, session, chunk_id, model, embedding) FROM STDIN "
                                  "(FORMAT BINARY)") as cp:
@@ -330,7 +515,10 @@ def load_pg(url: str, data, start: int, n: int, dim: int, with_vectors: bool, op
             c.execute(f"CREATE INDEX ctx_vectors_hnsw ON ctx_vectors USING hnsw (embedding vector_cosine_ops) "
                       f"WITH (m = {opts.hnsw_m}, ef_construction = {opts.ef_construction})")
             took["hnsw"] = time.perf_counter() - t
+            took["hnsw_mb"] = c.execute("SELECT pg_relation_size('ctx_vectors_hnsw')").fetchone()[0] / 2**20
         c.execute("ANALYZE ctx_chunks")
+        if vecs is not None:
+            c.execute("ANALYZE ctx_vectors")
     return took
 
 
@@ -396,18 +584,36 @@ def med(xs) -> float:
     return pct(xs, 50) if xs else float("nan")
 
 
-def scale(url: str, sizes: list[int], queries: int, has_vec: bool, vector_sizes: set[int], opts) -> None:
+def agent_url(url: str, projects: list[str], role: str = "bench_agent", password: str = "bench-agent-pw") -> str:
+    """A login role granted `projects` as `ctx store grant-sql` sets one up; its URL."""
+    import psycopg
+
+    from ctxkit.store.pg_schema import grant_sql
+
+    with psycopg.connect(url, autocommit=True) as c:
+        if not c.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone():
+            c.execute(f"CREATE ROLE {role} LOGIN")
+        c.execute(f"ALTER ROLE {role} PASSWORD '{password}'")
+        for p in projects:
+            c.execute("\n".join(x for x in grant_sql(role, p).splitlines() if not x.startswith("CREATE ROLE")))
+    return url.replace("ctx@", f"{role}:{password}@", 1)
+
+
+def scale(url: str, sizes: list[int], queries: int, vecs, vector_sizes: set[int], opts) -> None:
     import numpy as np
 
     from ctxkit.services.cold import FTS_CANDIDATES, search_cold
     from ctxkit.store.cold import ColdStorage
     from ctxkit.store.pg import PgStore
 
-    dim = 384
     sets = [{"worst": WorstCase, "real": RealText}[x]() for x in opts.data.split(",")]
     tmp = tempfile.mkdtemp(prefix="ctx-bench-emb-")
     colds = {d.name: ColdStorage(os.path.join(tmp, d.name, "cold-storage")) for d in sets}
-    pgs = {d.name: PgStore(url, d.project) for d in sets}
+    owner = {d.name: PgStore(url, d.project) for d in sets}
+    # searches run as an agent's role would (row-level security on: the setup the docs give a
+    # fleet), or as the store's owner with --search-as owner; loading and the exact reference as the owner
+    pgs = owner if opts.search_as == "owner" else {d.name: PgStore(agent_url(url, [d.project for d in sets]),
+                                                                   d.project) for d in sets}
     print(f"\n== keyword search at scale (p50 of {queries} queries through search_cold's ranking; 'exact': every "
           f"match ranked, as before the tiers)", flush=True)
     print(f"   {'data':5} {'chunks':>8} {'matches':>8} {'pg ms':>7} {'emb ms':>7} {'pg exact':>9} {'emb exact':>9} "
@@ -417,11 +623,11 @@ def scale(url: str, sizes: list[int], queries: int, has_vec: bool, vector_sizes:
     try:
         for n in sorted(sizes):
             for d in sets:
-                vec = has_vec and n in vector_sizes and d.name == sets[0].name
-                took = load_pg(url, d, have[d.name], n, dim, vec, opts)
+                vec = vecs is not None and n in vector_sizes and d.name == sets[0].name
+                took = load_pg(url, d, have[d.name], n, vecs if vec else None, opts)
                 took["embedded"] = load_embedded(colds[d.name], d, have[d.name], n)
                 have[d.name] = n
-                pg, cold = pgs[d.name], colds[d.name]
+                pg, cold, ref = pgs[d.name], colds[d.name], owner[d.name]
                 lat = {k: [] for k in ("pg", "emb", "pg_x", "emb_x")}
                 rec = {"pg": [], "emb": []}
                 matches = []
@@ -431,7 +637,7 @@ def scale(url: str, sizes: list[int], queries: int, has_vec: bool, vector_sizes:
                         search_cold(None, store, q, 5, None, "keyword")
                         lat[key].append(time.perf_counter() - t)
                     t = time.perf_counter()
-                    ex_pg, m = exact_pg(pg.cold, q, FTS_CANDIDATES)
+                    ex_pg, m = exact_pg(ref.cold, q, FTS_CANDIDATES)
                     lat["pg_x"].append(time.perf_counter() - t)   # includes a count of the matches
                     t = time.perf_counter()
                     ex_emb, _ = exact_embedded(cold, q, FTS_CANDIDATES)
@@ -447,47 +653,67 @@ def scale(url: str, sizes: list[int], queries: int, has_vec: bool, vector_sizes:
                       f" mean recall@10: pg {np.mean([x for x in rec['pg'] if x is not None]):.2f}, embedded "
                       f"{np.mean([x for x in rec['emb'] if x is not None]):.2f}", flush=True)
                 if vec:
-                    vec_rows.append(vectors_part(pg, d, n, dim, queries, took))
+                    vec_rows += vectors_part(pg, d, vecs, n, queries, took, opts)
     finally:
         for cold in colds.values():
             cold.db.close()
-        for pg in pgs.values():
+        for pg in [*pgs.values(), *owner.values()]:
             pg.close()
         shutil.rmtree(tmp, ignore_errors=True)
     print("   matches: median number of chunks holding any query term (what the exact ranking ranks); rec@10: "
           "median recall of the tiered top 10 against the exact ranking's top 10")
     if vec_rows:
-        print(f"\n== semantic candidates: pgvector HNSW top-{FTS_CANDIDATES} (random 384-d unit vectors: the worst case "
-              f"for HNSW) vs an exact in-memory scan;\n   m={opts.hnsw_m} ef_construction={opts.ef_construction}, "
-              f"{opts.build_workers} parallel build workers, maintenance_work_mem {opts.maintenance_work_mem}")
-        print(f"   {'chunks':>8} {'hnsw ms':>8} {'p99':>7} {'scan ms':>8} {'rec@10':>7}  build (s)")
+        print(f"\n== semantic candidates: pgvector HNSW top-{FTS_CANDIDATES} through the store's search vs an exact "
+              f"scan of the same vectors (numpy, in memory);\n   {vecs.describe()};\n   m={opts.hnsw_m} "
+              f"ef_construction={opts.ef_construction}, {opts.build_workers} parallel build workers, "
+              f"maintenance_work_mem {opts.maintenance_work_mem}")
+        print(f"   {'chunks':>8} {'ef_search':>9} {'hnsw ms':>8} {'p99':>7} {'scan ms':>8} {'rec@10':>7} {'rec@200':>7}"
+              f"  build (s), index size")
         for r in vec_rows:
-            print(f"   {r['n']:8d} {r['p50']:8.2f} {r['p99']:7.2f} {r['scan']:8.2f} {r['recall']:7.2f}  "
-                  f"vectors {r['load']:.0f} hnsw {r['build']:.0f}")
+            print(f"   {r['n']:8d} {r['ef']:9d} {r['p50']:8.2f} {r['p99']:7.2f} {r['scan']:8.2f} {r['recall']:7.3f} "
+                  f"{r['recall_all']:7.3f}  vectors {r['load']:.0f} hnsw {r['build']:.0f}, {r['mb']:.0f} MB")
+        print("   rec@10: mean share of the exact 10 nearest among the index's first 10; rec@200: the same for all "
+              "candidates")
 
 
-def vectors_part(pg, data, n: int, dim: int, queries: int, took: dict) -> dict:
+def vectors_part(pg, data, vecs, n: int, queries: int, took: dict, opts) -> list[dict]:
+    """HNSW candidates through the store's search (at each --ef-search) against an exact scan."""
     import numpy as np
 
+    import ctxkit.store.pg as pgmod
     from ctxkit.services.cold import FTS_CANDIDATES
 
-    mat = vectors_for(0, n, dim)
-    lat, scan, recall = [], [], []
-    for j in range(queries):
-        qv = np.random.default_rng(10_000_000 + j).standard_normal(dim).astype(np.float32)
-        qv /= np.linalg.norm(qv)
-        t = time.perf_counter()
-        near = pg.cold.vector_candidates("minilm", qv, None, FTS_CANDIDATES)
-        lat.append(time.perf_counter() - t)
+    mat = vecs.vectors(0, n)
+    qvs = vecs.queries(queries)
+    exact, scan = [], []
+    for qv in qvs:
         t = time.perf_counter()
         sims = mat @ qv
         top = np.argpartition(-sims, FTS_CANDIDATES)[:FTS_CANDIDATES]
+        top = top[np.argsort(-sims[top])]
         scan.append(time.perf_counter() - t)
-        best = {data.key(int(i))[1] for i in top[np.argsort(-sims[top])][:10]}
-        recall.append(len(best & {c for _, c, *_ in near[:10]}) / 10)
+        exact.append([data.key(int(i))[1] for i in top])
     del mat
-    return {"n": n, "p50": pct(lat, 50) * 1000, "p99": pct(lat, 99) * 1000, "scan": pct(scan, 50) * 1000,
-            "recall": float(np.mean(recall)), "load": took.get("vectors", 0), "build": took.get("hnsw", 0)}
+    out = []
+    default_ef = pgmod.EF_SEARCH
+    for ef in [int(x) for x in opts.ef_search.split(",")] if opts.ef_search else [default_ef]:
+        pgmod.EF_SEARCH = ef
+        for qv in qvs[:3]:   # warm the index's pages: the first queries read it from disk
+            pg.cold.vector_candidates("minilm", qv, None, FTS_CANDIDATES)
+        lat, recall, recall_all = [], [], []
+        for qv, ex in zip(qvs, exact):
+            t = time.perf_counter()
+            near = pg.cold.vector_candidates("minilm", qv, None, FTS_CANDIDATES)
+            lat.append(time.perf_counter() - t)
+            got = [c for _, c, *_ in near]
+            recall.append(len(set(ex[:10]) & set(got[:10])) / 10)
+            recall_all.append(len(set(ex) & set(got)) / len(ex))
+        out.append({"n": n, "ef": max(ef, FTS_CANDIDATES), "p50": pct(lat, 50) * 1000, "p99": pct(lat, 99) * 1000,
+                    "scan": pct(scan, 50) * 1000, "recall": float(np.mean(recall)),
+                    "recall_all": float(np.mean(recall_all)), "load": took.get("vectors", 0),
+                    "build": took.get("hnsw", 0), "mb": took.get("hnsw_mb", 0)})
+    pgmod.EF_SEARCH = default_ef
+    return out
 
 
 def main() -> None:
@@ -503,9 +729,18 @@ def main() -> None:
     ap.add_argument("--build-workers", type=int, default=2, help="parallel maintenance workers (GIN, HNSW)")
     ap.add_argument("--hnsw-m", type=int, default=16)
     ap.add_argument("--ef-construction", type=int, default=64)
+    ap.add_argument("--ef-search", default=None, help="hnsw.ef_search values to measure, e.g. 200,400 (default: the "
+                    "store's; never below the 200 candidates asked)")
+    ap.add_argument("--vectors", default="real", choices=("real", "random"), help="real: MiniLM vectors of real "
+                    "chunks, extended by derived ones (RealVectors); random: random unit vectors")
+    ap.add_argument("--vector-base", type=int, default=20000, help="real vectors: distinct chunks embedded")
     ap.add_argument("--data", default="worst,real", help="data sets: worst (a tiny vocabulary: every term matches "
                     "a large share of chunks), real (the corpus transcripts' text, identifiers made distinct per "
                     "copy); the HNSW part runs on the first")
+    ap.add_argument("--shared-buffers", default="2GB", help="the server's shared_buffers (PostgreSQL's default, "
+                    "128MB, is meant to be raised: a search reads up to 2,000 rows a tier from it)")
+    ap.add_argument("--search-as", default="agent", choices=("agent", "owner"), help="keyword searches as an agent's "
+                    "login role under row-level security (the fleet setup), or as the store's owner")
     ap.add_argument("--scan", type=int, default=None, help="keyword tiers: matches ranked per tier (default: the store's)")
     args = ap.parse_args()
     import ctxkit.core.keyword_tiers as kt
@@ -519,7 +754,7 @@ def main() -> None:
         print("no PostgreSQL binaries: install postgresql or pgserver", file=sys.stderr)
         sys.exit(1)
     c = Cluster(bins[0][1])
-    c.start()
+    c.start({"shared_buffers": args.shared_buffers})
     try:
         url = c.url(c.new_db())
         from ctxkit.store.pg import PgStore
@@ -528,13 +763,17 @@ def main() -> None:
         pg.init()
         has_vec = pg.has_vectors()
         print(f"server: {bins[0][0]} PostgreSQL {pg.connect().info.parameter_status('server_version')}, "
-              f"pgvector: {'yes' if has_vec else 'no'}; cpus: {os.cpu_count()}")
+              f"pgvector: {'yes' if has_vec else 'no'}, shared_buffers {args.shared_buffers}; cpus: {os.cpu_count()}; "
+              f"searches as {'the owner' if args.search_as == 'owner' else 'an agent role (row-level security)'}")
         pg.close()
         if not args.skip_fleet:
             fleet(url, args.agents, args.ops)
         sizes = [int(x) for x in args.sizes.split(",") if x]
         vsizes = set(sizes) if args.vector_sizes is None else {int(x) for x in args.vector_sizes.split(",") if x}
-        scale(url, sizes, args.queries, has_vec, vsizes, args)
+        vecs = None
+        if has_vec and vsizes & set(sizes):
+            vecs = RealVectors(args.vector_base) if args.vectors == "real" else RandomVectors()
+        scale(url, sizes, args.queries, vecs, vsizes, args)
     finally:
         c.stop()
 

@@ -72,14 +72,16 @@ class Cluster:
             cmd = ["runuser", "-u", "postgres", "--", *cmd]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
-    def start(self) -> "Cluster":
+    def start(self, settings: dict | None = None) -> "Cluster":
+        """initdb and start; `settings`: more server settings (name -> value), as a benchmark sizes them."""
         self._run("initdb", "-D", self.data, "-A", "trust", "-U", "ctx", "--no-sync", "-E", "UTF8")
         with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:  # the superuser by trust, others by password
             f.write("local all ctx trust\nlocal all all scram-sha-256\n")
         if self.as_postgres:
             subprocess.run(["chown", "postgres", os.path.join(self.data, "pg_hba.conf")], check=True)
         self._run("pg_ctl", "-D", self.data, "-l", os.path.join(self.dir, "log"), "-w", "-o",
-                  f"-k {self.dir} -c listen_addresses='' -c fsync=off -c max_connections=100", "start")
+                  f"-k {self.dir} -c listen_addresses='' -c fsync=off -c max_connections=100"
+                  + "".join(f" -c {k}={v}" for k, v in (settings or {}).items()), "start")
         return self
 
     def stop(self) -> None:

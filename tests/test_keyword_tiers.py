@@ -156,3 +156,157 @@ def test_a_role_kept_to_its_project_drops_searches_and_purges(stores):
     mine.cold.delete("s7", "mine")
     assert mine.cold._term_counts(["zebra"], 10) == [0] and mine.cold.candidates("zebra", None, 3) == []
     mine.close()
+
+
+def test_a_role_counts_and_ranks_its_own_project_only(stores):
+    """Keyword search runs in functions that use the index whatever row-level security says (an
+    agent role's plain query could not: tsvector's @@ is not leakproof). They check the login
+    role's projects themselves: another project's chunks are neither counted nor ranked, even
+    when the role names that project in a direct call."""
+    import psycopg
+
+    from ctxkit.store.pg import PgStore
+    from ctxkit.store.pg_schema import grant_sql
+
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    db = pg.s.url.split("@/")[1].split("?")[0]
+    other = PgStore(pg.s.url, "other-project")
+    other.cold.write(new_entry("s1", "theirs", [{"v": 1, "kind": "message", "id": "o", "session": "s1", "role": "user",
+                                                 "content": "zebra crossing at ident_7"}], 5, "low_relevance", 0.1,
+                               None, 30, "z"))
+    with psycopg.connect(pg.s.url, autocommit=True) as c:
+        c.execute(grant_sql("tiers_reader", "tiers"))
+        c.execute("ALTER ROLE tiers_reader PASSWORD 'pw-r'")
+    mine = PgStore(pg.cluster.url(db, "tiers_reader", "pw-r"), "tiers")
+    assert mine.has_search_functions()
+    for query in ("error token ident_7", "ident_3 again", "plain nothing ident_11"):   # as the owner ranks them
+        assert keys(mine.cold.candidates(query, None, 20)) == keys(pg.candidates(query, None, 20))
+    assert mine.cold._term_counts(["zebra", "ident_7", "token"], 10) == [0, 1, 5]
+    assert keys(other.cold.candidates("zebra ident_7", None, 5)) == [("s1", "theirs")]
+    assert other.cold._term_counts(["zebra", "ident_7"], 10) == [1, 1]
+    theirs = PgStore(pg.cluster.url(db, "tiers_reader", "pw-r"), "other-project")
+    assert theirs.cold.candidates("zebra ident_7", None, 5) == []
+    assert theirs.cold._term_counts(["zebra", "ident_7"], 10) == [0, 0]
+    with theirs.connect().cursor() as cur:   # the functions called directly, naming the other project
+        cur.execute("SELECT * FROM ctx_keyword_match('other-project', to_tsquery('simple', 'zebra'), NULL, NULL, "
+                    "to_tsquery('simple', 'zebra'), 10, 10)")
+        assert cur.fetchall() == []
+        assert cur.execute("SELECT ctx_term_counts('other-project', ARRAY['zebra', 'ident_7'], 10)").fetchone()[0] \
+            == [0, 0]
+    for s in (mine, theirs, other):
+        s.close()
+
+
+def test_a_store_searched_before_migrations_103_and_104_ranks_the_same_and_init_brings_them(stores):
+    """A store an older ctx made (term statistics, no search functions) is searched with plain
+    queries, with the same results; `init` adds the functions and the index by project."""
+    import random
+
+    import psycopg
+
+    from ctxkit.store.pg import PgStore
+
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    queries = [("error token ident_7", None), ("ident_3 again", "s1"), ("file token", None), ("error", "s0")]
+    now = {q: pg.candidates(q, s, 20) for q, s in queries}
+    vectors = pg.s.has_vectors()
+    if vectors:
+        pg.put_vectors("minilm", [(s, c, [random.Random(c).gauss(0, 1) for _ in range(384)]) for s, c, _ in chunks()])
+        vq = [random.Random(9).gauss(0, 1) for _ in range(384)]
+        near = [pg.vector_candidates("minilm", vq, s, 5) for s in (None, "s1")]
+    with psycopg.connect(pg.s.url, autocommit=True) as c:   # as ctx before migrations 103 and 104 left it
+        c.execute("DROP FUNCTION ctx_keyword_match, ctx_term_counts")
+        c.execute("DROP FUNCTION IF EXISTS ctx_vector_match")
+        c.execute("DROP FUNCTION ctx_may_search")
+        c.execute("DROP INDEX ctx_chunks_words")
+        c.execute("CREATE INDEX ctx_chunks_tsv ON ctx_chunks USING gin (tsv)")
+        c.execute("ALTER TABLE ctx_chunks ALTER COLUMN tsv SET STORAGE EXTENDED")
+        c.execute("DELETE FROM ctx_schema_migrations WHERE version IN (103, 104)")
+    old = PgStore(pg.s.url, "tiers")
+    assert not old.has_search_functions() and "ctx store init" in old.check()["keyword_search"]
+    assert not old.has_vector_function()
+    assert {q: old.cold.candidates(q, s, 20) for q, s in queries} == now
+    if vectors:
+        assert [old.cold.vector_candidates("minilm", vq, s, 5) for s in (None, "s1")] == near
+    assert old.init() == ["103: keyword search by project, for every role"] + \
+        (["104: vector search for every role"] if vectors else [])
+    assert old.has_search_functions() and old.check()["keyword_search"] == "indexed by project, for every role"
+    assert {q: old.cold.candidates(q, s, 20) for q, s in queries} == now
+    if vectors:
+        assert old.has_vector_function()
+        assert [old.cold.vector_candidates("minilm", vq, s, 5) for s in (None, "s1")] == near
+    old.close()
+
+
+def test_a_role_finds_its_own_projects_nearest_vectors_only(stores):
+    """The nearest vectors come through a function too (under row-level security a role's plain
+    query ranked every vector of the project instead of reading the HNSW index): the same as the
+    owner's for the role's project, nothing for another project."""
+    import psycopg
+
+    from ctxkit.store.pg import PgStore
+    from ctxkit.store.pg_schema import grant_sql
+
+    _, pg = stores
+    if pg is None or not pg.s.has_vectors():
+        pytest.skip("no PostgreSQL with pgvector on this machine")
+    import random
+
+    rnd = random.Random(5)
+    db = pg.s.url.split("@/")[1].split("?")[0]
+    other = PgStore(pg.s.url, "vectors-elsewhere")
+    for store, prefix in ((pg, "mine"), (other.cold, "theirs")):
+        items = []
+        for i in range(30):
+            store.write(new_entry("sv", f"{prefix}{i}", [{"v": 1, "kind": "message", "id": f"{prefix}{i}",
+                                                          "content": f"vector {prefix} {i}"}], 5, "r", 0.1, None, 30,
+                                  f"{prefix}{i}"))
+            items.append(("sv", f"{prefix}{i}", [rnd.gauss(0, 1) for _ in range(384)]))
+        store.put_vectors("minilm", items)
+    with psycopg.connect(pg.s.url, autocommit=True) as c:
+        c.execute(grant_sql("tiers_vectors", "tiers"))
+        c.execute("ALTER ROLE tiers_vectors PASSWORD 'pw-v'")
+    assert pg.s.has_vector_function()
+    q = [rnd.gauss(0, 1) for _ in range(384)]
+    mine = PgStore(pg.cluster.url(db, "tiers_vectors", "pw-v"), "tiers")
+    got = mine.cold.vector_candidates("minilm", q, "sv", 10)
+    assert [r[:2] for r in got] == [r[:2] for r in pg.vector_candidates("minilm", q, "sv", 10)]
+    assert len(got) == 10 and all(r[1].startswith("mine") for r in got)
+    theirs = PgStore(pg.cluster.url(db, "tiers_vectors", "pw-v"), "vectors-elsewhere")
+    assert theirs.cold.vector_candidates("minilm", q, None, 10) == []
+    assert len(other.cold.vector_candidates("minilm", q, None, 10)) == 10
+    for s in (mine, theirs, other):
+        s.close()
+
+
+def test_a_project_is_matched_in_the_index_or_through_the_words_alone_with_the_same_results(stores):
+    """A project holding a third of the rows or more is searched through the words' index entries
+    alone (its rows checked one by one); a smaller one through the index by project. Which one
+    is a matter of speed: the chunks found are the same."""
+    import psycopg
+
+    _, pg = stores
+    if pg is None:
+        pytest.skip("no PostgreSQL binaries on this machine")
+    queries = [("error token ident_7", None), ("ident_3 again", "s1"), ("file token", None), ("refresh_token", None)]
+    with psycopg.connect(pg.s.url, autocommit=True) as c:
+        def form():
+            c.execute("ANALYZE ctx_chunks")
+            return c.execute("SELECT ctx_project_match('tiers')").fetchone()[0]
+
+        assert form() == "(c.project = $1) IS TRUE"       # the project holds most rows
+        most = {q: (pg.candidates(q, s, 20), pg._term_counts(q.split(), 100)) for q, s in queries}
+        n = c.execute("SELECT COUNT(*) FROM ctx_chunks").fetchone()[0]
+        c.execute("INSERT INTO ctx_chunks (project, session, chunk_id, raw, records_hash, body, bytes) "
+                  "SELECT 'filler', 's', 'f' || i, '{}', 'h', 'filler words', 2 FROM generate_series(1, %s) i",
+                  (4 * n,))
+        try:
+            assert form() == "ARRAY[c.project] @> ARRAY[$1]"   # a fifth of the rows: by project in the index
+            assert {q: (pg.candidates(q, s, 20), pg._term_counts(q.split(), 100)) for q, s in queries} == most
+        finally:
+            c.execute("DELETE FROM ctx_chunks WHERE project = 'filler'")
+            c.execute("ANALYZE ctx_chunks")

@@ -28,6 +28,8 @@ from .cold import entry_text, parse_entry, records_hash, redact_entry
 from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
 
 RETRIES = 3
+# hnsw.ef_search: the candidates asked for (the index returns no more than ef_search rows), at least this
+EF_SEARCH = 40
 TSV_MAX_CHARS = 200_000    # tsvector holds at most 1 MB: the keyword index sees a chunk's first 200k chars
 
 
@@ -132,13 +134,18 @@ class PgStore:
             self._conn.close()
             self._conn = None
 
-    def run(self, fn: Callable, doing: str, check: bool = True):
-        """fn(cursor) in one transaction; retried (bounded, noted) when the connection drops."""
+    def run(self, fn: Callable, doing: str, check: bool = True, one_statement: bool = False):
+        """fn(cursor) in one transaction; retried (bounded, noted) when the connection drops.
+        `one_statement`: fn runs a single statement, its own transaction (no BEGIN and COMMIT
+        round trips: a search's statements are each one)."""
         if check and not self._checked:
             self.require_schema()
         for attempt in range(1, RETRIES + 1):
             conn = self.connect()
             try:
+                if one_statement:
+                    with conn.cursor() as cur:
+                        return fn(cur)
                 with conn.transaction():
                     with conn.cursor() as cur:
                         return fn(cur)
@@ -182,14 +189,19 @@ class PgStore:
         except psycopg.Error as e:
             raise self.error(e, "initialising the schema") from None
         self._checked = False
-        self.__dict__.pop("_term_stats", None)
+        self.__dict__.pop("_found", None)
         return applied
 
+    def _has(self, check: str, doing: str) -> bool:
+        """Whether an optional part of the schema is there (`check`: a to_regclass / to_regproc
+        call); asked once per connection's store, again after `init`."""
+        found = self.__dict__.setdefault("_found", {})
+        if check not in found:
+            found[check] = self.run(lambda cur: cur.execute(f"SELECT {check} IS NOT NULL").fetchone()[0], doing)
+        return found[check]
+
     def has_vectors(self) -> bool:
-        if not hasattr(self, "_vectors"):
-            self._vectors = self.run(lambda cur: cur.execute(
-                "SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0], "checking for pgvector")
-        return self._vectors
+        return self._has("to_regclass('ctx_vectors')", "checking for pgvector")
 
     def vector_version(self) -> tuple[int, ...]:
         """pgvector's version on the server, (0,) without it."""
@@ -199,11 +211,16 @@ class PgStore:
             self._vector_version = tuple(int(x) for x in v[0].split(".") if x.isdigit()) if v else (0,)
         return self._vector_version
 
+    def has_search_functions(self) -> bool:
+        """Migration 103: keyword search through the functions that use the index for every role."""
+        return self._has("to_regproc('ctx_keyword_match')", "checking for search functions")
+
+    def has_vector_function(self) -> bool:
+        """Migration 104: the nearest vectors through the function that uses the HNSW index for every role."""
+        return self._has("to_regproc('ctx_vector_match')", "checking for vector search")
+
     def has_term_stats(self) -> bool:
-        if not hasattr(self, "_term_stats"):
-            self._term_stats = self.run(lambda cur: cur.execute(
-                "SELECT to_regclass('ctx_terms') IS NOT NULL").fetchone()[0], "checking for term statistics")
-        return self._term_stats
+        return self._has("to_regclass('ctx_terms')", "checking for term statistics")
 
     def check(self) -> dict:
         out: dict = {"store": self.where, "project": self.project}
@@ -222,6 +239,8 @@ class PgStore:
         out["pgvector"] = installed or ("available, not installed (ctx store init installs it)" if available
                                         else "not available (semantic search scans keyword candidates)")
         if v:
+            out["keyword_search"] = ("indexed by project, for every role" if self.has_search_functions() else
+                                     "not indexed for agent roles (row-level security): run `ctx store init`")
             def counts(cur):
                 res = {}
                 tables = [("ctx_chunks", "chunks"), ("ctx_logs", "log_events"), ("ctx_sessions", "sessions"),
@@ -476,6 +495,10 @@ class PgColdStore:
         """How many of the project's chunks hold each term, in one round trip: a one-word term from
         the term statistics (migration 102), else counted in the GIN index up to `cap` (a term the
         parser splits, as refresh_token, is a phrase of its words)."""
+        if self.s.has_search_functions():
+            return list(self.s.run(lambda cur: cur.execute(
+                "SELECT ctx_term_counts(%s, %s::text[], %s)", (self.s.project, list(terms), cap)).fetchone()[0],
+                "searching chunks", one_statement=True))
         stats = self.s.has_term_stats()
         q = ("SELECT CASE WHEN %s AND t.term !~ '_' THEN (SELECT COALESCE(MAX(df), 0) FROM ctx_terms s "
              "WHERE s.project=%s AND s.term=t.term) ELSE (SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c "
@@ -487,6 +510,13 @@ class PgColdStore:
 
     def _ranked(self, op: str, terms, excluded, session: str | None, scan: int, limit: int,
                 rank_terms) -> list[tuple]:
+        if self.s.has_search_functions():  # the first `scan` matches ranked, the best `limit` joined to their chunks
+            q = ("SELECT * FROM ctx_keyword_match(%s, to_tsquery('simple', %s), to_tsquery('simple', %s), %s, "
+                 "to_tsquery('simple', %s), %s, %s)")
+            args = (self.s.project, _tsquery(terms, "|" if op == "any" else "&"),
+                    _tsquery(excluded, "|") if excluded else None, _key(session) if session else None,
+                    _tsquery(rank_terms, "|"), scan, limit)
+            return _ids(self.s.run(lambda cur: cur.execute(q, args).fetchall(), "searching chunks", one_statement=True))
         # the queries as parameters, not built in SQL: the planner then sees them and estimates from the
         # column's statistics how many chunks match (a seq scan that stops early for common terms, the
         # GIN index for rare ones); built in SQL it would guess, and scan a million rows for two terms
@@ -497,7 +527,7 @@ class PgColdStore:
             args.append(_tsquery(excluded, "|"))
         if session:
             inner += " AND session=%s"
-            args.append(session)
+            args.append(_key(session))
         # the first `scan` matches ranked (by every query term), the best `limit` joined to their chunks
         q = ("SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, "
              f"-ts_rank(m.tsv, to_tsquery('simple', %s), 1) AS rank FROM ({inner} LIMIT %s) m "
@@ -556,23 +586,15 @@ class PgColdStore:
         if not self.s.has_vectors():
             return None
         v = _vec(vector)
-        # the nearest first by the HNSW index (an ORDER BY … LIMIT on the vector table alone), then
-        # their chunks; ef_search at least `limit`, or the index returns fewer rows than asked
-        inner = ("SELECT project, session, chunk_id, embedding <=> %s::vector AS dist FROM ctx_vectors "
-                 "WHERE project=%s AND model=%s")
-        args: list = [v, self.s.project, model]
-        if session:
-            inner += " AND session=%s"
-            args.append(session)
-        inner += " ORDER BY embedding <=> %s::vector LIMIT %s"
-        args += [v, limit]
-        q = (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
-             "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist")
-
+        if self.s.has_vector_function():
+            q = "SELECT * FROM ctx_vector_match(%s, %s, %s::vector, %s, %s)"
+            args: list = [self.s.project, model, v, _key(session) if session else None, limit]
+        else:
+            q, args = self._nearest_query(model, v, session, limit)
         iterative = self.s.vector_version() >= (0, 8)
 
         def tx(cur):
-            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(40, min(limit, 1000))),))
+            cur.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH, min(limit, 1000))),))
             if iterative:  # pgvector 0.8+: the index scans on until the filter (project, session) lets enough through
                 cur.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
             rows = cur.execute(q, args).fetchall()
@@ -582,6 +604,21 @@ class PgColdStore:
                 rows = cur.execute(q, args).fetchall()
             return rows
         return _ids(self.s.run(tx, "searching vectors"))
+
+    def _nearest_query(self, model: str, v: str, session: str | None, limit: int) -> tuple[str, list]:
+        """The nearest vectors as a plain query (a store before migration 104)."""
+        # the nearest first by the HNSW index (an ORDER BY … LIMIT on the vector table alone), then
+        # their chunks; ef_search at least `limit`, or the index returns fewer rows than asked
+        inner = ("SELECT project, session, chunk_id, embedding <=> %s::vector AS dist FROM ctx_vectors "
+                 "WHERE project=%s AND model=%s")
+        args: list = [v, self.s.project, model]
+        if session:
+            inner += " AND session=%s"
+            args.append(_key(session))
+        inner += " ORDER BY embedding <=> %s::vector LIMIT %s"
+        args += [v, limit]
+        return (f"SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM ({inner}) n "
+                "JOIN ctx_chunks c USING (project, session, chunk_id) ORDER BY n.dist"), args
 
     def missing_vectors(self, model: str, limit: int) -> list[tuple]:
         if not self.s.has_vectors():

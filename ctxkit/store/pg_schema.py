@@ -4,7 +4,10 @@
 at once). Migrations 1 and 2 are the schema every store has (2: memory, observations, the
 archive of what left a kept section of a session's state, and the maintain state); the vector table (pgvector, HNSW) is an
 optional step recorded as version 101, applied when the extension can be installed; 102 adds the
-term statistics keyword search ranks by (a store without them counts terms in the GIN index).
+term statistics keyword search ranks by (a store without them counts terms in the GIN index); 103
+indexes the words by project and searches through functions every role's search can run on the
+index (a store without it searches with plain queries); 104 does the same for the nearest
+vectors, where pgvector is installed.
 """
 from __future__ import annotations
 
@@ -126,8 +129,138 @@ INSERT INTO ctx_terms (project, term, df)
 """
 
 
+# Keyword search that reads a project's own matches, through its index, for every role:
+# - one GIN index over (project, words): a search meets only its project's matches (with the words
+#   alone indexed, a store of several projects had the planner AND the words' bitmap with a
+#   bitmap of the project's every row from a btree index, 50-80 ms at 1M chunks, for each term);
+# - the words (tsv) kept in the row (STORAGE MAIN, not the TOAST table): a search reads them for
+#   every chunk it ranks and every phrase it checks;
+# - the searches as SECURITY DEFINER functions that check the login role's access to the project
+#   themselves: under row-level security the planner uses an index only for leakproof operators,
+#   and tsvector's @@ is not one, so an agent role's search read every row of the table.
+#   ctx_term_counts: chunks holding each term (the term statistics for a word, the index up to
+#   `cap` for a phrase such as refresh_token); ctx_keyword_match: the first `scan` chunks
+#   matching `q` (and not `excluded`, in `sess` when given), the best `lim` by ts_rank(rank_q),
+#   with their gist and text (no row of it then passes the row-level security check, a function
+#   call per row, again).
+#   Their queries are planned for the values given (EXECUTE), as a search's own query would be.
+# - how they match the project (ctx_project_match, volatile for its EXPLAIN): in the index by
+#   project, or, for a project holding a third of the rows or more (the planner's estimate), through the words' entries alone
+#   with the project checked per row: the project's own entries in the index are then about as
+#   many as the table's rows, and reading them (8 ms per million) costs more than the few other
+#   projects' rows among the words' matches.
+SEARCH = """
+CREATE INDEX IF NOT EXISTS ctx_chunks_words ON ctx_chunks USING gin ((ARRAY[project]), tsv);
+DROP INDEX IF EXISTS ctx_chunks_tsv;
+ALTER TABLE ctx_chunks ALTER COLUMN tsv SET STORAGE MAIN;
+CREATE OR REPLACE FUNCTION ctx_may_search(p text) RETURNS boolean
+    LANGUAGE sql STABLE SECURITY DEFINER SET search_path = {schema}, pg_catalog AS $$
+    SELECT ctx_may_access(p, session_user)
+        OR EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = session_user AND (r.rolsuper OR r.rolbypassrls))
+        OR pg_has_role(session_user, (SELECT relowner FROM pg_class WHERE oid = 'ctx_chunks'::regclass), 'MEMBER') $$;
+CREATE OR REPLACE FUNCTION ctx_project_match(p text) RETURNS text
+    LANGUAGE plpgsql VOLATILE SET search_path = {schema}, pg_catalog AS $$
+DECLARE
+    plan json;
+    total real;
+BEGIN
+    SELECT c.reltuples INTO total FROM pg_class c WHERE c.oid = 'ctx_chunks'::regclass;
+    EXECUTE format('EXPLAIN (FORMAT JSON) SELECT 1 FROM ctx_chunks WHERE project = %L', p) INTO plan;
+    IF total > 0 AND (plan->0->'Plan'->>'Plan Rows')::real * 3 >= total THEN
+        RETURN '(c.project = $1) IS TRUE';
+    END IF;
+    RETURN 'ARRAY[c.project] @> ARRAY[$1]';
+END $$;
+CREATE OR REPLACE FUNCTION ctx_term_counts(p text, terms text[], cap integer) RETURNS bigint[]
+    LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = {schema}, pg_catalog AS $$
+DECLARE
+    t text;
+    n bigint;
+    out bigint[] := '{{}}';
+    allowed boolean := ctx_may_search(p);
+    matching text := ctx_project_match(p);
+BEGIN
+    FOREACH t IN ARRAY terms LOOP
+        n := 0;
+        IF NOT allowed THEN
+            NULL;
+        ELSIF t !~ '_' THEN
+            SELECT COALESCE(MAX(s.df), 0) INTO n FROM ctx_terms s WHERE s.project = p AND s.term = t;
+        ELSE
+            EXECUTE 'SELECT COUNT(*) FROM (SELECT FROM ctx_chunks c WHERE ' || matching
+                    || ' AND c.tsv @@ to_tsquery(''simple'', quote_literal($2)) LIMIT $3) x' INTO n USING p, t, cap;
+        END IF;
+        out := out || n;
+    END LOOP;
+    RETURN out;
+END $$;
+CREATE OR REPLACE FUNCTION ctx_keyword_match(p text, q tsquery, excluded tsquery, sess text, rank_q tsquery,
+                                             scan integer, lim integer)
+    RETURNS TABLE (session text, chunk_id text, gist text, body text, rank real)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 200 SET search_path = {schema}, pg_catalog AS $$
+DECLARE
+    matching text := 'SELECT c.session, c.chunk_id, c.tsv FROM ctx_chunks c WHERE ' || ctx_project_match(p)
+                     || ' AND c.tsv @@ $2';
+BEGIN
+    IF NOT ctx_may_search(p) THEN
+        RETURN;
+    END IF;
+    IF excluded IS NOT NULL THEN
+        matching := matching || ' AND NOT c.tsv @@ $3';
+    END IF;
+    IF sess IS NOT NULL THEN
+        matching := matching || ' AND c.session = $4';
+    END IF;
+    RETURN QUERY EXECUTE 'SELECT c.session, c.chunk_id, c.gist, c.body, m.rank FROM (SELECT m.session, m.chunk_id, '
+        '(-ts_rank(m.tsv, $5, 1))::real AS rank FROM (' || matching || ' LIMIT $6) m ORDER BY 3, 1, 2 LIMIT $7) m '
+        'JOIN ctx_chunks c ON c.project = $1 AND c.session = m.session AND c.chunk_id = m.chunk_id '
+        'ORDER BY m.rank, c.session, c.chunk_id' USING p, q, excluded, sess, rank_q, scan, lim;
+END $$;
+"""
+SEARCH_FUNCTIONS = ("ctx_may_search(text)", "ctx_term_counts(text, text[], integer)",
+                    "ctx_keyword_match(text, tsquery, tsquery, text, tsquery, integer, integer)")
+
+# The nearest vectors the same way (migration 104, with pgvector): under row-level security an
+# agent role's query did not use the HNSW index either (it ranked every vector of the project).
+# The caller's settings (hnsw.ef_search, an iterative scan, enable_indexscan off for an exact
+# ranking) hold inside the function.
+VECTOR_SEARCH = """
+CREATE OR REPLACE FUNCTION ctx_vector_match(p text, m text, v vector, sess text, lim integer)
+    RETURNS TABLE (session text, chunk_id text, gist text, body text, similarity double precision)
+    LANGUAGE plpgsql STABLE SECURITY DEFINER ROWS 200 SET search_path = {schema}, pg_catalog AS $$
+DECLARE
+    nearest text := 'SELECT x.project, x.session, x.chunk_id, x.embedding <=> $3 AS dist FROM ctx_vectors x '
+                    'WHERE x.project = $1 AND x.model = $2';
+BEGIN
+    IF NOT ctx_may_search(p) THEN
+        RETURN;
+    END IF;
+    IF sess IS NOT NULL THEN
+        nearest := nearest || ' AND x.session = $4';
+    END IF;
+    RETURN QUERY EXECUTE 'SELECT c.session, c.chunk_id, c.gist, c.body, 1 - n.dist FROM (' || nearest
+        || ' ORDER BY x.embedding <=> $3 LIMIT $5) n JOIN ctx_chunks c ON c.project = n.project '
+        'AND c.session = n.session AND c.chunk_id = n.chunk_id ORDER BY n.dist' USING p, m, v, sess, lim;
+END $$;
+"""
+VECTOR_FUNCTIONS = ("ctx_vector_match(text, text, vector, text, integer)",)
+
+
 def _lock(cur) -> None:
     cur.execute("SELECT pg_advisory_xact_lock(hashtextextended('ctx store schema', 0))")
+
+
+def _step(conn, version: int, name: str, apply) -> bool:
+    """An optional migration in its own transaction under the schema lock, unless another machine
+    applied it meanwhile; `apply(cur)` returns False where it does not apply (yet)."""
+    with conn.transaction():
+        cur = conn.cursor()
+        _lock(cur)
+        cur.execute("SELECT 1 FROM ctx_schema_migrations WHERE version = %s", (version,))
+        if cur.fetchone() is not None or apply(cur) is False:
+            return False
+        cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (%s, %s)", (version, name))
+        return True
 
 
 def migrate(conn, note=None) -> list[str]:
@@ -155,19 +288,33 @@ def migrate(conn, note=None) -> list[str]:
             cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (2, 'memory, observations, "
                         "state archive, context archive, maintain state')")
             done.append("2: memory, observations, state archive, context archive, maintain state")
+
+    def vectors(cur):
+        cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        cur.execute(VECTORS.format(dim=VECTOR_DIM))
+        cur.execute(RLS.format(t="ctx_vectors"))
+
+    def terms(cur):
+        cur.execute("LOCK TABLE ctx_chunks IN SHARE ROW EXCLUSIVE MODE")  # no drop between count and trigger
+        cur.execute(TERMS)
+        cur.execute(RLS.format(t="ctx_terms"))
+
+    def search(cur):
+        if note:
+            n = cur.execute("SELECT COUNT(*) FROM ctx_chunks").fetchone()[0]
+            if n > 100_000:
+                note(f"ctx: indexing the words of {n} chunks by project (drops wait until it is done)")
+        cur.execute(SEARCH.format(schema=schema))
+
+    def vector_search(cur):
+        if not cur.execute("SELECT to_regclass('ctx_vectors') IS NOT NULL").fetchone()[0]:
+            return False   # no pgvector (yet): a later init applies it
+        cur.execute(VECTOR_SEARCH.format(schema=schema))
+
     if 101 not in have:
         try:
-            with conn.transaction():
-                cur = conn.cursor()
-                _lock(cur)
-                cur.execute("SELECT 1 FROM ctx_schema_migrations WHERE version = 101")
-                if cur.fetchone() is None:
-                    cur.execute("CREATE EXTENSION IF NOT EXISTS vector")
-                    cur.execute(VECTORS.format(dim=VECTOR_DIM))
-                    cur.execute(RLS.format(t="ctx_vectors"))
-                    cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (101, 'pgvector: "
-                                "chunk vectors with an HNSW index')")
-                    done.append("101: pgvector chunk vectors (HNSW)")
+            if _step(conn, 101, "pgvector: chunk vectors with an HNSW index", vectors):
+                done.append("101: pgvector chunk vectors (HNSW)")
         except Exception as e:  # no pgvector on this server, or no right to install it: optional
             import psycopg
 
@@ -176,18 +323,11 @@ def migrate(conn, note=None) -> list[str]:
             if note:
                 note("ctx: pgvector is not available on this server: semantic search will rank the keyword "
                      "candidates exactly (no vector index)")
-    if 102 not in have:
-        with conn.transaction():
-            cur = conn.cursor()
-            _lock(cur)
-            cur.execute("SELECT 1 FROM ctx_schema_migrations WHERE version = 102")
-            if cur.fetchone() is None:
-                cur.execute("LOCK TABLE ctx_chunks IN SHARE ROW EXCLUSIVE MODE")  # no drop between count and trigger
-                cur.execute(TERMS)
-                cur.execute(RLS.format(t="ctx_terms"))
-                cur.execute("INSERT INTO ctx_schema_migrations (version, name) VALUES (102, 'term statistics for "
-                            "keyword search')")
-                done.append("102: term statistics for keyword search")
+    for version, name, apply in ((102, "term statistics for keyword search", terms),
+                                 (103, "keyword search by project, for every role", search),
+                                 (104, "vector search for every role", vector_search)):
+        if version not in have and _step(conn, version, name, apply):
+            done.append(f"{version}: {name}")
     return done
 
 
@@ -212,6 +352,11 @@ DO $$ BEGIN IF to_regclass('ctx_vectors') IS NOT NULL THEN
 -- the term statistics keyword search reads (kept by triggers as chunks come and go)
 DO $$ BEGIN IF to_regclass('ctx_terms') IS NOT NULL THEN
   EXECUTE 'GRANT SELECT, INSERT, UPDATE ON ctx_terms TO {role}'; END IF; END $$;
+-- keyword search (it checks the login role's projects itself: row-level security keeps an index from it)
+DO $$ BEGIN IF to_regproc('ctx_keyword_match') IS NOT NULL THEN
+  EXECUTE 'GRANT EXECUTE ON FUNCTION {", ".join(SEARCH_FUNCTIONS)} TO {role}'; END IF; END $$;
+DO $$ BEGIN IF to_regproc('ctx_vector_match') IS NOT NULL THEN
+  EXECUTE 'GRANT EXECUTE ON FUNCTION {", ".join(VECTOR_FUNCTIONS)} TO {role}'; END IF; END $$;
 GRANT USAGE ON SEQUENCE {", ".join(SEQUENCES)} TO {role};
 GRANT EXECUTE ON FUNCTION ctx_may_access(text, name) TO {role};
 INSERT INTO ctx_project_roles (role_name, project) VALUES ('{role}', '{proj}') ON CONFLICT DO NOTHING;
