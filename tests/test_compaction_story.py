@@ -206,6 +206,28 @@ def test_the_model_reads_the_current_work_as_notes():
     notes = model_input(d)
     assert "Current work:" in notes and "`spotter-fum.3`" in notes and "Next step:" in notes
     assert notes.index("Current work:") < notes.index("Steps so far, in order:")
+    # the newest mid-work lines too: the git-ignored file to force-add before the commit
+    assert "stage it with `git add -f`" in notes.split("Next step:", 1)[1]
+
+
+def test_the_model_reads_what_this_kind_of_session_needs_as_notes():
+    # an exploration cut before its report: the findings so far, question by question, are notes too
+    from ctxkit.core.distill import distill, set_story
+    from ctxkit.core.focus import for_span
+    from ctxkit.core.writeup import standing
+    from ctxkit.services.compaction import model_input
+
+    recs = span_of(corpus("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl"))
+    span = recs[:int(len(recs) * 0.7)]
+    while span and span[-1].get("tool_calls"):
+        span = span[:-1]
+    d = distill(span)
+    set_story(d, *for_span(span))
+    kinds = [n for n in standing(d.story, d.focus, d.latest, more=True) if n not in ("Current work", "Next step")]
+    assert kinds, "an exploration cut mid-way has a section of its own"
+    notes = model_input(d, cap_chars=20000)
+    for name in kinds:
+        assert f"\n{name}:\n- " in notes, name
 
 
 def test_the_latest_request_is_the_users_words_after_a_bare_continue(tmp_path):

@@ -143,8 +143,10 @@ def test_a_web_lookup_says_what_it_found_on_its_question():
     text = ("Web search results for query: \"retry policy httpx\"\n\nLinks: [{\"title\": \"x\"}]\n\n"
             "Based on the search results, here's what I found:\n\n## Retries\n\n"
             "httpx has no built-in retry policy for requests. Transports accept `retries=3` for connection errors "
-            "only. The weather is nice today in many places.\n\nREMINDER: You MUST include the sources above.")
-    said = F.web_found("retry policy httpx", text)
+            "only. The weather is nice today in many places. The search results provided comprehensive information "
+            "about httpx transports, but limited details about a retry policy.\n\n"
+            "REMINDER: You MUST include the sources above.")
+    said = F.web_found("retry policy httpx", text)  # not what the results themselves were like
     assert said == ["httpx has no built-in retry policy for requests",
                     "Transports accept `retries=3` for connection errors only"]
 

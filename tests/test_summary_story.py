@@ -45,11 +45,11 @@ def test_steps_say_the_api_and_data_shapes_built(summaries):
     assert "public `render/2` (1 default arg), `to_relative_path/2`; 16 private helpers, including " in line
     assert "`detect_fence_open/1`" in line  # a helper the agent talks about is named before the others
     for key in ("kind", "tool_use_id", "thread_key", "subagent_ref", "code_language", "render_mode"):
-        assert f"`{key}`" in line.split("map keys", 1)[1]
+        assert f"`{key}`" in line.split("its maps carry", 1)[1]
     assert "options `:session_cwd`" in line
     assert "and 7 more" not in line  # the budget has room: no names cut
     tests = next(ln for ln in s.splitlines() if "transcript_renderer_test.exs" in ln)
-    assert '7 describe groups' in tests and '"render/2 enriched metadata"' in tests and "map keys" not in tests
+    assert '7 describe groups' in tests and '"render/2 enriched metadata"' in tests and "maps carry" not in tests
     css = section(summaries[FUM], steps(summaries[FUM])[1])
     assert "CSS variables `--transcript-bg`, `--transcript-surface`" in css
 
@@ -161,9 +161,11 @@ def test_an_install_command_names_the_manifests_it_changed(summaries):
 
 def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(summaries):
     # fa812bfe: `<th>Status</th>` went into the visible sessions table only; the file has the
-    # `<th>Session</th>` header in 3 places (the hidden table got it right after the cut)
+    # `<th>Session</th>` header in 3 places, 2 of them followed by `<th>Branch</th>` (the third heads
+    # the panes table); the hidden sessions table got it right after the cut
     cur = section(summaries[A0Y], "Current work")
-    assert "`<th>Status</th>` added after `<th>Session</th>` at 1 of the 3 places the file has that line" in cur
+    assert ("`<th>Status</th>` added after `<th>Session</th>`, not yet at the same spot under "
+            "`<table class=\"hidden-table\">`") in cur
     from ctxkit.core.episodes import FileChange, _twins
     fc = FileChange("t.heex")
     lines = {1: "<table>", 2: "<th>Session name</th>", 9: "<table>", 10: "<th>Session name</th>"}
@@ -171,9 +173,18 @@ def test_an_insertion_next_to_a_repeated_line_says_how_many_places_it_reached(su
     assert "at 1 of the 2 places" in fc.describe()
     _twins(fc, "<th>Session name</th>\n<th>Hidden</th>", "<th>Session name</th>\n<th>Status</th>\n<th>Hidden</th>", lines)
     assert "places" not in fc.describe()  # both places have it now
+    # a place of another kind (the anchor followed by another line) is not counted; the other place is
+    # named by the nearest line above it that differs from the edited place's
+    fc = FileChange("t.heex")
+    lines = {1: "<table>", 2: "<tr>", 3: "<th>Session name</th>", 4: "<th>Branch</th>",
+             11: "<table class=\"hidden\">", 12: "<tr>", 13: "<th>Session name</th>", 14: "<th>Branch</th>",
+             21: "<table>", 22: "<tr>", 23: "<th>Session name</th>", 24: "<th>Window</th>"}
+    _twins(fc, "<tr>\n<th>Session name</th>\n<th>Branch</th>", "<tr>\n<th>Session name</th>\n<th>Status</th>\n<th>Branch</th>", lines)
+    assert "not yet at the same spot under `<table class=\"hidden\">`" in fc.describe()
 
 
 def test_next_step_names_the_places_an_insertion_did_not_reach(summaries):
     nxt = section(summaries[A0Y], "Next step")
-    assert ("check whether `<th>Status</th>` also belongs after `<th>Session</th>` at the other 2 places in "
-            "`lib/spotter_web/live/pane_list_live.ex` (added at 1 of 3)") in nxt
+    assert ("check whether `<th>Status</th>` also belongs after `<th>Session</th>` under "
+            "`<table class=\"hidden-table\">` in `lib/spotter_web/live/pane_list_live.ex` (the same lines there "
+            "lack it)") in nxt

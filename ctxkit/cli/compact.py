@@ -64,22 +64,28 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     A session cut in the middle of its work says where it stopped: a plan drafted, presented
     or approved but not carried out (with its parts in order), edits the tool rejected (the
     file is unchanged), a check still running in the background (its output file), a
-    dialogue's last action that failed, and what the reads and listings since the last
-    change found (a path that does not exist, a command the shell lacks, what a folder
-    holds, what a script does when run). An exploration says what it found so far, question
-    by question: the lines of the files read that answer it, each with its file and line
-    number, what two files it names share and what each has alone, a named module's public
-    functions with their docs, markup held in code, and what is not read yet; a research
-    span says what each page fetched and each web search said. When the records show why the
-    work is blocked, it says so with the edit to make: a line-range edit the linter refused
-    because its range left the old line in place, a change that removed a name a line still
-    uses. Nothing stale reads as current: a check run before the last edits says it was not
-    run since, the agent's last words say which actions came after them. What governs the
-    next action is kept, quoted: the command or skill the work runs under (its scope rules
-    and next phase), the system prompt's rules the latest request touches, the work item's
-    constraints, the plan the agent stated for it. It says where the work happens
-    (directory, git branch, missing upstream, the shell and the commands it lacks, files
-    changed outside the agent's edits).
+    dialogue's last action that failed, what the reads and listings since the last change
+    found (a path that does not exist, a command the shell lacks, what a folder holds, what
+    a script does when run), and the spec of the work item in progress checked against the
+    changes since the last commit (what they do not have yet, what to check by hand). An
+    exploration says what it found so far, question by question: the lines of the files
+    read that answer it, each with its file and line number, what two files it names share
+    and what each has alone, a named module's public functions with their docs, markup held
+    in code, and what is not read yet; budget left at the end goes to more such lines, then
+    to the rest of what each file read defines. A research span says what each page fetched
+    and each web search said. When the records show why the work is blocked, it says so with
+    the edit to make: a line-range edit the linter refused because its range left the old
+    line in place, a change that removed a name a line still uses. Nothing stale reads as
+    current: a check run before the last edits says it was not run since, the agent's last
+    words say which actions came after them. What governs the next action is kept, quoted:
+    the command or skill the work runs under (its scope rules and next phase), the system
+    prompt's rules the latest request touches, the work item's constraints, the plan the
+    agent stated for it. It says where the work happens (directory, git branch, missing
+    upstream, the shell and the commands it lacks, files changed outside the agent's edits).
+
+    Each step of the session says what it built and why, in the records' own words: its
+    commit message, its work item's reason, the choices the agent made and kept, each
+    error with its cause and the fix the agent announced, what each new file is for.
 
     With --summarizer llama or openai, the model may also rewrite the summary's Current
     work, Next step and each Step as a few sentences, one short prompt per section with

@@ -40,6 +40,9 @@ BY = re.compile(r"(?<!\s)\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T
 # the sections a kind of session adds (core.kinds) come right after where the work stands
 KIND_SECTIONS = ["Fix", "Findings", "Customer records", "Agreed with the customer", "Actions and results",
                  "Aider requests and undo"]
+# the spec of the work item in progress, checked against the changes since the last commit (core.focus)
+SPEC_SECTION = "The item's spec, against the changes since the last commit"
+KIND_SECTIONS.append(SPEC_SECTION)
 ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Project", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
          "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
 STEP = re.compile(r"^Step \d+\b")   # a step of the session's history (compaction writes them in order)

@@ -35,6 +35,12 @@ CHECK_CMD = re.compile(r"\b(mix (?:compile|credo|format|dialyzer)|ruff|mypy|pyri
                        r"gradle build|mvn (?:compile|package))")
 INSTALL_CMD = re.compile(r"\b(npm (?:install|i|add)|yarn add|pnpm add|pip install|uv (?:add|pip install)|"
                          r"poetry add|cargo add|mix deps\.get|go get|gem install|bundle add)\b(.*)")
+# a generator: a command that writes new files from a template or a schema diff (migrations, scaffolds)
+GENERATE_CMD = re.compile(r"\b(?:mix [\w.]*(?:gen|codegen|generate_migrations)[\w.]*|mix (?:phx|igniter)\.new|"
+                          r"rails (?:generate|g|new)\b|(?:bin/)?rake db:migrate|alembic revision|django-admin startapp|"
+                          r"manage\.py (?:startapp|makemigrations)|cargo (?:new|init)|dotnet new|ng (?:generate|g)\b|"
+                          r"nest (?:generate|g)\b|npx create-[\w-]+|npm init\b)")
+GENERATED = re.compile(r"(?m)^\s*\*?\s*(?:creating|create|created)\s+([\w./-]+\.\w+)\s*$")
 REJECTED = re.compile(r"The user doesn't want to proceed with this tool use|tool use was rejected", re.I)
 # failures of the agent's own tooling, not of the project: a read too large for the tool, an edit whose
 # old text was not found, a skill or permission refusal, a malformed call
@@ -204,6 +210,8 @@ def _map_keys(text: str) -> list[str]:
             else:
                 body.append(" ")
             k += 1
+        if re.match(r"\s*(?:->|<-|=(?![=>~]))", text[k + 1:k + 8]):
+            continue  # a pattern it matches (`%{status: :ok} ->`), not a shape it makes
         inner = "".join(body)
         out += MAP_KEY.findall(inner)
         if m.group(0).startswith("defstruct"):
@@ -276,7 +284,8 @@ def key_values(text: str, path: str = "") -> list[str]:
         out += [" ".join(m.group(1).split()) for m in rx.finditer(text)]
     for m in TOPIC_CALL.finditer(text):  # described as topics, with the message sent on them
         pay = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split())) if m.group(2) else ""
-        out.append(f"topic {m.group(1)}" + (f" ← {pay}" if pay else ""))
+        verb = re.match(r"\w+", m.group(0)).group(0)
+        out.append(f"{'subscribe' if verb == 'subscribe' else 'topic'} {m.group(1)}" + (f" ← {pay}" if pay else ""))
     for m in HANDLER_HEAD.finditer(text):
         pat = re.sub(r"\b([a-z_]\w*): \1\b", r"\1", " ".join(m.group(2).split()))  # %{id: id} -> %{id}
         out.append(f"{m.group(1)}({pat})")
@@ -312,6 +321,8 @@ class FileChange:
     minus: int = 0
     sample: str = ""                   # the one short line added, when that is all
     fate: str = ""                     # what happened to it later in the span (moved, deleted)
+    purpose: str = ""                  # what a new file is for, in its own header doc or the agent's report
+    texts: list = field(default_factory=list)    # the new texts this step's edits wrote into it
     ranges: list = field(default_factory=list)   # line ranges replaced (SWE-agent's `edit N:M`)
     values: list = field(default_factory=list)   # key values the new text sets (key_values)
     swaps: list = field(default_factory=list)    # (old line, new line) of one-line replacements
@@ -350,24 +361,32 @@ class FileChange:
                 continue
             if names:
                 noun = "CSS rules" if css else _noun(names)
-                if prefer:  # the names the agent itself talks about come first when a list is cut
-                    names = sorted(names, key=lambda n: re.sub(r"/\d+$", "", n) not in prefer)
-                pub = [n for n in names if n not in self.private]
-                priv = [n for n in names if n in self.private]
+                # when a list is cut, the module's own API comes first (a framework's callbacks last),
+                # and of those the names the agent itself talks about
+                names = sorted(names, key=lambda n: (bool(CALLBACK.match(n)), re.sub(r"/\d+$", "", n) not in prefer))
+                markup = [n for n in names if MARKUP.match(n)]  # template attributes and tags, not functions
+                code = [n for n in names if n not in markup]
+                pub = [n for n in code if n not in self.private]
+                priv = [n for n in code if n in self.private]
                 if label == "added" and pub and priv:  # the API first, then the helpers
-                    parts.append(f"added {self._names(pub, cap, 'public ' + noun, 'public ')}; "
-                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}")
+                    parts.append(f"added {self._names(pub, cap, 'public ' + _noun(pub), 'public ')}; "
+                                 f"{self._names(priv, max(2, min(cap // 2, 6)), 'private helpers', 'private ')}" +
+                                 (f"; markup {self._names(markup, cap, 'attributes and tags')}" if markup else ""))
                 else:
                     parts.append(f"{label} {self._names(names, cap, noun)}")
         if own and not parts and not self._tests(self.path) and self.action == "created":
             parts.append("defines " + ", ".join(f"`{m}`" for m in sorted(own)[:2]))
-        for kind, label in (("key", "map keys"), ("assign", "assigns"), ("option", "options"), ("var", "CSS variables")):
+        # each shape said as what the code does with it: "its maps carry `kind`", "takes options `:cwd`"
+        for kind, verb, noun in (("key", "its maps carry", "keys"), ("assign", "assigns", "values"),
+                                 ("option", "takes options", "options"), ("var", "defines CSS variables", "CSS variables")):
             got = [v.split(" ", 1)[1] for v in self.shapes if v.startswith(kind + " ")]
             if kind == "key" and len(got) > 12:
                 continue  # a change that builds that many keys is moving data around, not defining a shape
             if got:
                 fmt = (lambda x: f"`:{x}`") if kind in ("option", "assign") else (lambda x: f"`{x}`")
-                parts.append(_some([fmt(x) for x in got], min(cap, 10), label, label + " "))
+                said = _some([fmt(x) for x in got], min(cap, 10), noun)
+                parts.append(f"{verb} {said}" if said.startswith("`") else f"{verb.rsplit(' ', 1)[0]} {said}"
+                             if kind in ("option", "var") else f"{verb} {said}")
         groups = [v[9:] for v in self.shapes if v.startswith("describe ")]
         if self.tests_added:
             n = self.tests_added
@@ -389,7 +408,7 @@ class FileChange:
             if self.sample and self.plus == 1:
                 parts.append(f"added {_one_line(self.sample, self.anchor)}" + (f", {self.minus} removed" if self.minus else ""))
             elif 1 < self.plus <= 4 and len(self.samples) == self.plus:
-                parts.append("added " + ", ".join(f"`{x.strip().rstrip(',;')}`" for x in self.samples) +
+                parts.append("added " + _lines_said(self.samples) +
                              (f"; {self.minus} line{'s' if self.minus != 1 else ''} removed" if self.minus else ""))
             else:
                 # declarations a DSL block adds (`create :upsert`, `identity :unique_session_uuid`, `field :x`)
@@ -397,17 +416,24 @@ class FileChange:
                 parts.append((("added " + ", ".join(f"`{x}`" for x in decl[:cap]) + "; ") if decl else "") +
                              f"{self.plus} line{'s' if self.plus != 1 else ''} added, {self.minus} removed")
         topics = [v[6:] for v in self.values if v.startswith("topic ")]
+        subs = [v[10:] for v in self.values if v.startswith("subscribe ")]
         heads = [v for v in self.values if re.match(r"handle_\w+\(\{", v)]
         defaults: "OrderedDict[str, list]" = OrderedDict()
         for v in self.values:
             if v.startswith("default "):
                 name, _, val = v[8:].partition(" ")
                 defaults.setdefault(name, []).append(f"`{val}`")
-        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default "))]
+        sets = [v for v in self.values if v not in heads and not v.startswith(("topic ", "default ", "subscribe "))]
         if heads:
             parts.append("handles " + ", ".join(f"`{v}`" for v in heads[:4]))
-        if topics:
-            parts.append("topics " + ", ".join(f"`{v}`" for v in topics[:4]))
+        if subs:
+            parts.append("subscribes to " + ", ".join(f"`{v}`" for v in subs[:4]))
+        sent = [t.split(" ← ", 1) for t in topics if " ← " in t]
+        if sent:
+            parts.append("broadcasts " + ", ".join(f"`{p}` on `{t}`" for t, p in sent[:3]))
+        other = [t for t in topics if " ← " not in t and t not in subs and not any(t == x for x, _ in sent)]
+        if other:
+            parts.append("uses topics " + ", ".join(f"`{v}`" for v in other[:4]))
         if defaults:
             parts.append("fallbacks: " + ", ".join(f"`{n}` defaults to " + " or ".join(vs[:3])
                                                    for n, vs in list(defaults.items())[:3]))
@@ -415,12 +441,24 @@ class FileChange:
             parts.append("sets " + ", ".join(f"`{v}`" for v in sets[:cap]))
         if self.swaps and not (self.added or self.changed or self.removed):
             parts.append("replaced " + "; ".join(f"`{a}` with `{b}`" for a, b in self.swaps[:3]))
-        for (anchor, line), (places, done) in list(self.twins.items())[:2]:
-            if done < places:  # the same insertion may be due at the anchor's other places
-                parts.append(f"`{line}` added after `{anchor}` at {done} of the {places} places the file has that line")
+        for anchor, line, done, places, where in self.twin_gaps()[:2]:  # the same insertion may be due there
+            parts.append(f"`{line}` added after `{anchor}`, not yet at the same spot {where}" if where else
+                         f"`{line}` added after `{anchor}` at {done} of the {places} places the file has that line")
         if self.fate:
             parts.append(self.fate)
         return "; ".join(parts)
+
+    def twin_gaps(self) -> list:
+        """(anchor, added line, places done, places, "under `X`" for the places not done or "") of each
+        insertion made at fewer places than the file has its anchor followed alike (_twins)."""
+        out = []
+        for (anchor, line), (places, done, *rest) in self.twins.items():
+            if done >= places:
+                continue
+            names = [f"`{n}`" for _, n in (rest[0] if rest else []) if n]
+            where = ("under " + " and ".join(names)) if names and len(names) == places - done else ""
+            out.append((anchor, line, done, places, where))
+        return out
 
     @staticmethod
     def _tests(path: str) -> bool:
@@ -445,6 +483,44 @@ class FileChange:
 
 
 TEST_PATH = re.compile(r"(?:^|/)tests?/|_test\.\w+$|(?:^|/)test_[^/]*$|\.(?:spec|test)\.\w+$")
+
+
+MARKUP = re.compile(r"^<\w+>$|^[\w-]+=(?:\"|\{)")
+# the callbacks a framework calls (OTP, LiveView, Python's dunders, test set-up): plumbing, not the API
+CALLBACK = re.compile(r"^(?:handle_\w+[/(]|init/1$|start_link/1$|terminate/2$|code_change/3$|child_spec/1$|mount/3$|"
+                      r"render/1$|update/2$|format_status/[12]$|__\w+__$|setUp$|tearDown$|connectedCallback$|"
+                      r"componentDidMount$)")
+
+
+def header_doc(text: str, path: str) -> str:
+    """What a new file says it is for, in its first sentence: an Elixir `@moduledoc`, a Python
+    module docstring, a leading `/** … */` or `//`/`#` comment block (after a shebang); "" when it
+    has none (`@moduledoc false`) or the sentence is too short to say anything."""
+    head = text.lstrip()[:1500]
+    m = re.search(r'@moduledoc\s+(?:"""\s*\n?(.*?)"""|"([^"\n]+)")', head, re.S) or \
+        re.match(r'(?:#![^\n]*\n\s*)?(?:[rRuU]?"""(.*?)"""|\'\'\'(.*?)\'\'\')', head, re.S) or \
+        re.match(r"(?:#![^\n]*\n\s*)?/\*\*?(.*?)\*/", head, re.S)
+    if m:
+        body = next((g for g in m.groups() if g), "")
+        body = "\n".join(re.sub(r"^\s*\*\s?", "", ln) for ln in body.splitlines())
+    else:
+        lines = head.splitlines()
+        if lines and lines[0].startswith("#!"):
+            lines = lines[1:]
+        block = []
+        for ln in lines:
+            t = ln.strip()
+            c = re.match(r"^(?:#|//|--|;;)\s?(.*)$", t)
+            if not c or t.startswith(("#include", "#define", "#[", "#{")):
+                break
+            block.append(c.group(1))
+        body = "\n".join(block)
+    text = " ".join(body.split())
+    first = re.split(r"(?<=[.!])\s+", text)[0] if text else ""
+    if len(first) < 20 or len(first.split()) < 5 or \
+            re.match(r"(?:-\*-|eslint|noqa|type:|@ts-|SPDX|Copyright|\(c\))", first, re.I):
+        return ""
+    return brief(first, 160)
 
 
 def _noun(names: list) -> str:
@@ -491,6 +567,35 @@ def _one_line(line: str, anchor: str = "") -> str:
     if re.match(r"^[A-Z][\w.]*$", x) and line.strip().endswith(","):
         return f"`{x}` to the list" + (f" after `{a}`" if re.match(r"^[A-Z][\w.]*$", a) else "")
     return f"the line `{x}`"
+
+
+CALL_LINE = re.compile(r"^([\w.!?]+\((?:[^(),]+,\s*)*)([^(),]+)\)$")
+ALIAS_LINE = re.compile(r"^(?:alias|import|require|use)\s+([A-Z][\w.]*)$")
+
+
+def _lines_said(lines: list) -> str:
+    """A few added lines, backticked: calls of one function that differ in their last argument said
+    once (`ActiveSessionRegistry.touch(session_id, …)` with `:commit_event`, `:tool_call`), and an
+    alias left out when the calls it serves are named."""
+    xs = [x.strip().rstrip(",;") for x in lines]
+    heads: "OrderedDict[str, list]" = OrderedDict()
+    for x in xs:
+        m = CALL_LINE.match(x)
+        if m:
+            heads.setdefault(m.group(1), []).append(m.group(2).strip())
+    out, said = [], set()
+    for x in xs:
+        a = ALIAS_LINE.match(x)
+        if a and any(h.startswith(a.group(1).rsplit(".", 1)[-1] + ".") for h in heads):
+            continue
+        m = CALL_LINE.match(x)
+        if m and len(heads.get(m.group(1), ())) > 1:
+            if m.group(1) not in said:
+                said.add(m.group(1))
+                out.append(f"`{m.group(1)}…)` calls with " + ", ".join(f"`{v}`" for v in heads[m.group(1)]))
+            continue
+        out.append(f"`{x}`")
+    return ", ".join(out)
 
 
 def _imports(mods: list) -> str:
@@ -601,15 +706,27 @@ class Error:
     commands: list = field(default_factory=list)    # the command lines that failed with it
     frozen: bool = False              # another check ran after its fixing edits: later edits are other work
     said: list = field(default_factory=list)        # the agent's words while it was open, oldest first
+    said_at: list = field(default_factory=list)     # the record each of them was said in
     changes: list = field(default_factory=list)     # (path, lines gone, lines come) of the small edits after it
+    fix_said: list | None = None      # the words its fix may be announced in, when not all of `said`
 
     def why(self) -> str:
         """The agent's explanation of the cause or the way out, in its words (see reason())."""
         return reason(self.said)
 
     def change(self) -> str:
-        """What the last small edits after it changed, in a few words."""
-        return edit_gist(self.changes)
+        """What the last small edits after it changed, in a few words: only when every line is a
+        whole statement (a line cut from a larger expression, `messages =`, says nothing alone)."""
+        gist = edit_gist(self.changes)
+        lines = re.findall(r"`([^`]+)`", gist)
+        return gist if lines and all(_whole(x) for x in lines) else ""
+
+    def remedy(self) -> str:
+        """The fix the agent announced while it was open, in its words (remedy())."""
+        if self.fix_said is not None:
+            return remedy(self.fix_said)
+        # the way out announced after its last failure: an earlier announcement is a way that failed
+        return remedy([t for t, k in zip(self.said, self.said_at) if k > self.index])
 
 
 # a sentence that explains: a cause, a conflict, what a tool wants, the way chosen
@@ -640,6 +757,55 @@ def reason(said: list) -> str:
                     x += " " + nxt
                 return brief(x, 300)
     return ""
+
+
+# the agent announcing what it changes to get past an error ("Let me fix the test helper to include UUIDs.")
+FIX_INTENT = re.compile(r"^(?:(?:so|instead|now|ok|okay|actually|then)[,:]?\s+)?(?:let me|let's|I'll|I will|I need to|"
+                        r"I should|we need to|we should)\s+(?:just\s+|instead\s+|simply\s+|\w+ly\s+)?([a-z][\w-]*)", re.I)
+LOOK_VERBS = frozenset("""check look read re-read reread run rerun re-run verify see wait search investigate compile
+recompile test retest confirm understand explore find grep examine inspect review view start continue close commit push
+try retry know think be trace debug figure go get consider also double-check make keep proceed move ensure submit
+resubmit issue redo reapply""".split())
+ANAPHORIC = re.compile(r"\b(?:it|this|that|the same|them|these|those)\b\W*$|\bthe same\b", re.I)
+
+
+def remedy(said: list) -> str:
+    """Of the agent's words while an error was open, the last sentence announcing a change that
+    gets past it ("Let me fix the test helper to include UUIDs.", "I'll use the full path and
+    suppress the credo warning inline."), unhedged; a follow-up ("… too", "Also …") only when nothing
+    else was announced. A sentence that only points back ("Let me extract it.") comes with the one
+    before it."""
+    found, extra = "", ""
+    for text in reversed(said):
+        sents = _sentences(text)
+        for k in range(len(sents) - 1, -1, -1):
+            x = sents[k]
+            m = FIX_INTENT.match(x)
+            if not m or m.group(1).lower() in LOOK_VERBS or HEDGE.search(x) or x.rstrip().endswith("?"):
+                continue
+            if re.search(r"\btoo\b|\balso\b|^also\b", x, re.I):
+                extra = extra or x
+                continue
+            if ANAPHORIC.search(x):
+                if k == 0:
+                    continue  # "Let me extract it." with nothing before it says what
+                x = sents[k - 1] + " " + x
+            elif len(x.split()) < 6 and "`" not in x:
+                continue  # "Let me fix the assertion.": the edit says as much
+            found = x
+            break
+        if found:
+            break
+    return brief(found or extra, 240)
+
+
+def _whole(line: str) -> bool:
+    """A line that reads as a statement of its own: brackets balanced, not the start or the end of
+    a longer expression (`messages =`, `|> Ash.Query.filter(…)`, `"uuid" => x,`)."""
+    x = line.strip()
+    if not x or re.search(r"(?:[=,(\[{]|->|\bdo|\|\|?|&&)$", x) or re.match(r"^(?:\|>|\.|[)\]}]|end\b|else\b)", x):
+        return False
+    return all(x.count(a) == x.count(b) for a, b in ("()", "[]", "{}"))
 
 
 def edit_gist(changes: list) -> str:
@@ -682,6 +848,7 @@ class Episode:
     commits: list = field(default_factory=list)   # (hash or "", message)
     closed: list = field(default_factory=list)
     last_edit: int = -1
+    first_edit: int = -1
     plans: list = field(default_factory=list)     # plans the user approved (ExitPlanMode): their gist
     pushed: bool = False
     created: list = field(default_factory=list)   # work items created: (id, title)
@@ -689,6 +856,9 @@ class Episode:
     said_first: list = field(default_factory=list)  # the agent's words right before the step's first edit
     accounts: list = field(default_factory=list)    # (source, text): the agent's own account of the step
                                                     # (a close reason, a commit message's body)
+    generated: dict = field(default_factory=dict)   # generator command -> the files it said it created
+    talk: list = field(default_factory=list)        # (record index, text, thinking?, carried out?): the agent's words
+                                                    # in the step; carried out: the same message's calls all succeeded
 
     def busy(self) -> bool:
         return bool(self.files or self.commits or self.closed or self.checks or self.commands or self.plans
@@ -708,6 +878,8 @@ class Story:
     last_commit_index: int = -1
     rejected: list = field(default_factory=list)       # (index, the user's words given with a rejection)
     descriptions: dict = field(default_factory=dict)   # item id -> (description's opening, output files, done-when list)
+    whys: dict = field(default_factory=dict)           # item id -> its description's "why" section, when it has one
+    specs: dict = field(default_factory=dict)          # item id -> the lines of its spec (spec_lines())
     parent: str | None = None                          # the item whose children were listed (an epic)
     step_of: dict = field(default_factory=dict)        # record id -> the episode it belongs to
     texts: dict = field(default_factory=dict)          # path -> the new texts the span's edits wrote into it
@@ -841,16 +1013,25 @@ def _def_key(name: str) -> str:
     return re.sub(r"\(.*$", "", name)
 
 
+DEF_PREFIX = re.compile(r"^\s*(?:(?:export|default|async|pub(?:\([\w:]+\))?|static|public|private|protected|final|def|defp|"
+                        r"defmacrop?|defguardp?|defdelegate|defmodule|defprotocol|defimpl|function\*?|class|fn|func|"
+                        r"const|let|var|struct|enum|trait|interface|type|module)\s+)+$")
+
+
 def _body(text: str, name: str, names: list) -> str:
     """The text from the line that defines `name` to the next definition (whitespace folded);
     a CSS rule to its closing brace."""
     lines = text.splitlines()
     key = _def_key(name)
     named = re.compile(rf"(?<![\w.]){re.escape(key)}(?![\w])")
-    starts = [k for k, ln in enumerate(lines) if named.search(ln)]
+    starts = [(k, m.start()) for k, ln in enumerate(lines) if (m := named.search(ln))]
     if not starts:
         return ""
-    k = starts[0]
+    # the line that defines it (`defp load_transcript(id) do`), not a line that calls it: an edit that
+    # inserts a caller above a definition's head leaves the definition as it was
+    k = next((k for k, at in starts if DEF_PREFIX.match(lines[k][:at])), None)
+    if k is None:
+        k = next((k for k, at in starts if not lines[k][:at].strip()), starts[0][0])
     if name.startswith((".", "#", ":", "@")) or re.match(r"^[a-z][\w-]*(?:\s|$)", name) and "{" in lines[k]:
         end = next((j + 1 for j in range(k, len(lines)) if "}" in lines[j]), len(lines))
         return " ".join(" ".join(lines[k:end]).split())
@@ -1014,6 +1195,43 @@ def _item_titles(head: str, path: str = "") -> list:
     return [(m.group(1), m.group(2).strip().rstrip("·").strip()) for m in ITEM_TITLE.finditer(head)]
 
 
+# the sections of a work item's description that say what the code must do
+SPEC_HEAD = re.compile(r"^\s*(?:#+\s*)?(technical specs?|specs?|requirements|acceptance criteria|acceptance tests|edge cases|"
+                       r"architecture constraints|constraints|code structure)\s*:?\s*$", re.I)
+OTHER_HEAD = re.compile(r"^\s*(?:#+\s*\S.*|[A-Z][\w /&()-]{2,60}:)\s*$")
+
+
+def spec_lines(body: str) -> list[tuple[str, str]]:
+    """The lines of a work item's spec, in order, as (the line with its parent's words, its own
+    words): each bullet under a spec heading (Technical specs, Requirements, Acceptance criteria,
+    Edge cases, …), a nested one said with its parent ("`SessionLive`: Subscribe to …"); a parent
+    that only introduces its children is not a line."""
+    out, on, stack = [], False, []  # stack: (indent, text) of the open parent bullets
+    for ln in body.splitlines():
+        if SPEC_HEAD.match(ln):
+            on, stack = True, []
+            continue
+        if OTHER_HEAD.match(ln) and not re.match(r"^\s*[-*]\s", ln):
+            on = False
+            continue
+        m = re.match(r"^(\s*)[-*]\s+(.+?)\s*$", ln)
+        if not on or not m:
+            continue
+        indent, text = len(m.group(1).expandtabs(4)), m.group(2)
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        if text.endswith(":"):
+            stack.append((indent, text.rstrip(":")))
+            continue
+        head = stack[-1][1] + ": " if stack else ""
+        out.append((head + text, text))
+    return out[:40]
+
+
+# a work item's section that says why it exists ("## Why This Task Is Necessary", "## Problem", "## Motivation")
+WHY_HEAD = re.compile(r"^(?:why\b|problem\b|motivation\b|rationale\b|background\b|context\b)", re.I)
+
+
 def _titles(story: Story, out: str) -> None:
     for item, t in _item_titles(out[:20000]):
         if 8 <= len(t) <= 200 and item not in story.titles and not t.startswith(("[", "--")):
@@ -1021,12 +1239,18 @@ def _titles(story: Story, out: str) -> None:
     m = re.match(rf"^\W{{0,3}}({ITEM_ID})(?:\s+\[[A-Z]+\])? · ", out)
     if m and "\nDESCRIPTION\n" in out and m.group(1) not in story.descriptions:
         body = out.split("\nDESCRIPTION\n", 1)[1]
-        para = ""
+        para, heads = "", []
         for chunk in body.strip().split("\n\n"):
+            heads += [ln.strip("# ").strip() for ln in chunk.splitlines() if ln.lstrip().startswith("#")]
             text = "\n".join(ln for ln in chunk.splitlines() if not ln.lstrip().startswith("#")).strip()
             if text:
                 para = text
                 break
+        specs = spec_lines(body)
+        if specs:
+            story.specs[m.group(1)] = specs
+        if para and heads and WHY_HEAD.match(heads[-1]):  # the item's own reason for being, its first sentence
+            story.whys[m.group(1)] = brief(re.split(r"(?<=[.!?])\s+", " ".join(para.split()))[0], 200)
         files = []
         fm = re.search(r"(?mi)^(?:#+\s*)?Output files:?\s*\n((?:\s*-\s+.*\n?)+)", body)
         if fm:
@@ -1072,8 +1296,12 @@ def build(span: Sequence[dict]) -> Story:
     def new_episode(i: int) -> Episode:
         nonlocal cur
         cur.end = i - 1
+        prev = cur
         cur = Episode(index=len(story.episodes) + 1, start=i)
         story.episodes.append(cur)
+        if prev.commits and story.last_commit_index >= prev.start:  # said after the commit: the next step's
+            cur.talk = [t for t in prev.talk if t[0] > story.last_commit_index]
+            prev.talk = [t for t in prev.talk if t[0] <= story.last_commit_index]
         return cur
 
     for i, r in enumerate(recs):
@@ -1094,11 +1322,17 @@ def build(span: Sequence[dict]) -> Story:
         if r.get("role") == "assistant" and r.get("kind") == "message" and (r.get("content") or "").strip():
             live = [e for e in cur.errors if not e.resolved and e.kind in ("check", "git")]
             if live:  # what the agent says while an error is open: its reading of the latest one
-                max(live, key=lambda e: e.index).said.append(r["content"])
+                e = max(live, key=lambda e: e.index)
+                e.said.append(r["content"])
+                e.said_at.append(i)
             if pending_report:
                 pending_said.append(r["content"])
             recent_said = (recent_said + [r["content"]])[-2:]
             recent_at = (recent_at + [i])[-2:]
+            calls = r.get("tool_calls") or ()
+            acted = bool(calls) and not any(results.get(c.get("id")) is None or result_failed(results[c.get("id")])
+                                            for c in calls)
+            cur.talk.append((i, r["content"], "thinking" in (r.get("flags") or ()), acted))
         if r.get("role") == "assistant" and r.get("kind") == "message" and "thinking" not in (r.get("flags") or ()):
             said = _reported_failure(r.get("content") or "")
             if said:
@@ -1196,6 +1430,8 @@ def build(span: Sequence[dict]) -> Story:
                 edits = file_edits(call) if not flagged and not unapplied else []
             if edits and cur.commits:
                 new_episode(i)
+            if edits and cur.first_edit < 0:
+                cur.first_edit = i
             if edits and not cur.files and not cur.said_first:  # said in this step, not an earlier one
                 cur.said_first = [t for t, k in zip(recent_said, recent_at) if k >= cur.start]
             for path, action, old, new in edits:
@@ -1216,6 +1452,7 @@ def build(span: Sequence[dict]) -> Story:
                     continue
                 before, after = definitions(old, path), definitions(new, path)
                 story.texts.setdefault(path, []).append(new)
+                fc.texts.append(new)
                 if path.endswith((".ex", ".exs")):
                     for n, private, dflt in elixir_functions(new):
                         if private:
@@ -1234,6 +1471,8 @@ def build(span: Sequence[dict]) -> Story:
                             "`" not in gone[0] + came[0] and (gone[0], came[0]) not in fc.swaps:
                         fc.swaps.append((gone[0], came[0]))
                 known[path] = new if action in ("created", "rewritten") else known.get(path, "") + "\n" + new
+                if action == "created" and not fc.purpose:
+                    fc.purpose = header_doc(new, path)
                 if action == "created":
                     fc.added += [d for d in after if d not in fc.added]
                 else:
@@ -1253,6 +1492,8 @@ def build(span: Sequence[dict]) -> Story:
                     err = Error(pending_report, f"{m.group(1)} (as the agent reported it)" if m else
                                 "a check (as the agent reported it)", i, "reported", fix=how, resolved=True, kind="check")
                     err.said = [re.sub(re.escape(pending_report), "", t) for t in pending_said]
+                    # its fix is announced with the report or after it, not in the words before it
+                    err.fix_said = err.said[next((k for k, t in enumerate(pending_said) if pending_report in t), 0):]
                     cur.errors.append(err)
                     pending_report, pending_said = None, []
                 fc.tests_added += max(0, _tests_in(new) - _tests_in(old))
@@ -1354,6 +1595,13 @@ def build(span: Sequence[dict]) -> Story:
             if m and not flagged:
                 cur.commands.append(brief(norm_command(cmd[m.start():]), 100))
                 continue
+            m = GENERATE_CMD.search(cmd)
+            made = _uniq(short_path(p, story.cwd) for p in GENERATED.findall(out))[:4] if m and not flagged else []
+            if made:  # a generator that wrote files: they are the step's work too
+                c = brief(norm_command(cmd[m.start():]), 100)
+                cur.commands.append(c)
+                cur.generated[c] = made
+                continue
             if not flagged:
                 _fates(story, cmd)
             key = " ".join(ncmd.split()[:2])
@@ -1378,11 +1626,13 @@ def build(span: Sequence[dict]) -> Story:
 def plan_gist(plan: str) -> str:
     """A plan's title and its first approach line (the decision that shaped the work)."""
     title = next((ln.lstrip("# ").strip() for ln in plan.splitlines() if ln.startswith("# ")), "")
-    first = ""
+    title = re.sub(r"^Plan:\s*", "", title)  # the plan "Plan: X" is the plan "X"
+    first, why = "", ""
     lines = plan.splitlines()
     for k, ln in enumerate(lines):
         if re.match(r"^#{2,3}\s+(?:Strategy|Approach|Design|Solution)", ln, re.I):
-            for nxt in lines[k + 1:]:
+            rest = lines[k + 1:]
+            for j, nxt in enumerate(rest):
                 t = nxt.strip()
                 if t.startswith("#"):
                     if re.match(r"^#{3}\s", t):
@@ -1391,11 +1641,24 @@ def plan_gist(plan: str) -> str:
                 if t:
                     t = unemphasize(t.lstrip("-* "))
                     first += re.split(r"(?<=[.!?])\s+", t)[0].rstrip(":")
+                    # the strategy's own reason or trade-off, said in a plain sentence of its section
+                    for later in rest[j + 1:]:
+                        u = later.strip()
+                        if re.match(r"^#{1,3}\s", u) and not re.match(r"^#{3}\s+Strategy", u, re.I):
+                            break
+                        if u and not u.startswith(("-", "*", "|", "`", "#")) and PLAN_WHY.search(u):
+                            why = unemphasize(re.split(r"(?<=[.!?])\s+", u)[0])
+                            break
                     break
             break
     if not title and not first:
         return ""
-    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else ""), 260)
+    return brief((f"\"{title}\"" if title else "") + (f" — {first}" if first else "") +
+                 (f" ({why.rstrip('.')})" if why else ""), 320)
+
+
+# a plan sentence that weighs its strategy: a reason, a guarantee, a cost accepted
+PLAN_WHY = re.compile(r"\b(?:because|so that|to avoid|ensures?|guarantees?|trade-?off|at the cost|risk|but|since)\b", re.I)
 
 
 PLAN_PART = re.compile(r"^(?:#{3,4}\s+(?:\d+[.)]\s*)?(.+?)\s*$|\*\*\d+[.)]\s*(.+?)\*\*\s*$)", re.M)
@@ -1448,6 +1711,7 @@ REPORTED = re.compile(r"\b(credo|compiler?|compilation|dialyzer|linter|lint|mypy
 # a linter's or compiler's complaint said without naming the tool ("Too many conditionals in one function.")
 LINT_PHRASE = re.compile(r"\b(?:too many (?:conditionals|branches|arguments|parameters|lines|clauses|statements)|"
                          r"nest(?:ing|ed)(?: depth)? (?:is )?too deep|too (?:complex|deeply nested)|complexity (?:is )?too high|"
+                         r"the nesting (?:comes from|is caused by|is in|is)|the (?:cyclomatic )?complexity (?:comes from|is caused by)|"
                          r"(?:alias|variable|import|function) \S+ is (?:never )?unused|undefined (?:function|variable|module)|"
                          r"is not formatted|line (?:is )?too long)\b", re.I)
 
@@ -1492,8 +1756,11 @@ NUMBERED_LINE = re.compile(r"(?m)^\s*(\d+)\u2192(.*)$")
 
 def _twins(fc: FileChange, old: str, new: str, lines: dict | None) -> None:
     """An edit that inserts a line or two right after a line the file has in several places (a table
-    header with a twin table, a repeated block) changed one place: note how many the file has, and
-    count a later edit that makes the same insertion after the same line as another place done."""
+    header with a twin table, a repeated block) changed one place: note the places of the same kind
+    (the anchor followed by the same line as where the edit went; a header of another table is not
+    one), each named by the nearest line above it that tells it apart from the edited place
+    (`<table class="hidden-table">`), and count a later edit that makes the same insertion after
+    the same line as another place done."""
     olds = set(old.splitlines())
     nl = new.splitlines()
     ins = [k for k, ln in enumerate(nl) if ln not in olds and ln.strip()]
@@ -1502,13 +1769,43 @@ def _twins(fc: FileChange, old: str, new: str, lines: dict | None) -> None:
     anchor, line = nl[ins[0] - 1].strip(), nl[ins[0]].strip()
     if len(anchor) < 10 or len(line) > 80 or "`" in anchor + line or not re.search(r"[A-Za-z]{3}", anchor):
         return
+    # the line the anchor was followed by: the first one after the insertion that the old text has
+    after = next((ln.strip() for ln in nl[ins[0] + 1:] if ln in olds and ln.strip()), "")
+    lines = lines or {}
+    ol = [ln.strip() for ln in old.splitlines()]
+    tail = ol[ol.index(anchor) + 1:] if anchor in ol else []
+
+    def fit(n: int) -> int:  # how far the lines after a place agree with the edit's old text
+        k = 0
+        while k < len(tail) and lines.get(n + 1 + k) == tail[k]:
+            k += 1
+        return k
     key = (anchor, line)
     if key in fc.twins:
-        fc.twins[key][1] += 1
+        tw = fc.twins[key]
+        tw[1] += 1
+        if tw[2]:  # the place this edit reached is done: the one its old text fits best
+            got = max(tw[2], key=lambda p: fit(p[0]))
+            tw[2].remove(got)
         return
-    places = sum(1 for t in (lines or {}).values() if t == anchor)
-    if 2 <= places <= 4:
-        fc.twins[key] = [places, 1]
+    places = sorted(n for n, t in lines.items() if t == anchor and (not after or lines.get(n + 1) in (None, after)))
+    if not 2 <= len(places) <= 4:
+        return
+    here = max(places, key=fit)
+    others = []
+    for n in places:
+        if n == here:
+            continue
+        name = ""
+        for j in range(1, 12):  # the nearest line above that differs from the edited place's
+            a, b = lines.get(here - j), lines.get(n - j)
+            if a is None or b is None:
+                break
+            if a != b and b and len(b) <= 80 and "`" not in b:
+                name = b
+                break
+        others.append((n, name))
+    fc.twins[key] = [len(places), 1, others]
 
 
 def _swe_edit(name: str, cmd: str, current):

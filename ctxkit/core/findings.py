@@ -108,7 +108,8 @@ def seen_files(calls, failed) -> dict[str, dict[int, str]]:
         cmd = args.get("command") or args.get("cmd") or ""
         cmd = cmd.strip() if isinstance(cmd, str) else ""
         if name in ("Read", "read_file", "view_file") and path:
-            put(path, numbered_lines(text))
+            # a reader that does not number its lines shows the file from its first line
+            put(path, numbered_lines(text) or {k: ln for k, ln in enumerate(_unwrap(text).split("\n"), 1)})
         elif name in ("open", "goto", "scroll_down", "scroll_up", "view", "str_replace_editor", "edit") or \
                 text.startswith("[File: "):
             from .kinds import _views  # SWE-agent's file viewer
@@ -652,6 +653,11 @@ def _about(lines: dict[int, str], path: str, enquiry: str) -> str:
 
 WEB_NOISE = re.compile(r"^(?:Web search results for query:|Links:\s*\[|REMINDER:|Based on (?:the|my) (?:web )?search"
                        r"(?:es| results)?[^.:]*[.:]?\s*$)", re.I)
+# a sentence about the lookup itself, not its subject ("The search results provided comprehensive
+# information about X, but limited details on Y"; "they don't contain specific information about Z")
+META = re.compile(r"^(?:the|these|my|our) (?:search )?results?\b|\b(?:they|results|pages?|sources?) (?:do not|don't|did not|"
+                  r"didn't) (?:contain|include|provide|mention)\b|\bprovided? (?:comprehensive |some |limited |general )?"
+                  r"(?:information|details)\b", re.I)
 NEGATIVE = re.compile(r"\b(?:no|not|none|doesn't|don't|isn't|aren't|without|lacks?|never|cannot|can't)\b", re.I)
 
 
@@ -673,7 +679,7 @@ def web_found(query: str, text: str, cap: int = 2) -> list[str]:
         for sent in re.split(r"(?<=[.!?])\s+(?=[A-Z`(])", " ".join(para.split())):
             sent = sent.replace("**", "").strip()
             sent = re.sub(r"^(?:The|These) (?:search )?results (?:show|shows|indicate|suggest) that\s+", "", sent)
-            if len(sent.split()) < 5 or sent.endswith(":"):
+            if len(sent.split()) < 5 or sent.endswith(":") or META.search(sent):
                 continue
             got = {_stem(w) for w in re.findall(r"[A-Za-z][a-z0-9]{3,}", sent)} & words
             s = len(got) + 1.5 * ("`" in sent) + 1.0 * bool(NEGATIVE.search(sent)) - \
@@ -699,6 +705,8 @@ def undefined(q: str, index: Index, cwd: str | None = None) -> list[str]:
         if any((t, True) in subject(p, q, terms, cwd) for p in index.files):
             continue
         last = t.rsplit(".", 1)[-1]
+        if last.endswith("s") and last[:-1] in index.by_name:
+            continue   # a plural ("LiveViews") names a kind of thing the files use, not one to look up
         if any(any(rx.match(index.rows[k][2]) for rx in DEFS) for k in index.hits(last, True)):
             continue
         out.append(t)

@@ -207,11 +207,13 @@ def current(story: Story, cwd: str | None = None) -> Focus:
                 prev.tests_added += fc.tests_added
                 prev.plus += fc.plus
                 prev.minus += fc.minus
+                prev.texts.extend(fc.texts)
                 continue
             from dataclasses import replace
 
             seen[fc.path] = replace(fc, added=list(fc.added), changed=list(fc.changed), removed=list(fc.removed),
-                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults))
+                                    shapes=list(fc.shapes), private=set(fc.private), defaults=dict(fc.defaults),
+                                    texts=list(fc.texts))
             f.uncommitted.append(seen[fc.path])
         f.commands += e.commands
     if last.last_edit >= 0:
@@ -909,7 +911,7 @@ def current_work_lines(story: Story, f: Focus, latest: str = "", cap: int = 6) -
         if desc:
             out.append(f"`{f.item}` asks: {desc}")
         left = untouched_outputs(story, f)
-        if left:
+        if left and not (f.uncommitted and f.outcome is None):  # else Next step says to write them: said once
             out.append(f"Output files `{f.item}` names that are not changed yet: " +
                        ", ".join(f"`{p}`" for p in left) + ".")
     if f.plan_step:
@@ -1003,6 +1005,53 @@ def untouched_outputs(story: Story, f: Focus) -> list[str]:
 
 
 BACKTICKED = re.compile(r"`([^`\n]{2,80})`")
+SPEC_NAME = re.compile(r"[A-Za-z_][\w.-]*[A-Za-z0-9_]")
+
+
+def spec_check(story: Story, f: Focus) -> list[str]:
+    """The spec of the item in progress against the changes since the last commit: its lines whose
+    names (in backticks) none of those changes has yet, and the lines that name nothing to look for,
+    to check by hand. A line whose names the changes all have is not listed (the changes say it)."""
+    specs = story.specs.get(f.item or "", [])
+    if not specs or not f.uncommitted:
+        return []
+    text = "\n".join(t for fc in f.uncommitted for t in fc.texts + [fc.path, fc.describe(60)])
+    # a module a changed file is named for is where a line applies, not what it asks for
+    places = {re.sub(r"[_.]", "", fc.path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()) for fc in f.uncommitted}
+    dod = story.descriptions.get(f.item, ("", [], []))[2]
+    told = {n for d in unmet_done_items(f, dod) for x in BACKTICKED.findall(d) for n in SPEC_NAME.findall(x)}
+    missing, by_hand = [], []
+    for line, own in specs:
+        names = {n for x in BACKTICKED.findall(own) for n in SPEC_NAME.findall(x)
+                 if len(n) >= 4 and n.rsplit(".", 1)[-1].lower() not in places}
+        if not names or NEGATED.search(own):  # a prohibition holds while its names are absent
+            by_hand.append((line, own))
+        else:  # its specific names (`sync_session_by_id`, not `opts`) must all be in the changes
+            check = {n for n in names if re.search(r"[_.]|[a-z][A-Z]", n)} or names
+            if not all(n in text for n in check) and not names <= told:  # a lacking done-item is told as one
+                missing.append((line, own))
+
+    def said(lines: list, cap: int, width: int) -> str:
+        """Lines under one parent said once: "Tail worker: Own adapter lifecycle; Buffer incoming lines"."""
+        parts: list = []
+        for line, own in lines[:cap]:
+            head = line[:len(line) - len(own)].rstrip(": ") if line != own else ""
+            if parts and head and parts[-1][0] == head:
+                parts[-1][1].append(brief(own.rstrip("."), width))
+            else:
+                parts.append([head, [brief(own.rstrip("."), width)]])
+        return "; ".join((f"{h}: " if h else "") + "; ".join(xs) for h, xs in parts)
+    out = []
+    if missing:
+        out.append("Named in the spec, not in the changes yet: " + said(missing, 6, 140) +
+                   (f" ({len(missing) - 6} more in the item's description)" if len(missing) > 6 else "") + ".")
+    if by_hand:
+        out.append("To check by hand (nothing the spec names to look for, or a thing not to do): " + said(by_hand, 8, 110) +
+                   (f" ({len(by_hand) - 8} more in the item's description)" if len(by_hand) > 8 else "") + ".")
+    return out
+
+
+NEGATED = re.compile(r"\b(?:no|not|never|don'?t|without|avoid|prohibit\w*|must not|keep existing|only)\b", re.I)
 
 
 def _uniq_names(names: list) -> list:
@@ -1059,9 +1108,11 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
     lacking = unmet_done_items(f, dod) if f.uncommitted else []
     left = untouched_outputs(story, f) if f.uncommitted else []
     # an insertion made at one place of a line the file repeats (a column added to one of two tables)
-    twins = [f"check whether `{line}` also belongs after `{anchor}` at the other {places - done} place"
-             f"{'s' if places - done > 1 else ''} in `{short_path(fc.path, story.cwd)}` (added at {done} of {places})"
-             for fc in f.uncommitted for (anchor, line), (places, done) in fc.twins.items() if done < places]
+    twins = [f"check whether `{line}` also belongs after `{anchor}` " +
+             (f"{where} in `{short_path(fc.path, story.cwd)}` (the same lines there lack it)" if where else
+              f"at the other {places - done} place{'s' if places - done > 1 else ''} in "
+              f"`{short_path(fc.path, story.cwd)}` (added at {done} of {places})")
+             for fc in f.uncommitted for anchor, line, done, places, where in fc.twin_gaps()]
     if left or lacking or twins:
         todo = ([f"write {', '.join(f'`{p}`' for p in left)} (output files it names, not changed yet)"] if left else []) + \
                twins[:2] + [f"make this hold: \"{d.rstrip('.')}\" (no change since the last commit touches " +
@@ -1069,9 +1120,10 @@ def next_step_lines(story: Story, f: Focus, latest: str = "") -> list[str]:
         out.append(f"Do what {what} still lacks: " + "; ".join(todo) + ".")
     if f.item_rules and (f.uncommitted or f.item):
         out.append(f"Keep to what `{f.item}` says must hold: " + "; ".join(f.item_rules) + ".")
-    if dod:
-        out.append(f"Check `{f.item}` against its Definition of Done: " +
-                   "; ".join(d.rstrip(".") for d in dod) + ".")
+    rest = [d for d in dod if d not in lacking]  # a lacking item is told above, as something to do
+    if rest:
+        out.append(f"Check `{f.item}` against {'the rest of ' if lacking else ''}its Definition of Done: " +
+                   "; ".join(d.rstrip(".") for d in rest) + ".")
     if f.uncommitted:
         if f.finish_pattern:
             prev = f" (as `{f.finished_item}` was finished" if f.finished_item else " (as the previous step was finished"

@@ -479,7 +479,10 @@ def _defs(path: str, text: str) -> tuple[int, list[str], list[str]]:
     return len(body.splitlines()), deps + confs, definitions(body, path)
 
 
-def _outline(read: tuple[int, list[str], list[str]], cap: int = 10) -> str:
+OUTLINE_CAP = 10   # the names a file read is outlined by; the rest are said when the budget allows
+
+
+def _outline(read: tuple[int, list[str], list[str]], cap: int = OUTLINE_CAP) -> str:
     """What a file read showed, in a few words: its length, the dependencies and config entries
     it sets, the modules and functions it defines."""
     n, sets, names = read
@@ -525,6 +528,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
     said: set = set()          # (path, line) already given under an earlier question
     outlined: set = set()      # files whose outline is given
     more: list[str] = []       # the next best lines, for when the budget allows
+    extra: list = []           # (question, its next best lines)
     used_lists: set = set()
     answered: set = set()
     gone = next((x for x in out if x.startswith("Not there: ")), "")
@@ -561,7 +565,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
         if hits[:6]:
             parts.append(F.said(hits[:6], rel))
         if hits[6:]:
-            more.append((f"Q{num}, more lines: " if num else "More lines on the request: ") + F.said(hits[6:], rel) + ".")
+            extra.append((num, hits[6:]))
         if 2 <= len(by_name) <= 4:
             common, only = F.compare(files, by_name)
             if common:
@@ -578,15 +582,16 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
                                            for d in re.findall(r"(?<![\w/])([\w.-]+/)(?!\w)", q)):
                 used_lists.add(k)
                 parts.append(f"`{brief(cmd, 80)}` shows " + _entries_said(rows))
+        # the files its words point at that the span found missing (a template that does not exist)
+        qw = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", q)} - F.SKIP
+        absent = [x for x in re.findall(r"`[^`]+`", gone) if ("/" in x or "." in x)
+                  and qw & set(re.findall(r"[a-z]{4,}", x.lower()))][:3]
+        gone_said = f"{', '.join(absent)} do{'es' if len(absent) == 1 else ''} not exist" if absent else ""
         if parts:
             answered.add(num)
-            out.append(head + "; ".join(parts) + ".")
+            out.append(head + "; ".join(parts + ([gone_said] if gone_said else [])) + ".")
         else:
-            qw = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", q)}
-            absent = [x for x in re.findall(r"`[^`]+`", gone) if ("/" in x or "." in x)
-                      and qw & set(re.findall(r"[a-z]{3,}", x.lower()))]
-            out.append(head + "nothing in the files read so far bears on it" +
-                       (f"; {', '.join(absent[:3])} do{'es' if len(absent) == 1 else ''} not exist" if absent else "") +
+            out.append(head + "nothing in the files read so far bears on it" + (f"; {gone_said}" if gone_said else "") +
                        ": not looked at yet.")
     other = [p for p in reads if p not in outlined and not any(path == p for path, _ in said)]
     if other:
@@ -606,7 +611,9 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
         out.append("Listed: " + "; ".join(f"`{brief(c, 80)}` shows " + _entries_said(r, 6) for c, r in rest[-6:]) + ".")
     notes = F.conclusions(span)
     if notes:
-        out.append("The agent's own conclusions so far: " + " ".join(f"\"{n}\"" for n in notes) + ".")
+        # each sentence whole, as a fact of the span says it (the Facts section then does not repeat it)
+        out.append("The agent's own conclusions so far: " + " ".join(
+            f"\"{n}\"" if n.endswith(("!", "…")) else f"\"{n}.\"" for n in notes))
     named = list(dict.fromkeys(PATHLIKE.findall(task)))
     done = {rel(p) for p in reads}
     left = [p for p in named if p not in done and p.rsplit("/", 1)[-1] not in gone]
@@ -624,8 +631,24 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
     nxt.append(("Then write" if left or open_qs else "Write") + " the report the request asks for" +
                (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
     if reads:
-        nxt.append("The files' text is not kept here, only what each showed (under Findings, with line numbers): re-read " +
-                   ("every file the report must quote in full" if full else "a file before quoting it") + ".")
+        nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings, with line "
+                   "numbers): re-read " + ("every file the report must quote in full" if full else
+                                           "the files the report must quote") + " before writing it.")
+    # the budget left at the end: the next best lines per question (a line said above, or under an
+    # earlier question, is not said again), then the rest of what each file read defines that no line
+    # above names (the report it still has to write asks for them)
+    for num, hits in extra:
+        hits = [h for h in hits if (h.path, h.line) not in said]
+        said |= {(h.path, h.line) for h in hits}
+        if hits:
+            more.append((f"Q{num}, more lines: " if num else "More lines on the request: ") + F.said(hits, rel) + ".")
+    told = "\n".join(out + more)
+    for p in reads:
+        names = [d for d in _defs(p, reads[p])[2] if f"`{d}`" not in told and not (
+            re.match(r"^[\w?!]+/\d+$", d) and re.search(rf"(?<![\w.]){re.escape(d.split('/')[0])}\(", told))]
+        if len(names) > 4:
+            more.append(f"The rest of what `{rel(p)}` defines ({len(names)} more): " +
+                        ", ".join(f"`{d}`" for d in names[:60]) + ".")
     return [("Findings so far (no report yet)", out, more), ("Next step", nxt)]
 
 

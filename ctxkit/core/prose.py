@@ -20,7 +20,7 @@ Rules:
 3. Keep "not committed", "not closed", "no test" and other negations as they are
 4. No list, no heading, no "I", no commentary: only the sentences"""
 
-MAX_INPUT_CHARS = 3000   # small models do better with small inputs; a longer section keeps its bullets
+MAX_INPUT_CHARS = 4000   # small models do better with small inputs (about 1k tokens); a longer section keeps its bullets
 
 HASH = re.compile(r"(?<![\w/.-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w/-])")
 QUOTED = re.compile(r"\"([^\"\n]{2,})\"|“([^”\n]{2,})”")

@@ -13,10 +13,10 @@ import re
 from collections import OrderedDict
 from typing import Callable
 
-from .context_md import Context, Item
+from .context_md import SPEC_SECTION as SPEC, Context, Item
 from .distill import Distilled, Fact
 from .episodes import TEMP_PATH
-from .focus import MANIFEST
+from .focus import MANIFEST, spec_check
 from .hygiene import gate
 from .requests import brief, task_brief
 
@@ -122,9 +122,9 @@ def step_heading(ep, story) -> str:
 
 # detail levels, richest first: (names listed per file, check kinds per step); write() keeps the
 # richest whose steps, current work and next step fit the budget whole
-LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 3), (3, 2))
+LEVELS = ((60, 8), (24, 6), (12, 5), (8, 4), (5, 4), (3, 4))  # a check kind costs a few tokens: kept
 # a step's lines that say what it came to: given room before any step's detail
-CORE = re.compile(r"^(?:Committed|Closed|Checks[:,]|Plan approved|Changed |Created work items|Error from|In the agent's words|"
+CORE = re.compile(r"^(?:Committed|Closed|Checks[:,]|Plan approved|Changed |Created work items|Error from|In the agent's words|Why, in|"
                   r"The agent's approach)")
 
 
@@ -181,6 +181,111 @@ def account(ep) -> str:
     return f"In the agent's words ({src}): \"{text}\"" if len(text) >= 20 else ""
 
 
+# a sentence that settles how something is done: a way taken over another, a thing kept or dropped
+CHOICE_SENT = re.compile(r"\binstead\b|\brather than\b|\bsettl(?:e|ed|ing) on\b|\bdecid(?:e|ed)\b|\bchose\b|\bopted? for\b|"
+                         r"\bgoing with\b|\bthe (?:cleanest|simplest|best|right|safest|correct|proper) (?:approach|way|fix|"
+                         r"option|solution|place)\b|\b(?:I(?:'ll| will| should)|let me|we should) (?:just |also )?(?:keep|put|"
+                         r"remove|do the same|follow|stick|go with|leave|skip|avoid|drop|move)\b", re.I)
+# thinking weighs ways and drops most of them a few lines later: only its conclusions count
+SETTLED = re.compile(r"\bsettl(?:ed|ing) on\b|\bI'll go with\b|\bI(?:'ve| have)? decided\b|\bgoing with\b", re.I)
+CHOICE_LEAD = re.compile(r"^(?:Now|Let me|Let's|I'll|I will|I need|Good|Great|Perfect|OK|Okay|Wait|Hmm|Actually|So)\b", re.I)
+NAMED = re.compile(r"`([^`\n]{2,80})`|\b([\w.-]+/[\w./-]+)")
+
+
+def _names_in(text: str) -> set:
+    """The concrete names a sentence uses: the identifiers a summary remembers (distill.identifiers),
+    backticked code and paths (bare: no arity, no arguments)."""
+    from .distill import identifiers
+
+    out = set(identifiers(text))
+    for m in NAMED.finditer(text):
+        x = re.sub(r"/\d+$|\(.*$", "", m.group(1) or m.group(2)).strip(" .,:;")
+        if len(x) >= 3:
+            out.add(x)
+    return out
+
+
+def _stuck(ep) -> str:
+    """What a step left behind, as text to find names in: its files and what changed in them, its
+    commands, checks and commits."""
+    parts = []
+    for fc in ep.files.values():
+        parts += [fc.path, fc.fate, " ".join(fc.added + fc.changed + fc.removed), " ".join(fc.values),
+                  " ".join(fc.samples[:40]), " ".join(fc.shapes)]
+    parts += list(ep.commands) + list(ep.checks) + [m for _, m in ep.commits] + [t for _, t in ep.accounts]
+    return "\n".join(parts)
+
+
+REPORT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\**`([^`\n]+)`\**\s*(?:\([^)\n]*\)\s*)?(?:—|–|-|:)\s+(.{10,400})$", re.M)
+
+
+def file_reports(ep, story=None) -> dict:
+    """path or file name -> the first sentence the agent wrote about it in a report of the step
+    ("- `notify-session-end.sh` — Silent-fail hook script that POSTs …"), without tallies or praise;
+    a report written after the step's commit is among the next step's first words."""
+    out: dict = {}
+    eps = story.episodes if story is not None else [ep]
+    k = next((n for n, e in enumerate(eps) if e is ep), 0)
+    before = eps[k - 1] if k > 0 else None
+    # the words before this step's first edit, after an earlier step's commit, report on that step
+    talk = [t for t in ep.talk if not (before is not None and before.commits and (ep.first_edit < 0 or t[0] < ep.first_edit))]
+    after = eps[k + 1] if k + 1 < len(eps) else None
+    if after is not None and ep.commits:
+        talk += [t for t in after.talk if after.first_edit < 0 or t[0] < after.first_edit]
+    for _, text, thinking, *_ in talk:
+        if thinking:
+            continue
+        for m in REPORT_LINE.finditer(text):
+            first = re.split(r"(?<=[.!])\s+", m.group(2).strip())[0].rstrip(".")
+            if len(first) >= 20 and not TALLY.search(first) and not SELF_PRAISE.search(first):
+                out[m.group(1).strip()] = brief(first, 160)
+    return out
+
+
+def choices(ep, cap: int = 2) -> list[str]:
+    """The choices the agent made in a step and kept, each in its words with the sentence that gives
+    its reason: a sentence that settles a way ("Let me put it in `priv/scripts/` instead since that's
+    what Elixir apps package.", "I should do the same for `spotter.css`." after "`xterm.css` was
+    force-added."), unhedged, naming something the step's changes still have (a way tried and dropped
+    names nothing that stayed); of two about the same thing, the later; not the fix of an error
+    (told with the error). The latest `cap`, in order."""
+    memo = getattr(ep, "_choices", None)
+    if memo is not None:
+        return memo[:cap]
+    from .episodes import _sentences
+
+    fixes = " ".join(t for e in ep.errors for t in e.said)
+    stuck = _stuck(ep)
+    found: list = []
+    for _, text, thinking, acted in ep.talk:
+        text = "\n".join(ln for ln in text.splitlines() if not re.match(r"\s*[-*+]\s", ln))  # a list is a plan
+        sents = _sentences(text)
+        for k, x in enumerate(sents):
+            done = acted and k == len(sents) - 1  # its message's own calls carried it out, and succeeded
+            if not (SETTLED if thinking else CHOICE_SENT).search(x) or x.rstrip().endswith("?") or UNDECIDED.search(x) or \
+                    x in fixes or \
+                    re.match(r"(?:Or|Wait|Hmm|But|Now I|Now let|Now,)\b", x) or re.search(r"\bor\b[^.]*\bor\b", x):
+                continue
+            prev = sents[k - 1] if k else ""
+            if prev and not REASON.search(x) and not prev.rstrip().endswith(("?", ":")) and \
+                    not CHOICE_LEAD.match(prev) and len(prev.split()) >= 4 and not UNDECIDED.search(prev) and \
+                    (CONCRETE.search(prev) or done):
+                x = prev + " " + x   # the statement it rests on ("`xterm.css` was force-added.")
+            elif not REASON.search(x) and not re.search(r"\s[–-]\s|—|: ", x):
+                continue  # a choice without a reason is an action, told by the step's changes
+            names = _names_in(x)
+            if not (done or names and any(n in stuck for n in names)) or SELF_PRAISE.search(x):
+                continue  # a way that names nothing the step's changes still have was dropped
+            found.append(brief(x, 300))
+    kept: list = []
+    for x in found:  # of two about the same thing, the later stands
+        kept = [y for y in kept if len(_words(x) & _words(y)) < 0.3 * len(_words(x) | _words(y))]
+        kept.append(x)
+    kept = _uniq_list(kept)
+    ep._choices = kept[-cap:] if len(kept) > cap else kept
+    return ep._choices[:cap]
+
+
 def module_names(d: Distilled) -> dict:
     """path -> the name the agent calls the file's module by (`PaneListLive` for `pane_list_live.ex`),
     for the names it used in two or more of its messages: the name a reader meets in the steps."""
@@ -219,8 +324,11 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
     out: list[Item] = []
     prefer = story.memo.get("named", ())
     told = account(ep)
+    why = story.whys.get(ep.item) if ep.item and (ep.commits or ep.item in ep.closed) else ""
     if told:
         out.append(Item(text=told))
+    if why:  # a step in progress has it under Current work (what the item asks)
+        out.append(Item(text=f"Why, in `{ep.item}`'s description: \"{why}\""))
     elif not ep.plans:
         why = approach(ep)
         if why:
@@ -229,17 +337,28 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
         out.append(Item(text=f"Plan approved by the user: {gist}"))
     if ep.plan_parts:
         out.append(Item(text="The plan's parts: " + "; ".join(ep.plan_parts)))
+    for x in choices(ep):
+        out.append(Item(text=f"Decided, in the agent's words: \"{x}\""))
     told = [fc for fc in ep.files.values() if not ep.commits and fc.path in uncommitted]
     if told:
         out.append(Item(text="Changed " + ", ".join(_named(fc.path, cwd, aka or {}) for fc in told) +
                     ": not committed; what changed is under Current work"))
+    reported = file_reports(ep, story)
     for fc in ep.files.values():
         if TEMP_PATH.search(fc.path) or fc in told:
             continue
         what = fc.describe(level[0], prefer)
-        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" + (f": {what}" if what else "")))
+        purpose = ""
+        if fc.action == "created" or not what:  # what a new file is for: its own header, else the agent's report
+            purpose = f"\"{fc.purpose}\"" if fc.purpose else ""
+            said = next((v for k, v in reported.items() if fc.path == k or fc.path.endswith("/" + k)), "")
+            if not purpose and said and len(_words(said) - _words(what)) >= 3:
+                purpose = f"in the agent's words, \"{said}\""
+        out.append(Item(text=f"{_named(fc.path, cwd, aka or {})} {fc.action}" +
+                         (f" ({purpose})" if purpose else "") + (f": {what}" if what else "")))
     for c in ep.commands:
-        out.append(Item(text=f"Ran `{c}`"))
+        made = ep.generated.get(c)
+        out.append(Item(text=f"Ran `{c}`" + (" (it created " + ", ".join(f"`{p}`" for p in made) + ")" if made else "")))
     if ep.created:
         out.append(Item(text="Created work items: " + ", ".join(f"`{i}`" + (f" ({t})" if t else "")
                                                                  for i, t in ep.created)))
@@ -256,8 +375,19 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
         if e.resolved:
             ch, why = e.change(), e.why()
             why = why if why and whys.get(why, (0, None))[1] == id(e) else ""
-            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {e.fix or 'resolved'}" +
-                            (f"; the last edits {ch}" if ch else "") + (f". Why, in the agent's words: \"{why}\"" if why else "")))
+            fix = e.remedy()
+            fix = fix if fix and not (why and (fix in why or why in fix)) else ""
+            if fix and why and _words(fix) <= _words(why):
+                fix = ""
+            how = e.fix or "resolved"
+            for c in e.commands:  # the failing command run again: said once
+                if c and f"`{brief(c, 70)}` then passed" in how and f"`{brief(c, 70)}`" in e.source:
+                    how = how.replace(f"`{brief(c, 70)}` then passed", "the same command then passed")
+            said_how = fix  # the agent's words say what the edits did
+            out.append(Item(text=f"Error from {e.source}: {brief(e.text, 160)} → {how}" +
+                            (f"; the last edits {ch}" if ch and not said_how else "") +
+                            (f". Why, in the agent's words: \"{why}\"" if why else "") +
+                            (f"{'' if why else '.'} The fix, as the agent announced it: \"{fix}\"" if fix else "")))
         elif e in open_now or e.kind == "command":
             continue  # told under Current work; a failed look-around command is not the work's error
         else:
@@ -273,10 +403,12 @@ def step_items(ep, story, first: bool, task: str, open_now=(), uncommitted=(), l
                             "; ".join(c[:-len(stale)] for c in checks[:k])))
         else:
             out.append(Item(text="Checks: " + "; ".join(checks[:k])))  # the first kinds run: tests, build, lint
-    for h, msg in ep.commits:
-        out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}"))
-    if ep.closed:
-        out.append(Item(text="Closed " + ", ".join(f"`{i}`" for i in ep.closed)))
+    closed = ", ".join(f"`{i}`" for i in ep.closed)
+    for j, (h, msg) in enumerate(ep.commits):  # the item closed with the last commit: one line
+        last = j == len(ep.commits) - 1
+        out.append(Item(text=f"Committed {h + ': ' if h else ''}{msg}" + (f"; closed {closed}" if last and closed else "")))
+    if ep.closed and not ep.commits:
+        out.append(Item(text="Closed " + closed))
     return out
 
 
@@ -443,6 +575,25 @@ def write(d: Distilled, budget: int, count: Count, every_file: bool = False) -> 
     return ctx
 
 
+def standing(story, focus, latest: str = "", cap: int = LEVELS[2][0], more: bool = False) -> "OrderedDict[str, list]":
+    """Where the work stands, section by section, as the summary says it first: Current work, Next
+    step (a git-ignored path to force-add before the commit), then what this kind of session needs
+    (core.kinds: the plan part by part, the findings so far, what was looked at); `more` adds those
+    kinds' later lines (the summary puts them after the files). The model summarizers read the same."""
+    from .focus import current_work_lines, next_step_lines
+
+    out: "OrderedDict[str, list]" = OrderedDict()
+    out["Current work"] = current_work_lines(story, focus, latest, cap)
+    nxt = next_step_lines(story, focus, latest)
+    at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
+    out["Next step"] = nxt[:at] + ignored_lines(story, focus) + nxt[at:]  # before the commit, not after the next item
+    for name, lines, later in focus.kind:  # what this kind of session needs, best first
+        out.setdefault(name, []).extend(list(lines) + (list(later) if more else []))
+    if more:
+        out[SPEC] = spec_check(story, focus)
+    return OrderedDict((k, v) for k, v in out.items() if v)
+
+
 def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> tuple[Context, bool]:
     """write() at one detail level: the summary, and whether a step, Current work or Next step
     line was left out."""
@@ -469,17 +620,10 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
 
     story, focus = d.story, d.focus
     if story is not None and focus is not None:
-        from .focus import current_work_lines, next_step_lines
-
-        for line in current_work_lines(story, focus, d.latest, level[0]):
-            add("Current work", Item(text=line))
-        nxt = next_step_lines(story, focus, d.latest)
-        at = next((k for k, x in enumerate(nxt) if x.startswith(("After that", "Still open after that"))), len(nxt))
-        for line in nxt[:at] + ignored_lines(story, focus) + nxt[at:]:  # before the commit, not after the next item
-            add("Next step", Item(text=line))
-        for name, lines, _ in focus.kind:  # what this kind of session needs (core.kinds), best first
+        for name, lines in standing(story, focus, d.latest, level[0]).items():
             for line in lines:
                 add(name, Item(text=line))
+        chosen.setdefault(SPEC, [])  # its place, after Next step; filled last (spec_check), when room is left
     if story is not None:
         from .focus import work_item_lines
 
@@ -487,11 +631,25 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
         for n, e in enumerate([e for e in story.episodes if e.busy()], 1):
             if e.item and story.titles.get(e.item):
                 stepped.setdefault(e.item, n)
+        lines, by_state = [], OrderedDict()  # the items steps are named for: one line, by where they stand
         for line in work_item_lines(story):
             m = re.match(r"^`([^`]+)` — (.*): ([^:]*)$", line)
             if m and m.group(1) in stepped and m.group(1) != story.parent and \
                     m.group(2) == brief(story.titles[m.group(1)], 110):
-                line = f"`{m.group(1)}`: {m.group(3)} (step {stepped[m.group(1)]})"
+                state = re.sub(r"^closed, committed \w+$", "closed and committed", m.group(3))
+                by_state.setdefault(state, []).append(m.group(1))
+                if len(by_state) == 1 and len(by_state[state]) == 1:
+                    lines.append(None)  # where the line goes
+                continue
+            lines.append(line)
+        if by_state:
+            def steps_of(ids):
+                ns = [stepped[i] for i in ids]
+                return f"step {ns[0]}" if len(ns) == 1 else (f"steps {ns[0]}–{ns[-1]}" if ns == list(range(ns[0], ns[-1] + 1))
+                                                              else "steps " + ", ".join(map(str, ns)))
+            joined = "; ".join(", ".join(f"`{i}`" for i in ids) + f": {st} ({steps_of(ids)})" for st, ids in by_state.items())
+            lines = [joined if x is None else x for x in lines]
+        for line in lines:
             add("Work items", Item(text=line))
     reqs = []
     for f in d.requests:
@@ -657,6 +815,9 @@ def _write(d: Distilled, budget: int, count: Count, every_file: bool, level) -> 
     for name, _, more in (focus.kind if focus is not None else ()):
         for line in more:  # the rest of what this kind of session has, after the files
             add(name, Item(text=line))
+    if story is not None and focus is not None and not every_file:
+        for line in spec_check(story, focus):
+            add(SPEC, Item(text=line))
     pos = {n: 0 for n, _ in rest}
     progress = True
     while progress:

@@ -181,13 +181,13 @@ def model_input(d, cap_chars: int = 7000) -> str:
     if d.latest and d.latest != d.task:
         lines.append(f"Latest request: {d.latest}")
     if d.story is not None and d.focus is not None:  # the deterministic notes the model may only rewrite
-        from ..core.focus import current_work_lines, next_step_lines
-        from ..core.writeup import step_heading
+        from ..core.writeup import standing, step_heading
 
-        lines.append("Current work:")
-        lines += [f"- {x}" for x in current_work_lines(d.story, d.focus, d.latest)]
-        lines.append("Next step:")
-        lines += [f"- {x}" for x in next_step_lines(d.story, d.focus, d.latest)]
+        # where the work stands, as the summary says it: Current work, Next step, and what this kind of
+        # session needs at its cut (the plan part by part, findings so far, what was looked at, sources)
+        for name, notes in standing(d.story, d.focus, d.latest, more=True).items():
+            lines.append(f"{name}:")
+            lines += [f"- {x}" for x in notes]
         steps = [e for e in d.story.episodes if e.busy()]
         if steps:
             lines.append("Steps so far, in order:")
