@@ -151,6 +151,24 @@ def test_a_web_lookup_says_what_it_found_on_its_question():
                     "Transports accept `retries=3` for connection errors only"]
 
 
+def test_a_web_search_says_its_best_sentences_first_and_the_rest_after_every_source():
+    from ctxkit.core.focus import research_lines
+
+    text = ("httpx has no built-in retry policy for requests. Transports accept `retries=3` for connection "
+            "errors only. A retry policy for status codes needs a custom transport in httpx. The tenacity "
+            "library wraps any httpx call in a retry policy.")
+    span = [{"role": "user", "content": "look up retries"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "w", "type": "function", "function": {
+                "name": "WebSearch", "arguments": json.dumps({"query": "retry policy httpx"})}}]},
+            {"role": "tool", "tool_call_id": "w", "content": text}]
+    lines = research_lines(span)
+    assert len(lines) == 2 and lines[0].startswith('Searched the web for "retry policy httpx": "httpx has no built-in')
+    assert lines[1].startswith('More from the search for "retry policy httpx": ')
+    # every sentence on the question is said once: the best two first, the rest after every source
+    for bit in ("retries=3", "custom transport", "tenacity"):
+        assert (bit in lines[0]) != (bit in lines[1]), bit
+
+
 def test_the_agents_own_conclusions_are_findings_not_intentions():
     span = [{"role": "user", "content": "check the setup"},
             {"role": "assistant", "content": "Let me look at the config.", "tool_calls": [{"id": "c"}]},

@@ -688,7 +688,7 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
     sources of what the span found. A work item id in a subagent's answer that the span never
     saw exist (not in `known`) is a draft's, and says so."""
     from .episodes import ITEM_ID
-    fetched, searched, tasks = [], [], []
+    fetched, searched, tasks, also = [], [], [], []
     results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
     for r in span:
         for c in r.get("tool_calls") or ():
@@ -701,8 +701,10 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
                     from .findings import web_found
 
                     asked = str(args.get("prompt") or "").strip() if WEB[name] == "url" else v
-                    said = web_found(asked or v, res.get("content") if res is not None and
-                                     isinstance(res.get("content"), str) else "")
+                    page = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
+                    said = web_found(asked or v, page)
+                    # what else it said on the question, for the budget left at the end
+                    also.append((v, [x for x in web_found(asked or v, page, cap=5) if x not in said]))
                     (fetched if WEB[name] == "url" else searched).append((v, asked if asked != v else "", said))
             elif name == "Task" and not failed:
                 what = str(args.get("description") or "").strip()
@@ -728,6 +730,11 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
         out.append(f"Searched the web for \"{brief(q.replace(chr(34), chr(39)), 80)}\"" + what(said) + ".")
     for t in tasks[-3:]:
         out.append("Delegated to a subagent: " + t + ".")
+    shown = {u for u, _, _ in fetched[:cap]} | {q for q, _, _ in searched[:cap]}
+    for v, more in dict(also).items():
+        if more and v in shown:
+            out.append((f"More from <{v}>: " if "://" in v else f"More from the search for \"{brief(v.replace(chr(34), chr(39)), 60)}\": ") +
+                       "; ".join(f"\"{x}\"" for x in more) + ".")
     return out
 
 
