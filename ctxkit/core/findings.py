@@ -142,7 +142,19 @@ def seen_files(calls, failed) -> dict[str, dict[int, str]]:
     return files
 
 
+_STEMS: dict[str, str] = {}
+
+
 def _stem(word: str) -> str:
+    got = _STEMS.get(word)
+    if got is None:
+        got = _stem_of(word)
+        if len(_STEMS) < 100_000:   # the words of one span repeat; the memo stays small
+            _STEMS[word] = got
+    return got
+
+
+def _stem_of(word: str) -> str:
     w = word.lower()
     for suf in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "s"):
         if w.endswith(suf) and len(w) - len(suf) >= 3:
@@ -187,6 +199,7 @@ class Index:
         self.rows: list[tuple[str, int, str]] = []
         self.by_name: dict[str, set] = {}    # identifier (and each dotted part) -> rows
         self.by_part: dict[str, set] = {}    # lowercased part of an identifier (and its stem) -> rows
+        parts: dict[str, tuple] = {}
         for path, lines in files.items():
             for n in sorted(lines):
                 t = lines[n].strip()
@@ -197,13 +210,15 @@ class Index:
                     continue
                 k = len(self.rows)
                 self.rows.append((path, n, t))
-                for i in ids:
-                    for x in {i, *i.split("."), *i.split(":")}:
+                for i in set(ids):
+                    keys = parts.get(i)
+                    if keys is None:   # an identifier's names and parts, worked out once
+                        segs = [x for x in _segments(i) if len(x) >= 3]
+                        keys = parts[i] = ({i, *i.split("."), *i.split(":")}, {*segs, *map(_stem, segs)})
+                    for x in keys[0]:
                         self.by_name.setdefault(x, set()).add(k)
-                    for seg in _segments(i):
-                        if len(seg) >= 3:
-                            self.by_part.setdefault(seg, set()).add(k)
-                            self.by_part.setdefault(_stem(seg), set()).add(k)
+                    for x in keys[1]:
+                        self.by_part.setdefault(x, set()).add(k)
         self._hits: dict = {}
 
     def hits(self, term: str, is_name: bool) -> dict[int, float]:

@@ -520,6 +520,13 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
             shown = cmd.replace(cwd.rstrip("/") + "/", "").replace(cwd.rstrip("/"), ".") if cwd else cmd
             listed.append((shown, rows))
     rel = lambda p: _rel(p, cwd)  # noqa: E731
+    known_defs: dict = {}
+
+    def defs(p: str):
+        """What the file read defines (_defs), worked out once."""
+        if p not in known_defs:
+            known_defs[p] = _defs(p, reads[p])
+        return known_defs[p]
     index = F.Index(files)
     shared: dict = {}
     for _, q in questions:
@@ -550,7 +557,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
                         parts.append(f"`{rel(p)}` holds its markup inline, {where}lines {a}–{b}")
         for p in by_path[:12]:  # the files the question names by their path: what each is
             if p in reads:
-                parts.append(f"`{rel(p)}` ({_outline(_defs(p, reads[p]), 6)})")
+                parts.append(f"`{rel(p)}` ({_outline(defs(p), 6)})")
                 outlined.add(p)
         if F.API_Q.search(q):
             for p in by_name:
@@ -559,7 +566,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
                     parts.append(f"`{rel(p)}`'s public functions: " + ", ".join(
                         f"`{F.fragment(h, 80)}` (line {n}" + (f": \"{d}\")" if d else ")") for n, h, d in api[:8]) +
                         (f" ({len(api)} in all)" if len(api) > 8 else ""))
-        settled = {p for p in by_path if _defs(p, reads.get(p, ""))[1]}  # a manifest or config: its outline says it
+        settled = {p for p in by_path if p in reads and defs(p)[1]}  # a manifest or config: its outline says it
         hits = [h for h in F.key_lines(q, index, shared, said, cap=14, cwd=cwd) if h.path not in settled]
         said |= {(h.path, h.line) for h in hits[:6]}
         if hits[:6]:
@@ -596,7 +603,7 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
     other = [p for p in reads if p not in outlined and not any(path == p for path, _ in said)]
     if other:
         out.append("Read, nothing above from them: " + "; ".join(
-            f"`{rel(p)}` ({_outline(_defs(p, reads[p]), 4)})" for p in other) + ".")
+            f"`{rel(p)}` ({_outline(defs(p), 4)})" for p in other) + ".")
     from .focus import _search_conclusion
 
     searched = [x for x in dict.fromkeys(_search_conclusion(name, args, _text(res), cwd) for _, name, args, res in calls
@@ -643,9 +650,11 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
         if hits:
             more.append((f"Q{num}, more lines: " if num else "More lines on the request: ") + F.said(hits, rel) + ".")
     told = "\n".join(out + more)
+    ticked = set(re.findall(r"`([^`\n]+)`", told))              # the names said above
+    called = set(re.findall(r"(?<![\w.])([\w?!]+)\(", told))   # a function said by a call or header of it
     for p in reads:
-        names = [d for d in _defs(p, reads[p])[2] if f"`{d}`" not in told and not (
-            re.match(r"^[\w?!]+/\d+$", d) and re.search(rf"(?<![\w.]){re.escape(d.split('/')[0])}\(", told))]
+        names = [d for d in defs(p)[2] if d not in ticked and not (
+            re.match(r"^[\w?!]+/\d+$", d) and d.split("/")[0] in called)]
         if len(names) > 4:
             more.append(f"The rest of what `{rel(p)}` defines ({len(names)} more): " +
                         ", ".join(f"`{d}`" for d in names[:60]) + ".")
