@@ -81,6 +81,9 @@ def test_an_exploration_cut_midway_answers_by_question_from_the_files_read():
     assert "ash_domains: []` (line 12)" in q(4) and "`domains: [],` (line 3)" in q(4)
     assert "`find spotter -type f | sort` shows in `spotter/`: `.formatter.exs`, `.gitignore`" in q(5)
     assert "`find priv -type f | sort` shows in `priv/`:" in q(6)
+    # `ls -la spotter/ && ls -la priv/`: each folder's entries under its own question, not both under one
+    assert "`ls -la spotter/` shows `.formatter.exs`, `.gitignore`;" in q(5) and "`repo`" not in q(5)
+    assert "`ls -la priv/` shows `repo`, `static`" in q(6)
     assert "nothing in the files read so far bears on it" not in found
 
 

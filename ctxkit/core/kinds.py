@@ -516,9 +516,15 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -
         elif cmd and F.LISTS.match(cmd) and t.strip():
             from .focus import _entries
 
-            rows = [_rel(x, cwd) for x in _entries(t.splitlines()) if x not in (".", "..")]
             shown = cmd.replace(cwd.rstrip("/") + "/", "").replace(cwd.rstrip("/"), ".") if cwd else cmd
-            listed.append((shown, rows))
+            # `ls -la a/ && ls -la b/`: each listing on its own (each `ls -l` output starts with `total N`)
+            cmds = [c.strip() for c in re.split(r"\s*(?:&&|;)\s*", shown) if c.strip()]
+            chunks = re.split(r"(?m)^total \d+\s*$", t)[1:]
+            pairs = list(zip(cmds, chunks)) if len(cmds) > 1 and len(chunks) == len(cmds) and \
+                all(F.LISTS.match(c) for c in cmds) else [(shown, t)]
+            for c, chunk in pairs:
+                rows = [ln for ln in chunk.splitlines() if ln.strip()]
+                listed.append((c, [_rel(x, cwd) for x in (_entries(rows) if rows else []) if x not in (".", "..")]))
     rel = lambda p: _rel(p, cwd)  # noqa: E731
     known_defs: dict = {}
 
