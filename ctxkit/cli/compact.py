@@ -61,15 +61,21 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
     exploration and an aider chat each get the section they need (Fix, Customer records
     and Actions, Findings, Aider requests), picked by the transcript's shape.
 
-    A session cut in the middle of its work says where it stopped: a plan drafted,
-    presented or approved but not carried out (with its parts in order), edits the tool
-    rejected (the file is unchanged), a check still running in the background (its output
-    file), a dialogue's last action that failed, the reads and listings since the last
-    change, an exploration's findings so far, question by question, with the files it
-    still has to read, and the spec of the work item in progress checked against the
-    changes since the last commit (what they do not have yet, what to check by hand).
-    When the records show why the work is blocked, it says so with the edit to make: a line-range edit the linter refused because its range left the old line
-    in place, a change that removed a name a line still uses. Nothing stale reads as
+    A session cut in the middle of its work says where it stopped: a plan drafted, presented
+    or approved but not carried out (with its parts in order), edits the tool rejected (the
+    file is unchanged), a check still running in the background (its output file), a
+    dialogue's last action that failed, what the reads and listings since the last change
+    found (a path that does not exist, a command the shell lacks, what a folder holds, what
+    a script does when run), and the spec of the work item in progress checked against the
+    changes since the last commit (what they do not have yet, what to check by hand). An
+    exploration says what it found so far, question by question: the lines of the files
+    read that answer it, each with its file and line number, what two files it names share
+    and what each has alone, a named module's public functions with their docs, markup held
+    in code, and what is not read yet; budget left at the end goes to more such lines, then
+    to the rest of what each file read defines. A research span says what each page fetched
+    and each web search said. When the records show why the work is blocked, it says so with
+    the edit to make: a line-range edit the linter refused because its range left the old
+    line in place, a change that removed a name a line still uses. Nothing stale reads as
     current: a check run before the last edits says it was not run since, the agent's last
     words say which actions came after them. What governs the next action is kept, quoted:
     the command or skill the work runs under (its scope rules and next phase), the system

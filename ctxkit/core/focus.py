@@ -321,13 +321,16 @@ def for_span(span: Sequence[dict]) -> tuple[Story, Focus]:
         f.failed_action = failed_action(span)
     if f.rejected is None and not f.uncommitted and f.outcome is None and f.shape == "swe":
         f.unchecked = unchecked_edit(span)
-    if f.outcome is None and f.shape == "coding":  # the other kinds have their own sections
-        looked = looked_at(span, story.cwd)
-        if looked:
-            f.kind.append(("Looked at since the last change", looked, []))
     from . import guidance
 
     f.skill = guidance.skill_in_force(span)
+    if f.outcome is None and f.shape == "coding":  # the other kinds have their own sections
+        from .requests import last_request
+
+        looked = looked_at(span, story.cwd, enquiry=f.plan_step or last_request(span) or "",
+                           skill_at=f.skill.at if f.skill is not None else -1)
+        if looked:
+            f.kind.append(("Found since the last change", looked, []))
     if f.outcome is None and f.shape == "service":
         f.policy = guidance.policy_lines(span)
     if f.item:
@@ -685,7 +688,7 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
     sources of what the span found. A work item id in a subagent's answer that the span never
     saw exist (not in `known`) is a draft's, and says so."""
     from .episodes import ITEM_ID
-    fetched, searched, tasks = [], [], []
+    fetched, searched, tasks, also = [], [], [], []
     results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
     for r in span:
         for c in r.get("tool_calls") or ():
@@ -695,7 +698,14 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
             if name in WEB and not failed:
                 v = str(args.get(WEB[name]) or "").strip()
                 if v:
-                    (fetched if WEB[name] == "url" else searched).append(v)
+                    from .findings import web_found
+
+                    asked = str(args.get("prompt") or "").strip() if WEB[name] == "url" else v
+                    page = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
+                    said = web_found(asked or v, page)
+                    # what else it said on the question, for the budget left at the end
+                    also.append((v, [x for x in web_found(asked or v, page, cap=5) if x not in said]))
+                    (fetched if WEB[name] == "url" else searched).append((v, asked if asked != v else "", said))
             elif name == "Task" and not failed:
                 what = str(args.get("description") or "").strip()
                 who = str(args.get("subagent_type") or "").strip()
@@ -711,12 +721,20 @@ def research_lines(span: Sequence[dict], cap: int = 8, known: set | None = None)
                                  (": its answer's sections: " + "; ".join(heads) if heads else
                                   (": no answer recorded" if not out else "")))
     out = []
-    if fetched:
-        out.append("Pages fetched: " + ", ".join(f"<{u}>" for u in dict.fromkeys(fetched[:cap])) + ".")
-    if searched:
-        out.append("Web searches: " + "; ".join(f"\"{brief(q.replace(chr(34), chr(39)), 80)}\"" for q in list(dict.fromkeys(searched))[:cap]) + ".")
+
+    def what(said: list[str]) -> str:
+        return ": " + "; ".join(f"\"{x}\"" for x in said) if said else ""
+    for u, asked, said in list({u: (u, a, x) for u, a, x in fetched}.values())[:cap]:
+        out.append(f"Fetched <{u}>" + (f" (asked: \"{brief(asked, 80)}\")" if asked else "") + what(said) + ".")
+    for q, _, said in list({q: (q, a, x) for q, a, x in searched}.values())[:cap]:
+        out.append(f"Searched the web for \"{brief(q.replace(chr(34), chr(39)), 80)}\"" + what(said) + ".")
     for t in tasks[-3:]:
         out.append("Delegated to a subagent: " + t + ".")
+    shown = {u for u, _, _ in fetched[:cap]} | {q for q, _, _ in searched[:cap]}
+    for v, more in dict(also).items():
+        if more and v in shown:
+            out.append((f"More from <{v}>: " if "://" in v else f"More from the search for \"{brief(v.replace(chr(34), chr(39)), 60)}\": ") +
+                       "; ".join(f"\"{x}\"" for x in more) + ".")
     return out
 
 
@@ -769,11 +787,8 @@ CHANGES = re.compile(r"(?:^|[;&|]\s*)(?:git\s+(?:commit|add|push|checkout|reset|
                      r"npm\s+(?:i|install|ci)|yarn\s+add|pnpm\s+add|pip\s+install|mix\s+deps\.get|cargo\s+add|"
                      r"Set-Content|Out-File|New-Item|Copy-Item|Move-Item|Remove-Item|Add-Content)\b|(?<![<>=-])>{1,2}\s*[\w./\\$]",
                      re.I)
-RUN_HEADER = re.compile(r"^(?:Exit code: \d+\s*\n)?(?:Wall time: [^\n]*\n)?(?:Output:\s*\n)?")
 LOOK_TOOLS = {"Read", "LS", "WebFetch", "view", "open"}
 
-
-LISTS = re.compile(r"^\s*(?:ls|dir|find|tree|Get-ChildItem|gci)\b", re.I)
 
 
 def _entries(lines: list[str]) -> list[str]:
@@ -791,62 +806,50 @@ def _entries(lines: list[str]) -> list[str]:
     return paths if paths and len(paths) < len(out) and not any("." in x for x in out if x not in paths) else out
 
 
-def _gist_of(text: str, failed: bool, listing: bool = False, markdown: bool = False) -> str:
-    """What one look-around call showed, in a few words: the failure's first line, a file's length
-    and headings, a listing's size and first entries, or a short output's first lines."""
-    from .entities import LINE_NO
+def looked_at(span: Sequence[dict], cwd: str | None = None, n: int = 10, enquiry: str = "",
+              skill_at: int = -1) -> list[str]:
+    """What the look-around calls since the last change (an edit, a write, an install, a commit)
+    found, as conclusions (core.findings.probe): at a cut in the middle of gathering, these are
+    what the agent knows so far. A file read says its lines on `enquiry` (the work in progress).
+    Two listings that show the same entries are said once. Searches are told apart (last_searches).
+    Only the last `n` calls are read (a long span's earlier look-arounds cost nothing). The read
+    that loaded the skill in force (message record `skill_at`) is not one: its rules are told apart."""
+    from .distill import result_failed
+    from .findings import probe
 
-    body = LINE_NO.sub("", RUN_HEADER.sub("", (text or "").replace("\r", ""), count=1))
-    lines = [ln.rstrip() for ln in body.splitlines() if ln.strip() and not re.match(r"^[-\s]+$", ln)]
-    if failed:
-        first = next((ln.strip() for ln in lines if not ln.strip().startswith(("At line", "+", "~"))), "")
-        return "failed: " + brief(first, 160) if first else "failed"
-    if not lines:
-        return "no output"
-    if listing:
-        names = _entries(lines)
-        if names:
-            return f"{len(names)} entr{'y' if len(names) == 1 else 'ies'}: " + ", ".join(
-                f"`{brief(x, 90)}`" for x in names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-    heads = [ln.lstrip("# ").strip() for ln in lines if re.match(r"^#{1,3}\s", ln)] if markdown else []
-    if len(heads) >= 2:
-        return f"{len(lines)} lines, sections: " + "; ".join(brief(h, 50) for h in heads[:6]) + (" …" if len(heads) > 6 else "")
-    if len(lines) <= 3:
-        return "`" + brief(" | ".join(ln.strip() for ln in lines), 200) + "`"
-    return f"{len(lines)} lines, starting `{brief(lines[0].strip(), 100)}`"
-
-
-def looked_at(span: Sequence[dict], cwd: str | None = None, n: int = 8) -> list[str]:
-    """The look-around calls since the last change (an edit, a write, an install, a commit), each
-    with what it showed: at a cut in the middle of gathering, these are what the agent knows so far.
-    Searches are told apart (last_searches)."""
-    results = {r.get("tool_call_id"): r for r in span if r.get("role") == "tool" and r.get("tool_call_id")}
-    seen: list[str] = []
+    calls: list = []
     for r in span:
         for c in r.get("tool_calls") or ():
             name, args = _call_args(c)
             cmd = str(args.get("command") or args.get("cmd") or "").strip()
             if name in EDITS or (cmd and CHANGES.search(cmd)):
-                seen = []
-                continue
-            res = results.get(c.get("id"))
-            if res is None or (cmd and SHELL_SEARCH.match(cmd)) or name in ("Grep", "Glob"):
-                continue
-            if name in LOOK_TOOLS:
-                what = f"`{name} {short_path(str(args.get('file_path') or args.get('path') or args.get('url') or ''), cwd)}`"
-            elif cmd and name.lower() in ("bash", "shell", "shell_command", "exec_command", "run_command", "terminal"):
-                what = f"`{brief(' '.join(cmd.split()), 110)}`"
-            else:
-                continue
-            from .distill import result_failed
-
-            text = res.get("content") if isinstance(res.get("content"), str) else ""
-            if text.lstrip().startswith("<tool_use_error>"):
-                continue
-            target = str(args.get("file_path") or args.get("path") or cmd)
-            seen.append(f"{what}: " + _gist_of(text, result_failed(res), bool(cmd and LISTS.match(cmd)) or name == "LS",
-                                               bool(re.search(r"\.(?:md|markdown)\b", target, re.I))))
-    return seen[-n:] if len(seen) >= 2 else []
+                calls = []
+            elif not ((cmd and SHELL_SEARCH.match(cmd)) or name in ("Grep", "Glob")) and \
+                    (name in LOOK_TOOLS or (cmd and name.lower() in ("bash", "shell", "shell_command", "exec_command",
+                                                                     "run_command", "terminal"))):
+                calls.append((c.get("id"), name, args))
+    if len(calls) < 2:
+        return []
+    wanted = {i for i, _, _ in calls[-n:]}
+    msgs = [r for r in span if isinstance(r, dict) and r.get("kind") in ("message", None)]
+    results = {r.get("tool_call_id"): r for k, r in enumerate(msgs) if r.get("role") == "tool"
+               and r.get("tool_call_id") in wanted and k != skill_at}
+    seen: list[str] = []
+    for cid, name, args in calls[-n:]:
+        res = results.get(cid)
+        text = res.get("content") if res is not None and isinstance(res.get("content"), str) else ""
+        if res is None or text.lstrip().startswith("<tool_use_error>"):
+            continue
+        if name in LOOK_TOOLS and args.get("file_path"):
+            args = dict(args, file_path=short_path(str(args["file_path"]), cwd))
+        said = probe(name, args, text, result_failed(res), _entries, enquiry)
+        m = re.match(r"^`([^`]+)` holds (.+)$", said)
+        twin = next((k for k, x in enumerate(seen) if m and x.endswith(" holds " + m.group(2))), None)
+        if twin is not None:   # the same entries in another folder: one line for both
+            seen[twin] = seen[twin].replace(" holds ", f" and `{m.group(1)}` each hold ", 1)
+        elif said not in seen:
+            seen.append(said)
+    return seen if len(seen) >= 2 else []
 
 
 def last_searches(span: Sequence[dict], cwd: str | None = None, n: int = 2) -> list[str]:

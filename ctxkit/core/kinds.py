@@ -174,6 +174,14 @@ def _swe(span, calls) -> list[tuple[str, list[str]]]:
     fix = []
     if cause:
         fix.append(f"Root cause, as the agent stated it before editing: {brief(cause, 300)}")
+    # what the exploration before the edit found: the lines of the files viewed that bear on the issue
+    from . import findings as F
+
+    viewed = {p: ls for p, ls in seen.items() if not any(p.endswith("/" + c) or p == c for c in created)}
+    issue = next((request_text(r) for r in span if request_text(r)), "").split("\n", 1)[0]
+    hits = F.key_lines(f"{issue} {cause}", F.Index(viewed), cap=5, per_file=5) if viewed and (issue or cause) else []
+    if hits:
+        fix.append("Where it is, as viewed: " + F.said(hits, _short))
     fix += [f"Change: {x}" for x in out]
     if rejected:
         kinds = list(dict.fromkeys(w for _, w in rejected))
@@ -414,7 +422,7 @@ def _explore(span, calls, cwd) -> list[tuple[str, list[str]]]:
     task = next((request_text(r) for r in span if request_text(r)), "") or ""
     questions = [(m.group(1), m.group(2)) for m in map(NUMBERED_Q.match, task.splitlines()) if m]
     if not report:  # cut mid-way: what the reads so far showed, by question, and what is left to read
-        return _explore_midway(out, calls, cwd, task, questions)
+        return _explore_midway(out, calls, cwd, task, questions, span)
     secs = _sections(report) if report else []
     used: set = set()
     for num, q in questions:
@@ -455,17 +463,9 @@ def _report(span) -> str:
     return ""
 
 
-CAMEL = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b")
 PATHLIKE = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6})\b")
 DEP = re.compile(r"\{:(\w+),\s*\"([^\"]{1,20})\"")                    # a mix dependency `{:ash, "~> 3.0"`
 CONFIG_FOR = re.compile(r"^\s*config\s+(:\w+)(?:,\s*([A-Z][\w.]*|:\w+))?", re.M)   # `config :app, Mod`
-LISTING = re.compile(r"^\s*(?:find|ls|tree)\b")
-SKIP_Q = frozenset("what which where when there their about with from into that this have does current currently "
-                   "existing related especially used uses using show list each both".split())
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name.rsplit(".", 1)[-1]).lower()
 
 
 def _defs(path: str, text: str) -> tuple[int, list[str], list[str]]:
@@ -488,48 +488,22 @@ def _outline(read: tuple[int, list[str], list[str]], cap: int = OUTLINE_CAP) -> 
     n, sets, names = read
     bits = []
     if sets:
-        bits.append(", ".join(sets[:16]) + (f" and {len(sets) - 16} more" if len(sets) > 16 else ""))
+        bits.append(", ".join(sets[:16]) + (f" ({len(sets)} in all)" if len(sets) > 16 else ""))
     if names:
-        bits.append(", ".join(f"`{d}`" for d in names[:cap]) + (f" and {len(names) - cap} more" if len(names) > cap else ""))
+        bits.append(", ".join(f"`{d}`" for d in names[:cap]) + (f" ({len(names)} in all)" if len(names) > cap else ""))
     return f"{n} lines" + (": " + "; ".join(bits) if bits else "")
 
 
-def _q_words(q: str) -> tuple[set, set]:
-    """A question's names (CamelCase and backticked, as file-name stems) and the stems of its
-    plain words (`selection` → `selec`, matching `text_selected`)."""
-    names = {_snake(n) for n in CAMEL.findall(q)} | {_snake(n) for n in re.findall(r"`([\w.]+)`", q)}
-    plain = CAMEL.sub(" ", re.sub(r"`[^`]*`", " ", q))
-    words = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{3,}", plain.lower()) if w not in SKIP_Q}
-    return names, words
+def _explore_midway(out: list[str], calls, cwd, task: str, questions, span=()) -> list:
+    """An exploration cut before its report: per question, what the files read so far showed
+    for it (core.findings: the lines that answer it, with file and line; what two files it names
+    share and what each has alone; a named module's public interface; markup held in code), the
+    listings made, the agent's own conclusions, and what is not looked at yet."""
+    from . import findings as F
 
-
-NUMBERED_LINE = re.compile(r"^[ \t]*(\d+)(?:→|\t)(.*)$")
-
-
-def _uses(text: str, q: str, defined: list[str], cap: int = 3) -> str:
-    """Where a file read uses the names a question asks about (`how is AshComputer.LiveView used`):
-    its first lines that name them, with their line numbers; "" when none (or the file defines them)."""
-    names = [n for n in dict.fromkeys(re.findall(r"`([A-Z][\w.]*)`", q) + CAMEL.findall(q))
-             if not any(d == n or d.endswith("." + n) for d in defined)]
-    if not names:
-        return ""
-    hits = []
-    for ln in text.splitlines():
-        m = NUMBERED_LINE.match(ln)
-        num, body = (m.group(1), m.group(2)) if m else ("", ln)
-        if any(re.search(rf"(?<![\w.]){re.escape(n)}\b", body) for n in names) and not body.lstrip().startswith(("#", "//")):
-            hits.append(f"`{brief(body.strip(), 90)}`" + (f" (line {num})" if num else ""))
-        if len(hits) >= cap:
-            break
-    return ("; uses: " + ", ".join(hits)) if hits else ""
-
-
-def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
-    """An exploration cut before its report: per question, the files read for it and what each
-    showed (the facts read are the product); the listings made; the files the request names that
-    are not read yet."""
-    reads: dict[str, str] = {}   # path -> the fullest text read
-    listed: list[str] = []
+    files = F.seen_files(calls, _failed)
+    reads = {}   # path -> the fullest text read (for its length and definitions)
+    listed: list[tuple[str, list[str]]] = []   # (command as shown, its entries)
     for _, name, args, res in calls:
         t = _text(res)
         if res is None or _failed(res) or t.lstrip().startswith("<tool_use_error>"):
@@ -539,86 +513,175 @@ def _explore_midway(out: list[str], calls, cwd, task: str, questions) -> list:
         if name in ("Read", "view", "open") and path and t.strip():
             if len(t) > len(reads.get(path, "")):
                 reads[path] = t
-        elif cmd and LISTING.match(cmd) and t.strip():
-            rows = [ln.strip() for ln in t.splitlines() if ln.strip() and not ln.startswith("total ")]
-            rows = [_rel(r, cwd) for r in rows]
+        elif cmd and F.LISTS.match(cmd) and t.strip():
+            from .focus import _entries
+
             shown = cmd.replace(cwd.rstrip("/") + "/", "").replace(cwd.rstrip("/"), ".") if cwd else cmd
-            if len(rows) <= 6 and all(len(r) < 60 and not r.startswith(("d", "-r", "lr")) or "/" in r for r in rows):
-                listed.append(f"`{brief(shown, 90)}`: " + ", ".join(rows))  # a short listing is its own finding
-            else:
-                listed.append(f"`{brief(shown, 90)}` ({len(rows)} lines)")
-    info = {p: _defs(p, t) for p, t in reads.items()}
-    groups: dict[str, list[str]] = {num: [] for num, _ in questions}
-    other: list[str] = []
-    for path in reads:
-        rp = _rel(path, cwd)
-        stem = rp.rsplit("/", 1)[-1].split(".")[0]
-        pwords = {w[:5] for w in re.findall(r"[a-z][a-z0-9]{3,}", rp.lower())}
-        best, score = None, 0
-        for num, q in questions:
-            names, words = _q_words(q)
-            s_ = 3 * sum(1 for n in names if n == stem or n in stem) + len(words & pwords)
-            s_ += 5 * bool(re.search(rf"(?<![\w/]){re.escape(rp.rsplit('/', 1)[-1])}\b", q))  # it names the file
-            s_ += 3 * any(rp.startswith(d) for d in re.findall(r"(?<![\w/])([\w.-]+/)(?!\w)", q))  # it names the folder
-            if s_ > score:
-                best, score = num, s_
-        (groups[best] if best is not None else other).append(path)
+            # `ls -la a/ && ls -la b/`: each listing on its own (each `ls -l` output starts with `total N`)
+            cmds = [c.strip() for c in re.split(r"\s*(?:&&|;)\s*", shown) if c.strip()]
+            chunks = re.split(r"(?m)^total \d+\s*$", t)[1:]
+            pairs = list(zip(cmds, chunks)) if len(cmds) > 1 and len(chunks) == len(cmds) and \
+                all(F.LISTS.match(c) for c in cmds) else [(shown, t)]
+            for c, chunk in pairs:
+                rows = [ln for ln in chunk.splitlines() if ln.strip()]
+                listed.append((c, [_rel(x, cwd) for x in (_entries(rows) if rows else []) if x not in (".", "..")]))
+    rel = lambda p: _rel(p, cwd)  # noqa: E731
+    known_defs: dict = {}
 
-    # a word several questions share ("transcript") points at nothing in particular
-    seen_in: dict = {}
+    def defs(p: str):
+        """What the file read defines (_defs), worked out once."""
+        if p not in known_defs:
+            known_defs[p] = _defs(p, reads[p])
+        return known_defs[p]
+    index = F.Index(files)
+    shared: dict = {}
     for _, q in questions:
-        for w in _q_words(q)[1]:
-            seen_in[w] = seen_in.get(w, 0) + 1
-
-    def matching(path: str, q: str) -> list[str]:
-        """The names a file defines that the question's own words point at."""
-        words = {w for w in _q_words(q)[1] if seen_in.get(w) == 1}
-        return [d for d in info[path][2] if any(seg.startswith(w) for w in words
-                                                 for seg in re.findall(r"[a-z0-9]+", _snake(d).replace(".", "_")))]
-
-    gone_paths = [x for x in re.findall(r"`[^`]+`", next((x for x in out if x.startswith("Not there: ")), ""))
-                  if "/" in x or "." in x]
-    for num, q in questions:
-        got = groups[num]
-        parts = [f"`{_rel(p, cwd)}` ({_outline(info[p])})" + _uses(reads[p], q, info[p][2]) for p in got]
-        for p in reads:
-            hits = matching(p, q) if p not in got else []
-            if hits:
-                parts.append(f"in `{_rel(p, cwd)}`: " + ", ".join(f"`{d}`" for d in hits[:8]) +
-                             (f" and {len(hits) - 8} more" if len(hits) > 8 else ""))
-        if parts:
-            out.append(f"Q{num} ({brief(q, 70)}): read so far: " + "; ".join(parts) + ".")
-        else:
-            # the files its words point at that the span found missing: where it is not
-            qw = {w.lower() for w in re.findall(r"[A-Za-z]{3,}", q)}
-            absent = [x for x in dict.fromkeys(gone_paths) if qw & set(re.findall(r"[a-z]{3,}", x.lower()))]
-            out.append(f"Q{num} ({brief(q, 70)}): no file read for it by name yet" +
-                       (f"; {', '.join(absent[:3])} do{'es' if len(absent) == 1 else ''} not exist, so the answer "
-                        f"is in other files (those read above, or not read yet)" if absent else "") + ".")
-    if other:
-        out.append("Other files read: " + "; ".join(f"`{_rel(p, cwd)}` ({_outline(info[p])})" for p in other) + ".")
-    if listed:
-        out.append("Listed: " + ", ".join(listed[:8]) + (f" and {len(listed) - 8} more" if len(listed) > 8 else "") + ".")
-    named = list(dict.fromkeys(PATHLIKE.findall(task)))
-    done = {_rel(p, cwd) for p in reads}
+        for t in dict.fromkeys(t for t, _, _ in F.enquiry_terms(q)):
+            shared[t] = shared.get(t, 0) + 1
+    said: set = set()          # (path, line) already given under an earlier question
+    outlined: set = set()      # files whose outline is given
+    more: list[str] = []       # the next best lines, for when the budget allows
+    extra: list = []           # (question, its next best lines)
+    used_lists: set = set()
+    answered: set = set()
     gone = next((x for x in out if x.startswith("Not there: ")), "")
+    asks = questions or [("", " ".join(task.split()))]   # no numbered questions: the request is the one line of enquiry
+    for num, q in asks:
+        head = f"Q{num} ({brief(q, 70)}): " if num else "For the request: "
+        parts = []
+        terms = F.enquiry_terms(q)
+        why = {p: F.subject(p, q, terms, cwd) for p in files}
+        by_name = [p for p in files if any(k[1] for k in why[p]) and not F.TEST_PATH.search(p)]
+        by_path = [p for p in files if F.PATH_MARK in why[p]]
+        if F.MARKUP_Q.search(q):
+            stems = {t for t, is_name, _ in terms if not is_name}
+            for p, lines in files.items():
+                for a, b, holder in F.markup_blocks(lines):
+                    if any(seg.startswith(t) for k in range(a, b + 1) if k in lines
+                           for seg in F._segments(lines[k]) for t in stems):
+                        where = f"in `{F.fragment(lines[holder].strip(), 60)}` (line {holder}), " if holder else ""
+                        parts.append(f"`{rel(p)}` holds its markup inline, {where}lines {a}–{b}")
+        for p in by_path[:12]:  # the files the question names by their path: what each is
+            if p in reads:
+                parts.append(f"`{rel(p)}` ({_outline(defs(p), 6)})")
+                outlined.add(p)
+        if F.API_Q.search(q):
+            for p in by_name:
+                api = F.interface(files[p])
+                if api:
+                    parts.append(f"`{rel(p)}`'s public functions: " + ", ".join(
+                        f"`{F.fragment(h, 80)}` (line {n}" + (f": \"{d}\")" if d else ")") for n, h, d in api[:8]) +
+                        (f" ({len(api)} in all)" if len(api) > 8 else ""))
+        settled = {p for p in by_path if p in reads and defs(p)[1]}  # a manifest or config: its outline says it
+        hits = [h for h in F.key_lines(q, index, shared, said, cap=14, cwd=cwd) if h.path not in settled]
+        said |= {(h.path, h.line) for h in hits[:6]}
+        if hits[:6]:
+            parts.append(F.said(hits[:6], rel))
+        if hits[6:]:
+            extra.append((num, hits[6:]))
+        if 2 <= len(by_name) <= 4:
+            common, only = F.compare(files, by_name)
+            if common:
+                parts.append(("both" if len(by_name) == 2 else "all") + " define " + _names(common))
+            for p in by_name:
+                if only.get(p):
+                    parts.append(f"only `{rel(p)}` defines " + _names(only[p]))
+        missing_defs = F.undefined(q, index, cwd)
+        if missing_defs:
+            parts.append("not read yet: where " + ", ".join(f"`{x}`" for x in missing_defs) +
+                         (" is" if len(missing_defs) == 1 else " are") + " defined")
+        for k, (cmd, rows) in enumerate(listed):  # a listing of a folder the question names
+            if k not in used_lists and any(re.search(rf"(?<![\w/.-]){re.escape(d.rstrip('/'))}(?:/|\b)", cmd)
+                                           for d in re.findall(r"(?<![\w/])([\w.-]+/)(?!\w)", q)):
+                used_lists.add(k)
+                parts.append(f"`{brief(cmd, 80)}` shows " + _entries_said(rows))
+        # the files its words point at that the span found missing (a template that does not exist)
+        qw = {w.lower() for w in re.findall(r"[A-Za-z]{4,}", q)} - F.SKIP
+        absent = [x for x in re.findall(r"`[^`]+`", gone) if ("/" in x or "." in x)
+                  and qw & set(re.findall(r"[a-z]{4,}", x.lower()))][:3]
+        gone_said = f"{', '.join(absent)} do{'es' if len(absent) == 1 else ''} not exist" if absent else ""
+        if parts:
+            answered.add(num)
+            out.append(head + "; ".join(parts + ([gone_said] if gone_said else [])) + ".")
+        else:
+            out.append(head + "nothing in the files read so far bears on it" + (f"; {gone_said}" if gone_said else "") +
+                       ": not looked at yet.")
+    other = [p for p in reads if p not in outlined and not any(path == p for path, _ in said)]
+    if other:
+        out.append("Read, nothing above from them: " + "; ".join(
+            f"`{rel(p)}` ({_outline(defs(p), 4)})" for p in other) + ".")
+    from .focus import _search_conclusion
+
+    searched = [x for x in dict.fromkeys(_search_conclusion(name, args, _text(res), cwd) for _, name, args, res in calls
+                                         if res is not None and name in ("Grep", "Glob")) if x]
+    # a search that only found a file read since, or nothing (said under Not there), told nothing new
+    searched = [x for x in searched if not (x.endswith(": no match.") and x.split("`")[1] in gone) and not any(
+        x.endswith(f": found only in `{rel(p)}`.") for p in reads)]
+    if searched:
+        out.append("Searches: " + "; ".join(re.sub(r"^searched ", "", x).rstrip(".") for x in searched[-8:]) + ".")
+    rest = [(c, r) for k, (c, r) in enumerate(listed) if k not in used_lists]
+    if rest:
+        out.append("Listed: " + "; ".join(f"`{brief(c, 80)}` shows " + _entries_said(r, 6) for c, r in rest[-6:]) + ".")
+    notes = F.conclusions(span)
+    if notes:
+        # each sentence whole, as a fact of the span says it (the Facts section then does not repeat it)
+        out.append("The agent's own conclusions so far: " + " ".join(
+            f"\"{n}\"" if n.endswith(("!", "…")) else f"\"{n}.\"" for n in notes))
+    named = list(dict.fromkeys(PATHLIKE.findall(task)))
+    done = {rel(p) for p in reads}
     left = [p for p in named if p not in done and p.rsplit("/", 1)[-1] not in gone]
     nxt = []
     if left:
         nxt.append("Read the files the request names that are not read yet: " + ", ".join(f"`{p}`" for p in left) + ".")
+    open_qs = [n for n, _ in questions if n not in answered]
+    if not questions and "" not in answered:
+        nxt.append("Nothing read so far bears on the request: look for it first.")
+    if open_qs:
+        nxt.append("Look for what " + ", ".join(f"Q{n}" for n in open_qs) + " ask" + ("s" if len(open_qs) == 1 else "") +
+                   ": nothing read so far bears on " + ("it" if len(open_qs) == 1 else "them") + ".")
     asked = f"answering {', '.join(f'Q{n}' for n, _ in questions)} under their own headings" if questions else ""
     full = " with the full content of each file, as the request asks" if re.search(r"\bfull\b", task, re.I) else ""
-    nxt.append(("Then write" if left else "Write") + " the report the request asks for" +
+    nxt.append(("Then write" if left or open_qs else "Write") + " the report the request asks for" +
                (f", {asked}" if asked else "") + full + "; no report was written before the cut.")
-    # the budget left at the end: the rest of what each file read defines (the report must give it)
-    rest = [f"The rest of what `{_rel(p, cwd)}` defines ({len(info[p][2]) - OUTLINE_CAP} more): " +
-            ", ".join(f"`{d}`" for d in info[p][2][OUTLINE_CAP:OUTLINE_CAP + 60]) + "."
-            for p in reads if len(info[p][2]) > OUTLINE_CAP]
     if reads:
-        nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings): re-read " +
-                   ("every file the report must quote in full" if full else "the files the report must quote") +
-                   " before writing it.")
-    return [("Findings so far (no report yet)", out, rest), ("Next step", nxt)]
+        nxt.append("The files' contents are not kept in this summary (only what each showed, under Findings, with line "
+                   "numbers): re-read " + ("every file the report must quote in full" if full else
+                                           "the files the report must quote") + " before writing it.")
+    # the budget left at the end: the next best lines per question (a line said above, or under an
+    # earlier question, is not said again), then the rest of what each file read defines that no line
+    # above names (the report it still has to write asks for them)
+    for num, hits in extra:
+        hits = [h for h in hits if (h.path, h.line) not in said]
+        said |= {(h.path, h.line) for h in hits}
+        if hits:
+            more.append((f"Q{num}, more lines: " if num else "More lines on the request: ") + F.said(hits, rel) + ".")
+    told = "\n".join(out + more)
+    ticked = set(re.findall(r"`([^`\n]+)`", told))              # the names said above
+    called = set(re.findall(r"(?<![\w.])([\w?!]+)\(", told))   # a function said by a call or header of it
+    for p in reads:
+        names = [d for d in defs(p)[2] if d not in ticked and not (
+            re.match(r"^[\w?!]+/\d+$", d) and d.split("/")[0] in called)]
+        if len(names) > 4:
+            more.append(f"The rest of what `{rel(p)}` defines ({len(names)} more): " +
+                        ", ".join(f"`{d}`" for d in names[:60]) + ".")
+    return [("Findings so far (no report yet)", out, more), ("Next step", nxt)]
+
+
+def _names(names: list[str], cap: int = 8) -> str:
+    return ", ".join(f"`{n}`" for n in names[:cap]) + (f" ({len(names)} in all)" if len(names) > cap else "")
+
+
+def _entries_said(rows: list[str], cap: int = 12) -> str:
+    """A listing's entries, their common folder said once."""
+    base = ""
+    if len(rows) > 1 and all("/" in r for r in rows):
+        pre = rows[0].rsplit("/", 1)[0] + "/"
+        while pre and not all(r.startswith(pre) for r in rows):
+            pre = pre.rstrip("/").rsplit("/", 1)[0] + "/" if "/" in pre.rstrip("/") else ""
+        if pre:
+            base, rows = pre, [r[len(pre):] for r in rows]
+    said = ", ".join(f"`{brief(r, 80)}`" for r in rows[:cap]) + (f" ({len(rows)} in all)" if len(rows) > cap else "")
+    return (f"in `{base}`: " if base else "") + said
 
 
 def _within(secs, k: int, j: int) -> bool:
