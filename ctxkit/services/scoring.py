@@ -253,8 +253,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
                 pass   # a cache: the next run finds the signals again
         if not explain and memo is not None:
             memo.save()
-    return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows,
-                    sum(1 for i in scorable if spool.info[i][5]))
+    chunks_embedded = getattr(emb, "encoded", 0) - getattr(emb, "query_encoded", 0)   # not the query
+    return ScoreRun(query, len(scorable), chunks_embedded, focus, rows, sum(1 for i in scorable if spool.info[i][5]))
 
 
 def _tail(spool) -> list[dict]:
