@@ -226,3 +226,16 @@ def test_explain_shows_each_signal_and_why():
     assert first_read["superseded"] == 1.0 and "read again or rewritten later" in first_read["why"]
     assert "upload_handler" in first_read["why"] or "api/upload.py" in first_read["why"]
     assert not any(r.get("kind") == "message" for r in rows)  # rows, not records
+
+
+def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
+    """A stub's one line must not read as a complete call on a shorter path."""
+    from ctxkit.core.drop import gist
+
+    path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
+    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
+    line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
+    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
+    short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
+    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
+        'Read({"file_path": "a.py"})'
