@@ -66,14 +66,51 @@ def _matcher(in_play: Collection[str]):
 
 
 def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | None:
-    """The lines worth keeping of a large output, or None when it is small or nothing would go."""
+    """The lines worth keeping of a large output, or None when it is small or nothing would go.
+    A kept line longer than LONG_LINE (minified JSON, base64, a long log line) keeps its own head,
+    tail and the words in play, so a one-line output shrinks too."""
     if not isinstance(text, str) or len(text) < MIN_CHARS:
         return None
     lines = text.split("\n")
     n = len(lines)
-    if n <= HEAD_LINES + TAIL_LINES + 4:
-        return None
     rx = matcher if matcher is not None else _matcher(in_play)
+    keep = [True] * n
+    if n > HEAD_LINES + TAIL_LINES + 4:
+        keep = _lines_kept(lines, rx)
+    kept = sum(keep)
+    if kept >= n - 2:
+        keep, kept = [True] * n, n
+    start = _body(lines, _output_end(lines))[0] if kept < n else 0
+    out, cut, cut_lines = [], 0, []
+    if start:                           # the wrapper's metadata on one line
+        out.append(" ".join(ln.strip() for ln in lines[:start] if ln.strip()))
+    for i, ln in enumerate(lines):
+        if i < start:
+            continue
+        if keep[i]:
+            if cut:
+                out.append(f"[… {cut} lines cut …]")
+                cut = 0
+            if len(ln) > LONG_LINE:
+                ln, gone = _line_kept(ln, rx)
+                cut_lines += gone
+            out.append(ln)
+        else:
+            cut += 1
+            cut_lines.append(ln)
+    if cut:
+        out.append(f"[… {cut} lines cut …]")
+    if not cut_lines:
+        return None
+    kept_text = "\n".join(out)
+    return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
+
+
+def _lines_kept(lines: list[str], rx) -> list[bool]:
+    """Which lines a shrink keeps: the head and tail of the output itself (inside a background
+    task's wrapper, with the wrapper), the lines naming what is in play with a line either side;
+    a single line between kept ones stays (its marker would say no less)."""
+    n = len(lines)
     end = _output_end(lines)
     start, stop = _body(lines, end)     # the output itself, inside a background task's wrapper
     keep = [False] * n
@@ -85,30 +122,68 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
         keep[i] = True
     if rx is not None:
         for i, ln in enumerate(lines[:end]):
-            if len(ln) <= 2000 and rx.search(ln):
+            if rx.search(ln):
                 for j in range(max(0, i - CONTEXT_LINES), min(end, i + CONTEXT_LINES + 1)):
                     keep[j] = True
-    kept = sum(keep)
-    if kept >= n - 2:
-        return None
-    out, cut, cut_lines = [], 0, []
-    if start:                           # the wrapper's metadata on one line
-        out.append(" ".join(ln.strip() for ln in lines[:start] if ln.strip()))
-    for i, ln in enumerate(lines):
-        if i < start:
-            continue
-        if keep[i]:
-            if cut:
-                out.append(f"[… {cut} lines cut …]")
-                cut = 0
-            out.append(ln)
+    for i in range(1, n - 1):
+        if not keep[i] and keep[i - 1] and keep[i + 1]:
+            keep[i] = True
+    return keep
+
+
+LONG_LINE = 1000        # a kept line longer than this is itself shrunk
+HEAD_CHARS, TAIL_CHARS = 400, 200
+CONTEXT_CHARS = 100     # kept either side of a word in play inside a long line
+WINDOWS_MAX = 12        # the most words in play a long line keeps a window for (the first of each)
+
+
+def _line_kept(line: str, rx) -> tuple[str, list[str]]:
+    """A long line's head and tail and a window around each word in play in it (the first
+    occurrence of each, at most WINDOWS_MAX), every cut span one `[… N characters cut …]`
+    marker; and the cut spans. Cuts fall on a space, comma or bracket near the boundary, so no
+    name is cut in two."""
+    spans = [(0, HEAD_CHARS), (len(line) - TAIL_CHARS, len(line))]
+    if rx is not None:
+        seen = set()
+        for m in rx.finditer(line):
+            if m.group(0) in seen:
+                continue
+            seen.add(m.group(0))
+            spans.append((m.start() - CONTEXT_CHARS, m.end() + CONTEXT_CHARS))
+            if len(seen) >= WINDOWS_MAX:
+                break
+    merged: list[list[int]] = []
+    for a, b in sorted((max(0, a), min(len(line), b)) for a, b in spans):
+        if merged and a <= merged[-1][1] + 40:
+            merged[-1][1] = max(merged[-1][1], b)
         else:
-            cut += 1
-            cut_lines.append(ln)
-    if cut:
-        out.append(f"[… {cut} lines cut …]")
-    kept_text = "\n".join(out)
-    return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
+            merged.append([a, b])
+    out, gone, at = [], [], 0
+    for a, b in merged:
+        a, b = _soft(line, a, back=True), _soft(line, b, back=False)
+        if a > at:
+            gone.append(line[at:a])
+            out.append(f" [… {a - at} characters cut …] ")
+        out.append(line[max(a, at):b])
+        at = max(at, b)
+    if at < len(line):
+        gone.append(line[at:])
+        out.append(f" [… {len(line) - at} characters cut …]")
+    return "".join(out), gone
+
+
+SOFT = re.compile(r"[\s,;{}\[\]()]")
+
+
+def _soft(line: str, k: int, back: bool) -> int:
+    """`k` moved (outward, at most 30 characters) to just past a space, comma or bracket."""
+    if k <= 0 or k >= len(line):
+        return max(0, min(k, len(line)))
+    rng = range(k, max(0, k - 30), -1) if back else range(k, min(len(line), k + 30))
+    for j in rng:
+        if SOFT.match(line[j - 1] if back else line[j]):
+            return j if back else j + 1
+    return k
 
 
 def _output_end(lines: list[str]) -> int:
@@ -203,8 +278,9 @@ def names_of(group: Sequence[dict], tokens: int) -> tuple:
 def note(s: Shrunk, chunk_id: str, session: str) -> str:
     cmd = f"ctx recover --chunk-id {shlex.quote(chunk_id)} --session {shlex.quote(session)}"
     names = f"; the cut lines name: {', '.join(s.names)}" if s.names else ""
+    long = "; of a long line, its head, tail and the words in play" if " characters cut …]" in s.text else ""
     return (f"[ctx shrunk this output: kept {s.kept} of {s.total} lines (head, tail, lines naming what is in "
-            f"play){names}. Whole output: {cmd}]")
+            f"play{long}){names}. Whole output: {cmd}]")
 
 
 def shrinkable(rec: dict) -> bool:
