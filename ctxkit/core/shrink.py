@@ -48,6 +48,10 @@ WRAP_OPEN = re.compile(r"\s*<([A-Za-z][\w-]*)>\s*$")             # <task-notific
 BODY_OPEN = re.compile(r"\s*<(output|result)>")
 WRAP_LINES = 24         # the most lines of metadata before the output opens
 TASK_NOTIFICATION = re.compile(r"\s*<task-notification>")
+# A command's result headed by what it did, a "Key: value" a line, then "Output:" (Codex's shell
+# and exec_command results): the head kept is the output's own, the header one line.
+HEADER = re.compile(r"[A-Z][A-Za-z ]{2,30}: \S.{0,60}$")
+HEADER_LINES = 6
 
 
 @dataclass(frozen=True)
@@ -116,10 +120,12 @@ def _lines_kept(lines: list[str], rx) -> list[bool]:
     keep = [False] * n
     for i in (*range(start), *range(stop, end)):
         keep[i] = True                  # the wrapper: its metadata and closing tags
-    for i in range(start, min(start + HEAD_LINES, stop)):
-        keep[i] = True
-    for i in range(max(start, stop - TAIL_LINES), stop):
-        keep[i] = True
+    said = [i for i in range(start, stop) if lines[i].strip()]   # blank lines are not a head or a tail
+    if said:
+        for i in range(start, said[:HEAD_LINES][-1] + 1):
+            keep[i] = True
+        for i in range(said[-TAIL_LINES:][0], stop):
+            keep[i] = True
     if rx is not None:
         for i, ln in enumerate(lines[:end]):
             if rx.search(ln):
@@ -207,7 +213,13 @@ def _output_end(lines: list[str]) -> int:
 def _body(lines: list[str], end: int) -> tuple[int, int]:
     """Where the output itself starts and stops in `lines[:end]`: inside a background task's
     wrapper (metadata tags a line each, then <output> or <result> ... its closing tag and at most
-    TAIL_LINES closing lines), else the whole of it."""
+    TAIL_LINES closing lines), after a command's header (Codex: "Exit code: 0", "Wall time: 2.6
+    seconds", then "Output:"), else the whole of it."""
+    for i, ln in enumerate(lines[:min(end, HEADER_LINES + 1)]):
+        if ln.strip() == "Output:" and i:
+            return i + 1, end
+        if not HEADER.match(ln):
+            break
     tags = 0
     for i, ln in enumerate(lines[:min(end, WRAP_LINES)]):
         m = BODY_OPEN.match(ln)
