@@ -93,7 +93,7 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
             continue
         if keep[i]:
             if cut:
-                out.append(f"[… {cut} lines cut …]")
+                out.append(_cut_marker(cut))
                 cut = 0
             if len(ln) > LONG_LINE:
                 ln, gone = _line_kept(ln, rx)
@@ -103,17 +103,20 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
             cut += 1
             cut_lines.append(ln)
     if cut:
-        out.append(f"[… {cut} lines cut …]")
+        out.append(_cut_marker(cut))
     if not cut_lines:
         return None
     kept_text = "\n".join(out)
     return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
 
 
+def _cut_marker(n: int) -> str:
+    return f"[… {n} line{'s' if n != 1 else ''} cut …]"
+
+
 def _lines_kept(lines: list[str], rx) -> list[bool]:
     """Which lines a shrink keeps: the head and tail of the output itself (inside a background
-    task's wrapper, with the wrapper), the lines naming what is in play with a line either side;
-    a single line between kept ones stays (its marker would say no less)."""
+    task's wrapper, with the wrapper), the lines naming what is in play with a line either side."""
     n = len(lines)
     end = _output_end(lines)
     start, stop = _body(lines, end)     # the output itself, inside a background task's wrapper
@@ -131,9 +134,6 @@ def _lines_kept(lines: list[str], rx) -> list[bool]:
             if len(ln) <= MATCH_LINE and rx.search(ln):
                 for j in range(max(0, i - CONTEXT_LINES), min(end, i + CONTEXT_LINES + 1)):
                     keep[j] = True
-    for i in range(1, n - 1):
-        if not keep[i] and keep[i - 1] and keep[i + 1]:
-            keep[i] = True
     return keep
 
 
