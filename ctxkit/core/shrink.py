@@ -71,15 +71,16 @@ def _matcher(in_play: Collection[str]):
 
 def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | None:
     """The lines worth keeping of a large output, or None when it is small or nothing would go.
-    A kept line longer than LONG_LINE (minified JSON, base64, a long log line) keeps its own head,
-    tail and the words in play, so a one-line output shrinks too."""
+    An output of too few lines to cut keeps, of each line longer than LONG_LINE (minified JSON,
+    base64), its head, tail and the words in play, so a one-line output shrinks too."""
     if not isinstance(text, str) or len(text) < MIN_CHARS:
         return None
     lines = text.split("\n")
     n = len(lines)
     rx = matcher if matcher is not None else _matcher(in_play)
     keep = [True] * n
-    if n > HEAD_LINES + TAIL_LINES + 4:
+    few = n <= HEAD_LINES + TAIL_LINES + 4     # too few lines to cut: its long lines are cut instead
+    if not few:
         keep = _lines_kept(lines, rx)
     kept = sum(keep)
     if kept >= n - 2:
@@ -95,7 +96,7 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
             if cut:
                 out.append(_cut_marker(cut))
                 cut = 0
-            if len(ln) > LONG_LINE:
+            if few and len(ln) > LONG_LINE:
                 ln, gone = _line_kept(ln, rx)
                 cut_lines += gone
             out.append(ln)
@@ -137,11 +138,12 @@ def _lines_kept(lines: list[str], rx) -> list[bool]:
     return keep
 
 
-# A kept line longer than LONG_LINE is itself shrunk; one longer than MATCH_LINE is not kept for
-# naming a word in play (a long line names many). Measured with bench/bench_drop_sets.py: shrinking
-# lines of 1,000+ characters, matched at any length, turned two wins against dropping the oldest
-# into ties on the standard cuts (a read whose long JSON fixture lines became cheap to shrink, so
-# the budget took a more relevant read instead).
+# An output of too few lines to cut (a one-line JSON array, a base64 blob) has its lines longer
+# than LONG_LINE shrunk instead; a line longer than MATCH_LINE is not kept for naming a word in
+# play (a long line names many). Measured with bench/bench_drop_sets.py: shrinking the long lines
+# of every output (from 1,000 or 5,000 characters) turned one or two wins against dropping the
+# oldest into ties on the standard cuts (a read whose long JSON fixture lines became cheap to
+# shrink, so the budget took a more relevant read instead).
 LONG_LINE = 5000
 MATCH_LINE = 2000
 HEAD_CHARS, TAIL_CHARS = 400, 200
