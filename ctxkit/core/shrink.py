@@ -124,12 +124,10 @@ def _lines_kept(lines: list[str], rx) -> list[bool]:
     keep = [False] * n
     for i in (*range(start), *range(stop, end)):
         keep[i] = True                  # the wrapper: its metadata and closing tags
-    said = [i for i in range(start, stop) if lines[i].strip()]   # blank lines are not a head or a tail
-    if said:
-        for i in range(start, said[:HEAD_LINES][-1] + 1):
-            keep[i] = True
-        for i in range(said[-TAIL_LINES:][0], stop):
-            keep[i] = True
+    for i in range(start, min(start + HEAD_LINES, stop)):
+        keep[i] = True
+    for i in range(max(start, stop - TAIL_LINES), stop):
+        keep[i] = True
     if rx is not None:
         for i, ln in enumerate(lines[:end]):
             if len(ln) <= MATCH_LINE and rx.search(ln):
