@@ -92,8 +92,14 @@ def test_no_false_positive_on_the_corpus():
             except ValueError:
                 strings = [line]
             for s in strings:
-                hits += [f"{p.name}: {s[a:b]}" for a, b, _ in r.spans(s)]
-    assert hits == []
+                hits += [(p.name, s[a:b]) for a, b, _ in r.spans(s)]
+    # the only secrets in the corpus: the Phoenix signing keys (`secret_key_base: "…"`) of config/dev.exs
+    # and config/test.exs; readable, but the key itself, as any value of a `secret_key_base` is
+    assert set(hits) <= {
+        ("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl",
+         "dev-only-secret-not-for-production-use-minimum-64-bytes-long-enough-placeholder"),
+        ("claude-code_spotter_8463c716_session.jsonl",
+         "test-only-secret-base-minimum-64-bytes-long-enough-for-phoenix-token-signing-ok")}
 
 
 # ---- the full pipeline, every hook, every byte written or printed ----
