@@ -152,8 +152,11 @@ def _want_traceback() -> bool:
 
 
 def _err(msg: str) -> None:
+    """The one error line, its secrets redacted (a message may quote what the user typed)."""
     try:
-        click.echo(f"Error: {msg}", err=True)
+        from ..store import redaction
+
+        click.echo(f"Error: {redaction.text(msg)}", err=True)
     except Exception:  # pragma: no cover - stderr gone
         pass
 

@@ -39,6 +39,36 @@ def record(rec: dict) -> dict:
     return r.record(rec) if r else rec
 
 
+def names(found, group: list[dict]) -> tuple:
+    """The names a stub or a shrink note lists (`found`), none of them a secret of the chunk
+    (`group`) or a piece of one: a name redaction would change, or one found inside a value
+    redaction hides in the chunk (`django-insecure-ks2sj-6k0h8_jbt9_`), is left out."""
+    r = active()
+    if not r or not found:
+        return tuple(found)
+    hidden: list[str] | None = None
+    out = []
+    for n in found:
+        if r.text(n) != n:
+            continue
+        if hidden is None:
+            hidden = [s[a:b] for s in _strings(group) for a, b, _ in r.spans(s)]
+        if not any(n in h for h in hidden):
+            out.append(n)
+    return tuple(out)
+
+
+def _strings(v):
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from _strings(x)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _strings(x)
+
+
 def output(obj):
     """What ctx prints or writes: a record (or any JSON value) with its secrets redacted."""
     r = active()
