@@ -180,6 +180,9 @@ def main(argv: list[str] | None = None) -> None:
         _err("aborted")
         code = ExitStatus.INTERRUPTED
     except click.ClickException as e:
+        from ..store import redaction
+
+        e.message = redaction.text(e.message)  # a bad value quoted back may be a secret
         e.show()
         code = e.exit_code
     except CtxError as e:

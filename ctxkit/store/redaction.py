@@ -53,7 +53,7 @@ def names(found, group: list[dict]) -> tuple:
             continue
         if hidden is None:
             hidden = [s[a:b] for s in _strings(group) for a, b, _ in r.spans(s)]
-        if not any(n in h for h in hidden):
+        if not any(n in h or h in n for h in hidden):
             out.append(n)
     return tuple(out)
 
