@@ -15,7 +15,8 @@ from ctxkit.core.shrink import names_of, shrink_text
 from ctxkit.store import redaction
 
 STYLES = ("phoenix secret_key_base", "rails secret_key_base hex", "env SECRET_KEY_BASE", "django SECRET_KEY",
-          "django SECRET_KEY generated", "joken default_signer", "azure storage key", "camelCase storage key")
+          "django SECRET_KEY generated", "joken default_signer", "azure storage key", "camelCase storage key",
+          "phx.gen.secret output", "rails secret output", "openssl rand -base64 output")
 FORMS = {f["form"]: f for f in map(json.loads, (FIXTURES / "secret_forms.jsonl").read_text().splitlines())
          if f["form"] in STYLES}
 
@@ -57,7 +58,7 @@ def test_a_config_secret_reaches_no_output_no_store_and_no_names_list(style, shr
     args = ("--free", "0.5", "--min-keep", "2") if shrunk else ("--free", "0.9", "--min-keep", "2", "--no-shrink")
     dropped = run("drop", *args, input=scored.stdout)
     assert dropped.code == 0, dropped.stderr
-    marker = "the cut lines name" if shrunk else "[dropped chunk"
+    marker = "[ctx shrunk this output" if shrunk else "[dropped chunk"
     assert marker in dropped.stdout  # the note or the stub is there, and says what it says without the secret
     listed = run("cold-storage", "list", "--json")
     searched = run("cold-storage", "search", "mailer", "--json")
@@ -140,3 +141,20 @@ def test_stderr_never_echoes_a_secret_the_user_typed(ctx_home):
     assert bad.code != 0 and "[REDACTED:openai-key#" in bad.stderr
     for out in (scored, missed, bad):
         assert secret not in out.stdout + out.stderr
+
+
+def test_a_tool_output_that_is_one_generated_key_is_redacted_and_hashes_alone_on_a_line_are_not():
+    r = Redactor()
+    key = FORMS["phx.gen.secret output"]["secret"]
+    out = r.record({"v": 1, "kind": "message", "id": "t", "role": "tool", "content": key})
+    assert out["content"].startswith("[REDACTED:generated-key#")
+    for plain in ("9fceb02d0ae598e95dc970b74767f19372d61af8",          # a git SHA
+                  "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b8",  # 62 hex: a hash, an object name
+                  "123e4567-e89b-12d3-a456-426614174000", "src/components/ButtonGroup/index.tsx",
+                  "node_modules/.pnpm/react-dom@18.2.0/node_modules", "monochromatic2025MAY24-pnpmTest-build"):
+        rec = {"v": 1, "kind": "message", "id": "t", "role": "tool", "content": f"$ cmd\n{plain}\n{plain}\ndone"}
+        assert r.record(rec) == rec and r.record(dict(rec, content=plain)) == dict(rec, content=plain)
+    # a string that is one token by itself, outside a tool's output: an id, a signature, encrypted reasoning
+    signature = "EvQBCkYICxgCKkDZxkqfvtzcvQinLxkOHACqeMxtgQ26htwkt3HA0s5JoeYv3lrmJ5Syfw46x8BfWfnOi1tcCdz5QJ"
+    assert r.text(signature) == signature
+    assert r.record({"role": "assistant", "content": "", "meta": {"signature": signature}})["meta"]["signature"] == signature

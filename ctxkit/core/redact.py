@@ -6,7 +6,7 @@ Detection is ctx's own patterns for the forms people actually paste (assignments
 shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too: to a name that
 says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that only
 sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a random-looking
-key (`high_entropy`); command-line
+key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
 `--password=` / `mysql -p…`; URL passwords, empty user included; bearer and basic
 authorization; whole JWTs; provider tokens: AWS, GitHub, GitLab, Hugging Face, OpenAI,
 Anthropic, Slack, Google, Stripe; private-key blocks; a bare AWS secret key, confirmed by
@@ -51,6 +51,9 @@ MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mari
 MYSQL_P = re.compile(r"[ \t]-p([^\s\"'`\\]{1,256})")  # searched in the 300 characters after the command
 AUTH = re.compile(r"(?i)\b(?:bearer|authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:basic|token|digest)?)"
                   r"[ \t]{1,4}([A-Za-z0-9._~+/-]{12,4096}=*)")
+# a line that is one token and nothing else: what `mix phx.gen.secret`, `rails secret` or
+# `openssl rand -base64 32` print (`lone_key` confirms it)
+LONE_TOKEN = re.compile(r"\n[ \t]{0,16}([A-Za-z0-9+/_-]{32,4096}={0,2})[ \t]{0,16}(?=\r?\n|\r?\Z)")  # on "\n" + text
 AWS_BARE = re.compile(r"(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")  # not inside base64url
 # each own pattern runs only when its literal is in the text (a C-speed `in` each)
 GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
@@ -186,6 +189,12 @@ def high_entropy(v: str) -> bool:
     return _classes(v) >= 3 and n >= 24 and bool(KEY_SYMBOL.search(v)) and entropy(v) >= 4.0
 
 
+def lone_key(v: str) -> bool:
+    """A token alone on its line that is a generated key: random-looking base64 (`high_entropy`), or
+    hex of 64 characters or more (shorter hex alone on a line is a hash or an object name)."""
+    return high_entropy(v) and (len(v) >= 64 or not HEX.fullmatch(v))
+
+
 def _at_line_end(text: str, end: int) -> bool:
     rest = text[end:end + 64]
     stripped = rest.lstrip(" \t")
@@ -281,8 +290,15 @@ class Redactor:
                 last = m.end()
                 yield m
 
-    def spans(self, text: str) -> list[tuple[int, int, str]]:
+    def spans(self, text: str, lone: bool = False) -> list[tuple[int, int, str]]:
+        """Where the secrets of `text` are, with their kind. A line that is one generated key is
+        one in a text of several lines, or in any text when `lone` (a tool's output): a string
+        that is one token by itself is more often an id, a signature or encrypted reasoning."""
         found: list[tuple[int, int, str]] = []
+        if (lone or "\n" in text) and len(text) >= 32:
+            for m in LONE_TOKEN.finditer("\n" + text):  # a literal first: searched at C speed
+                if lone_key(m.group(1)):
+                    found.append((m.start(1) - 1, m.end(1) - 1, "generated-key"))
         low = text.lower()
         if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
             low = re.sub(r"(?i)pass|pwd|secret|token|key|credential|signer", lambda m: m.group(0).lower(), text)
@@ -355,11 +371,11 @@ class Redactor:
         found += self._ds_spans(text)
         return [s for s in found if s[0] < s[1]]
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, lone: bool = False) -> str:
         if not text:
             return text
         merged: list[list] = []
-        for a, b, kind in sorted(self.spans(text), key=lambda s: (s[0], -s[1])):
+        for a, b, kind in sorted(self.spans(text, lone), key=lambda s: (s[0], -s[1])):
             if merged and a < merged[-1][1]:  # overlapping finds: one placeholder over both
                 merged[-1][1] = max(merged[-1][1], b)
             else:
@@ -424,6 +440,8 @@ class Redactor:
                             c["input"] = self.value(c["input"])
                     calls.append(c)
                 out[key] = calls
+            elif key == "content" and isinstance(v, str) and rec.get("role") == "tool":
+                out[key] = self.text(v, lone=True)  # an output that is one generated key
             else:
                 out[key] = self.value(v)
         return out
