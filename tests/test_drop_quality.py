@@ -194,6 +194,22 @@ def test_a_real_request_is_the_last_user_query():
     assert ev["meta"]["query"] == "now also log every rejected upload"
 
 
+def test_a_continue_that_goes_on_with_an_instruction_is_a_request():
+    """"continue until all are done" asks for nothing new; "continue, then fix …" does."""
+    from ctxkit.core.working_set import contentless
+
+    for t in ("continue", "continue until all are done", "please continue with the next task",
+              "keep going with the rest of the tasks", "ok, go on"):
+        assert contentless(t), t
+    for t in ("continue, then fix the Tmux resize bug", "continue: fix the login page",
+              "continue and deploy to staging", "continue with spotter-a0y.5", "continue the refactor of the parser"):
+        assert not contentless(t), t
+    recs = CONTINUE_SESSION[:-1] + [msg(7, "user", "continue, then fix the Tmux resize bug")]
+    ev = run("score", "--query-from", "last-user", "--embedder", "keyword", input=jsonl(recs)).records()[0]
+    assert ev["meta"]["query"] == "continue, then fix the Tmux resize bug"
+    assert ev["meta"]["focus"]["contentless"] is False
+
+
 def test_explain_shows_each_signal_and_why():
     recs = CONTINUE_SESSION[:3] + [
         msg(4, "assistant", "", tool_calls=[call("r1", "Read", {"file_path": "api/upload.py"})]),
@@ -210,3 +226,16 @@ def test_explain_shows_each_signal_and_why():
     assert first_read["superseded"] == 1.0 and "read again or rewritten later" in first_read["why"]
     assert "upload_handler" in first_read["why"] or "api/upload.py" in first_read["why"]
     assert not any(r.get("kind") == "message" for r in rows)  # rows, not records
+
+
+def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
+    """A stub's one line must not read as a complete call on a shorter path."""
+    from ctxkit.core.drop import gist
+
+    path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
+    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
+    line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
+    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
+    short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
+    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
+        'Read({"file_path": "a.py"})'
