@@ -13,17 +13,7 @@ import json
 import time
 
 from _common import ROOT, corpus_files, pick
-
-
-def _strings(v):
-    if isinstance(v, str):
-        yield v
-    elif isinstance(v, list):
-        for x in v:
-            yield from _strings(x)
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _strings(x)
+from ctxkit.core.redact import strings_of
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -31,7 +21,7 @@ def _corpus() -> list[tuple[str, str]]:
     for p in corpus_files(smoke_n=2):
         for line in p.read_text(encoding="utf-8", errors="replace").split("\n"):
             try:
-                strings = list(_strings(json.loads(line)))
+                strings = list(strings_of(json.loads(line)))
             except ValueError:
                 strings = [line]
             out += [(p.name, s) for s in strings]

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from conftest import CORPUS, FIXTURES, run
-from ctxkit.core.redact import Redactor
+from ctxkit.core.redact import Redactor, strings_of
 
 FORMS = [json.loads(line) for line in (FIXTURES / "secret_forms.jsonl").read_text().splitlines() if line.strip()]
 SECRETS = [f["secret"] for f in FORMS]
@@ -68,17 +68,6 @@ def test_ordinary_text_survives(text):
     assert Redactor().text(text) == text
 
 
-def _strings(v):
-    if isinstance(v, str):
-        yield v
-    elif isinstance(v, list):
-        for x in v:
-            yield from _strings(x)
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _strings(x)
-
-
 def test_no_false_positive_on_the_corpus():
     if not CORPUS.exists():
         pytest.skip("no corpus")
@@ -88,7 +77,7 @@ def test_no_false_positive_on_the_corpus():
             continue
         for line in p.read_text(encoding="utf-8", errors="replace").split("\n"):
             try:
-                strings = list(_strings(json.loads(line)))
+                strings = list(strings_of(json.loads(line)))
             except ValueError:
                 strings = [line]
             for s in strings:

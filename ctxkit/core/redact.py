@@ -220,6 +220,18 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "secret"
 
 
+def strings_of(v):
+    """Every string of a JSON value, however deep."""
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from strings_of(x)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from strings_of(x)
+
+
 def may_hold_secret(text: str) -> bool:
     """Could `text` hold a secret ctx would redact? (False is certain.)"""
     return bool(Redactor(use_detect_secrets=True).spans(text))

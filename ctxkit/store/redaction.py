@@ -5,7 +5,7 @@ Set once by the CLI when it opens the home; library use without a CLI gets the d
 """
 from __future__ import annotations
 
-from ..core.redact import Redactor
+from ..core.redact import Redactor, strings_of
 
 _current: "Redactor | bool | None" = None
 
@@ -52,21 +52,10 @@ def names(found, group: list[dict]) -> tuple:
         if r.text(n) != n:
             continue
         if hidden is None:
-            hidden = [s[a:b] for s in _strings(group) for a, b, _ in r.spans(s)]
+            hidden = [s[a:b] for s in strings_of(group) for a, b, _ in r.spans(s)]
         if not any(n in h or h in n for h in hidden):
             out.append(n)
     return tuple(out)
-
-
-def _strings(v):
-    if isinstance(v, str):
-        yield v
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _strings(x)
-    elif isinstance(v, (list, tuple)):
-        for x in v:
-            yield from _strings(x)
 
 
 def output(obj):
