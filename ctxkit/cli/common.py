@@ -231,13 +231,16 @@ def get_workspace() -> str:
 
 
 def note(message: str) -> None:
-    """An informational line on stderr; silenced by --quiet / CTX_QUIET=1 (errors never are)."""
+    """An informational line on stderr, its secrets redacted (it may echo the query); silenced by
+    --quiet / CTX_QUIET=1 (errors never are)."""
     import os
+
+    from ..store import redaction
 
     ctx = click.get_current_context(silent=True)
     if os.environ.get("CTX_QUIET", "") not in ("", "0") or (ctx is not None and ctx.find_root().meta.get("ctx.quiet")):
         return
-    click.echo(message, err=True)
+    click.echo(redaction.text(message), err=True)
 
 
 class Share(click.ParamType):

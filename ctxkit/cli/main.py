@@ -152,8 +152,11 @@ def _want_traceback() -> bool:
 
 
 def _err(msg: str) -> None:
+    """The one error line, its secrets redacted (a message may quote what the user typed)."""
     try:
-        click.echo(f"Error: {msg}", err=True)
+        from ..store import redaction
+
+        click.echo(f"Error: {redaction.text(msg)}", err=True)
     except Exception:  # pragma: no cover - stderr gone
         pass
 
@@ -177,6 +180,9 @@ def main(argv: list[str] | None = None) -> None:
         _err("aborted")
         code = ExitStatus.INTERRUPTED
     except click.ClickException as e:
+        from ..store import redaction
+
+        e.message = redaction.text(e.message)  # a bad value quoted back may be a secret
         e.show()
         code = e.exit_code
     except CtxError as e:

@@ -35,7 +35,7 @@ def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score)
 
     session = group[0].get("session") or "default"
     ts = max((r["ts"] for r in group if r.get("ts")), default=None)
-    names = tuple(redaction.text(n) for n in S.names_of(group, tokens))
+    names = redaction.names(S.names_of(group, tokens), group)
     return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
                   content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80), names), group=chunk_id,
                   score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
@@ -43,13 +43,12 @@ def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score)
 
 
 def shrunk_chunk(orig: list[dict], terms, rx, chunk_id: str, path: str | None) -> list[dict]:
-    """The chunk with its large outputs shrunk; what the notes name is redacted like all ctx derives."""
+    """The chunk with its large outputs shrunk; what the notes name holds no secret of the output."""
     from ..store import redaction
 
     session = orig[0].get("session") or "default"
     found = S.shrink_group(orig, terms, rx)
-    found = [(i, S.Shrunk(sh.text, sh.kept, sh.total, tuple(redaction.text(n) for n in sh.names)))
-             for i, sh in found]
+    found = [(i, S.Shrunk(sh.text, sh.kept, sh.total, redaction.names(sh.names, [orig[i]]))) for i, sh in found]
     return S.apply(orig, found, chunk_id, session, path)
 
 
