@@ -194,6 +194,22 @@ def test_a_real_request_is_the_last_user_query():
     assert ev["meta"]["query"] == "now also log every rejected upload"
 
 
+def test_a_continue_that_goes_on_with_an_instruction_is_a_request():
+    """"continue until all are done" asks for nothing new; "continue, then fix …" does."""
+    from ctxkit.core.working_set import contentless
+
+    for t in ("continue", "continue until all are done", "please continue with the next task",
+              "keep going with the rest of the tasks", "ok, go on"):
+        assert contentless(t), t
+    for t in ("continue, then fix the Tmux resize bug", "continue: fix the login page",
+              "continue and deploy to staging", "continue with spotter-a0y.5", "continue the refactor of the parser"):
+        assert not contentless(t), t
+    recs = CONTINUE_SESSION[:-1] + [msg(7, "user", "continue, then fix the Tmux resize bug")]
+    ev = run("score", "--query-from", "last-user", "--embedder", "keyword", input=jsonl(recs)).records()[0]
+    assert ev["meta"]["query"] == "continue, then fix the Tmux resize bug"
+    assert ev["meta"]["focus"]["contentless"] is False
+
+
 def test_explain_shows_each_signal_and_why():
     recs = CONTINUE_SESSION[:3] + [
         msg(4, "assistant", "", tool_calls=[call("r1", "Read", {"file_path": "api/upload.py"})]),
@@ -210,3 +226,62 @@ def test_explain_shows_each_signal_and_why():
     assert first_read["superseded"] == 1.0 and "read again or rewritten later" in first_read["why"]
     assert "upload_handler" in first_read["why"] or "api/upload.py" in first_read["why"]
     assert not any(r.get("kind") == "message" for r in rows)  # rows, not records
+
+
+def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
+    """A stub's one line must not read as a complete call on a shorter path."""
+    from ctxkit.core.drop import gist
+
+    path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
+    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
+    line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
+    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
+    short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
+    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
+        'Read({"file_path": "a.py"})'
+
+
+AGENT_RESULT = ("## What the exploration found\n" + "\n".join(
+    f"- lib/spotter/transcripts/part_{i}.ex defines Spotter.Transcripts.Part{i}.load_{i}/1" for i in range(80))
+    + "\nIn short: the sync job reads every part through load_N/1.")
+AGENT_NOTIFICATION = ("<task-notification>\n<task-id>a8caf00</task-id>\n"
+                      "<output-file>/tmp/claude-1000/-home-USER-projects-spotter/tasks/a8caf00.output</output-file>\n"
+                      "<status>completed</status>\n<summary>Agent \"Explore sync code\" completed</summary>\n"
+                      f"<result>{AGENT_RESULT}</result>\n</task-notification>\n"
+                      "Full transcript available at: /tmp/claude-1000/-home-USER-projects-spotter/tasks/a8caf00.output")
+
+
+def test_a_background_task_output_keeps_its_own_head_and_tail_and_its_wrapper_on_one_line():
+    """Claude Code's TaskOutput result (a real one: a background `mix test`) and a background
+    agent's <task-notification> open with metadata tags a line each; a shrink keeps them on one
+    line, and the head and tail it keeps are the output's own (the build's first lines, the test
+    summary), not the tags. Recovery stays exact."""
+    imp = run("import", corpus("claude-code_spotter_8463c716_session.jsonl")).records()
+    k = next(i for i, r in enumerate(imp) if r.get("role") == "tool"
+             and (r.get("content") or "").startswith("<retrieval_status>success"))
+    task = [r for r in imp if r.get("group") == imp[k]["group"]]
+    recs = [msg(1, "user", "Run the transcript renderer tests in the background and report.")]
+    recs += [dict(r, session="s1") for r in task]
+    recs.append(msg(2, "user", AGENT_NOTIFICATION, flags=["meta"], group="c-note"))
+    recs += [msg(10 + i, "assistant", f"step {i} done") for i in range(6)]
+    sc = run("score", "--embedder", "keyword", input=jsonl(recs))
+    assert sc.code == 0, sc.stderr
+    res = run("drop", "--free", 0.95, input=sc.stdout)     # out of reach: large outputs are shrunk
+    assert res.code == 0, res.stderr
+    shrunk = {r["id"]: r for r in res.records() if "shrunk" in (r.get("flags") or [])}
+    out = shrunk[imp[k]["id"]]["content"].split("\n")
+    orig = imp[k]["content"].split("\n")
+    assert out[0] == ("<retrieval_status>success</retrieval_status> <task_id>be613ab</task_id> "
+                      "<task_type>local_bash</task_type> <status>completed</status> <exit_code>0</exit_code> <output>")
+    body = orig[orig.index("<output>") + 1:orig.index("</output>")]
+    assert out[1:7] == body[:6] and body[0] == "==> file_system"
+    assert out[out.index("</output>") - 4:out.index("</output>")] == body[-4:]
+    assert body[-1] == "49 tests, 0 failures" and out[-1].startswith("[ctx shrunk this output: kept ")
+    note = shrunk["m2"]["content"].split("\n")
+    assert note[0].startswith("<task-notification> <task-id>a8caf00</task-id> <output-file>")
+    assert note[1] == "<result>## What the exploration found" and note[2].startswith("- lib/spotter/transcripts/part_0.ex")
+    assert "In short: the sync job reads every part through load_N/1.</result>" in note
+    assert note[-2].startswith("Full transcript available at: ") and "[… " in shrunk["m2"]["content"]
+    for r in shrunk.values():
+        back = run("recover", "--chunk-id", r["meta"]["shrunk"]["chunk_id"]).records()
+        assert back == [x for x in sc.records() if x.get("group") == r["group"]]

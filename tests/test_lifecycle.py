@@ -224,3 +224,25 @@ def test_entities_without_prose_noise_and_packages_from_manifests_and_imports():
         == ["react", "vitest"]
     assert manifest_packages("requirements.txt", "requests>=2\n# c\n-r base.txt\nclick\n") == ["requests", "click"]
     assert manifest_packages("web/app.ts", "import x from 'lodash'\nimport y from './y'\n") == ["lodash"]
+
+
+def test_curation_scores_against_what_the_agent_is_doing_when_the_request_is_continue(ctx_home, tmp_path):
+    """A bare "continue" names nothing: curation (maintain, the Stop hook's worker) scores against
+    what `ctx score` scores against by default, the open work item, the agent's last words and the
+    files in play, never the word "continue"."""
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("embedder: keyword\nmax_tokens: 300000\ncompaction_trigger_pct: 0.9\n"
+                                          "max_context_pct: 0.95\n")
+    recs = run("import", corpus("claude-code_spotter_fa812bfe_session.jsonl")).records()
+    last = recs[-1]
+    recs.append({"v": 1, "kind": "message", "id": "u-continue", "session": last["session"], "ts": last["ts"],
+                 "role": "user", "content": "continue"})
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    events = [json.loads(x) for x in run("maintain", path, "--workspace", tmp_path).stdout.splitlines()]
+    cur = next(e for e in events if e["event"] == "curation")
+    scored = run("score", path).records()
+    query = scored[0]["meta"]["query"]
+    assert cur["query"] == query[:100] and "continue" not in query.split("\n")[0].lower()
+    assert "spotter-a0y" in query   # the work item in progress
+    assert cur["drops_triggered"] > 0

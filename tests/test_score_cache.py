@@ -172,15 +172,20 @@ def test_a_stub_lists_distinct_names_a_file_name_ending_a_listed_path_is_not_rep
     assert len(names) == len(set(names)) == 40   # the cap, filled with distinct names
 
 
-def test_a_shrink_note_lists_what_the_cut_lines_name_first_seen_first_up_to_its_cap():
+def test_a_shrink_note_lists_what_the_cut_lines_name_most_used_first_up_to_its_cap():
     from ctxkit.core.shrink import NAMES_MAX, note, shrink_text
     from ctxkit.core.working_set import terms_of
 
     lines = ["$ cat lib/app.ex"] + [f"  def handler_{i}(conn), do: Helper{i}.call_{i}(conn)" for i in range(100)]
     lines[50] = "  def wanted_function(conn), do: conn"
+    for k in (70, 80, 90):   # what the file keeps using, far down: it comes first
+        lines[k] += "  # session_store.fetch(conn) via lib/app/session_store.ex"
     s = shrink_text("\n".join(lines), {"wanted_function"})
     assert s is not None and "wanted_function" in s.text
     assert len(s.names) == len(set(s.names)) == NAMES_MAX == 60
-    assert s.names[:3] == ("handler_5", "Helper5.call_5", "handler_6")   # the first cut line's names come first (the head keeps 6 lines)
+    assert s.names[:2] == ("session_store.fetch", "lib/app/session_store.ex")   # used 3 times, first seen on line 70
+    # then first seen first (the head keeps 6 lines); names used as often do not count a longer
+    # name's parts (handler_5 is not counted in handler_50)
+    assert s.names[2:5] == ("handler_5", "Helper5.call_5", "handler_6")
     assert not set(s.names) & terms_of(s.text) and "wanted_function" not in s.names   # only what was cut
     assert f"the cut lines name: {', '.join(s.names)}" in note(s, "c-0001", "s")

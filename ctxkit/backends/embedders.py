@@ -44,6 +44,7 @@ class MiniLMEmbedder:
         self.progress = progress
         self.loading = loading  # loading(label) -> a context manager shown while the model loads
         self.encoded = 0  # texts actually run through the model (cache misses)
+        self.query_encoded = 0  # of those, the last query's (0 or 1)
         self._model = None
         self._engine = None
         self._mem: dict = {}  # hash -> vector, for repeated searches in one process (a hook, a server)
@@ -146,7 +147,9 @@ class MiniLMEmbedder:
             return []
         import numpy as np
 
+        before = self.encoded
         q = self.embed([query])[0]
+        self.query_encoded = self.encoded - before   # so a caller can count the chunks alone
         m = self.embed(texts)
         sims = m @ q
         return [float(max(0.0, min(1.0, s))) for s in np.asarray(sims)]

@@ -109,7 +109,7 @@ def maintain(file, from_, skip_invalid, session_end):
 
 def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
     from ..backends.tokenizers import count_records
-    from ..core.extract import latest_request
+    from ..services.scoring import default_query
     from ..store import sessions
     from .count import resolve_tokenizer
     from .status import resolve_budget
@@ -121,7 +121,7 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
     sessions.touch(home, records)
     done_something = False
     if pct >= cfg.get("curation_trigger_pct"):
-        q = latest_request(records)
+        q = default_query(records)
         if q:
             from ..services.curation import curate
             from .memory import memory_search

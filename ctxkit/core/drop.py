@@ -215,7 +215,7 @@ def gist(group: Sequence[dict], width: int = 100) -> str:
         for c in r.get("tool_calls") or ():
             fn = c.get("function") or {}
             args = (fn.get("arguments") or "").replace("\n", " ")
-            bits.append(f"{fn.get('name', 'tool')}({args[:60]})")
+            bits.append(f"{fn.get('name', 'tool')}({args if len(args) <= 60 else args[:59] + '…'})")
         text = (r.get("content") or "").strip().replace("\n", " ")
         if text and r.get("role") != "tool":
             bits.append(f"{r.get('role')}: {text}")

@@ -54,15 +54,31 @@ CONTINUE_START = re.compile(r"^(?=(\W*))\1(?:please\s+|ok(?:ay)?,?\s+|yes,?\s+)?
                             r"resume)\b", re.I)
 
 
+# the words a "continue …" may go on with and still ask for nothing new ("continue until all are
+# done", "keep going with the rest of the tasks"); any other word is an instruction
+FILLER = frozenset("""
+a again ahead all an and are as at be been before both done doing down each else every everything finish finished
+for from go going good great has have here is it it's its just keep left let let's lets me more next now of off ok
+okay on one ones please remaining rest same so still task tasks thanks that the them then there these they this
+those through till to todo todos until up us was way we were what what's whats where with work working yes you
+complete completed completion issue issues item items step steps bead beads plan remain remains end
+""".split())
+
+
 def contentless(text: str | None) -> bool:
     """A user message that asks for nothing in particular: a confirmation, "continue", or a
-    short "continue until it is done" that names no file or identifier."""
+    short "continue until it is done" whose words after the "continue" ask for nothing new
+    ("continue, then fix the resize bug" is a request)."""
     if text is None:
         return True
     t = " ".join(text.split())
     if not t or CONFIRMATION.match(t) or CONTINUATION.match(t):
         return True
-    return bool(CONTINUE_START.match(t)) and len(t.split()) <= 10 and not terms_of(t)
+    m = CONTINUE_START.match(t)
+    if not m or len(t.split()) > 12 or terms_of(t):
+        return False
+    rest = re.findall(r"[A-Za-z']+", t[m.end():].lower())
+    return all(w in FILLER for w in rest)
 
 
 # identifier shapes worth matching across chunks: snake_case, dotted.names, camelCase, ids with a

@@ -1,7 +1,8 @@
 """Seed 003's memory curation, run by `ctx maintain` (and so by the Stop hook) when usage
-reaches curation_trigger_pct: the session's chunks are scored against the user's latest
-request, and those at or below relevance_cutoff go to cold storage (durable, searchable,
-recoverable by id), so the next compaction and the prompt work from what matters. The
+reaches curation_trigger_pct: the session's chunks are scored against what the agent is doing
+(`ctx score`'s default query: the latest real request, the open plan item, the agent's last
+words, the files in play; never a bare "continue"), and those at or below relevance_cutoff go
+to cold storage (durable, searchable, recoverable by id), so the next compaction and the prompt work from what matters. The
 curation.jsonl event says what it found and how many drops it triggered.
 """
 from __future__ import annotations

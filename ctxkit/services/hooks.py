@@ -546,10 +546,9 @@ def spawn_curation(home, target: Target, ended: bool = False) -> bool:
 
 def curate_now(home, transcript: str, session: str | None, ended: bool = False) -> dict | None:
     """The worker's job: seed 003's post-response curation when usage is at curation_trigger_pct
-    (the chunks least relevant to the latest request go to cold storage); at session end, the
+    (the chunks least relevant to what the agent is doing, as `ctx score` scores them by
+    default, go to cold storage); at session end, the
     session's content goes to cold storage whole."""
-    from ..core.extract import latest_request
-
     recs = records_of(transcript)
     if not recs:
         return None
@@ -557,10 +556,12 @@ def curate_now(home, transcript: str, session: str | None, ended: bool = False) 
         return to_cold_storage(home, recs, session)
     if not measure(home, recs)["curation_due"]:
         return None
-    q = latest_request(recs)
+    from .curation import curate
+    from .scoring import default_query
+
+    q = default_query(recs)
     if not q:
         return None
-    from .curation import curate
 
     return curate(home, home.config, recs, q, tokenizer(home))
 

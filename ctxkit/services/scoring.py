@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.working_set import (ERROR_SPAN, FocusTracker, _base, found_paths, lean, reads_of, same_file, terms_of,
-                                 turn_texts, with_open_errors)
+from ..core.working_set import (ERROR_SPAN, FocusTracker, _base, focus_of, found_paths, lean, reads_of, same_file,
+                                 terms_of, turn_texts, with_open_errors)
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, explain_why, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)
@@ -59,6 +59,20 @@ class ScoreRun:
 
 
 QUERY_MODES = ("focus", "last-user")
+
+
+def query_of(focus, query_from: str = "focus") -> str | None:
+    """What a session is scored against, from its focus: "focus" (what the agent is doing:
+    latest real request, open plan item, intention, files in play) or "last-user" (the newest
+    request; the focus when it carries no content, such as "continue")."""
+    if query_from == "last-user" and not focus.contentless and focus.latest:
+        return focus.latest
+    return focus.query() or None
+
+
+def default_query(records) -> str | None:
+    """The query `ctx score` takes by default, for an in-memory stream (curation uses it)."""
+    return query_of(focus_of(records))
 
 
 def chunk_terms(g: list[dict]) -> set[str]:
@@ -177,10 +191,7 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         when = when or seen["newest"] or now()
         focus = with_open_errors(tracker.focus(), _tail(spool))
         if query is None:
-            if query_from == "last-user" and not focus.contentless and focus.latest:
-                query = focus.latest
-            else:
-                query = focus.query() or None
+            query = query_of(focus, query_from)
         scorable = [i for i, info_ in enumerate(spool.info) if info_[0]]
         if not scorable:   # nothing to score (an empty stream): what came in goes out, as jq would
             if not explain:
@@ -247,8 +258,8 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
                 pass   # a cache: the next run finds the signals again
         if not explain and memo is not None:
             memo.save()
-    return ScoreRun(query, len(scorable), getattr(emb, "encoded", 0), focus, rows,
-                    sum(1 for i in scorable if spool.info[i][5]))
+    chunks_embedded = getattr(emb, "encoded", 0) - getattr(emb, "query_encoded", 0)   # not the query
+    return ScoreRun(query, len(scorable), chunks_embedded, focus, rows, sum(1 for i in scorable if spool.info[i][5]))
 
 
 def _tail(spool) -> list[dict]:
