@@ -203,7 +203,12 @@ def test_drops_say_what_each_drop_freed(streams, ctx_home):
     assert {r["event"] for r in rows} <= {"chunk_dropped", "chunk_shrunk"}
     assert all((r["event"] == "chunk_shrunk") == r["reason"].endswith("_shrunk") for r in rows)
     assert all(r["threshold_used"] is None for r in rows)       # a --free run uses no threshold
-    # a line written before tokens_freed existed still reads, in today's shape
+
+
+@pytest.mark.embedded_only
+def test_drops_lines_from_before_tokens_freed_still_read(streams, ctx_home):
+    _, scored = streams
+    assert run("drop", "--free", "0.5", input=scored, env=ENV).code == 0
     log = ctx_home / "logs" / "drops.jsonl"
     with open(log, "a") as f:
         f.write(json.dumps({"timestamp": "2026-01-01T00:00:00Z", "event": "chunk_dropped", "chunk_id": "c-old",
