@@ -253,7 +253,7 @@ def test_session_list_show_restore(ctx_home, tmp_path):
     out = res.records()
     assert out[0]["kind"] == "summary" and out[0]["meta"]["restored_from"].endswith("CONTEXT.md")
     assert out[-1]["id"] == run("import", src).records()[-1]["id"]
-    assert run("session", "restore", "nope").code == 1
+    assert run("session", "restore", "nope").code == 2  # an unknown id: usage
 
 
 HOOK_ENV_KEYS = ("session_id", "transcript_path", "cwd", "hook_event_name")

@@ -179,6 +179,8 @@ COMMANDS = (("count",), ("status",), ("truncate", "--budget", "50"), ("compact",
 @given(field=st.sampled_from(FIELDS), value=ANY, cmd=st.sampled_from(COMMANDS), skip=st.booleans())
 def test_fuzz_wrong_typed_ctx_fields_never_crash(field, value, cmd, skip, tmp_path):
     good = {"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"}
+    if cmd[0] == "drop":  # drop reads scored records (unscored input is one error, naming no line)
+        good["score"] = 0.1
     bad = {**good, "id": "b", field: value}
     data = json.dumps(good) + "\n" + json.dumps(bad) + "\n"
     args = list(cmd) + (["--skip-invalid"] if skip and cmd[0] not in ("export",) else [])

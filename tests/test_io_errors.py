@@ -68,7 +68,7 @@ def test_ctrl_c_exits_130(tmp_path):
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130
-    assert "Traceback" not in err
+    assert err == "Error: aborted\n"  # one line, no blank line before it, no traceback
 
 
 def test_traceback_only_when_asked():

@@ -20,7 +20,7 @@ def doc(ctx_home):
 def test_goals_decisions_constraints_remember(ctx_home):
     assert run("goal", "add", "Implement JWT auth", "--priority", "high").stdout.strip() == "g-001"
     assert run("goal", "add", "Write tests", "--parent", "g-001", "--agent", "bot").stdout.strip() == "g-002"
-    assert run("goal", "add", "x", "--parent", "g-404").code == 1
+    assert run("goal", "add", "x", "--parent", "g-404").code == 2  # an unknown id: usage
     run("goal", "start", "g-002")
     run("goal", "complete", "g-001")
     goals = [json.loads(x) for x in run("goal", "list", "--json").stdout.splitlines()]

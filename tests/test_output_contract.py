@@ -186,7 +186,7 @@ def test_session_prefix_everywhere(world):
         assert {r["session_id"] for r in _json_lines(out.stdout)} == {sid}
     assert json.loads(run("session", "show", sid[:8], env=env).stdout)["session_id"] == sid
     unknown = run("drops", "--session", "zz-nothing", env=env)
-    assert unknown.code == 1 and unknown.stdout == "" and "zz-nothing" in unknown.stderr
+    assert unknown.code == 2 and unknown.stdout == "" and "zz-nothing" in unknown.stderr  # an unknown id: usage
 
 
 def test_session_prefix_that_is_ambiguous_lists_the_candidates(tmp_path):
@@ -220,4 +220,4 @@ def test_on_a_terminal_reports_are_for_people(world, tmp_path):
     drops = subprocess.run(["script", "-qec", f"stty cols 80 rows 50; {PY} -m ctxkit drops", "/dev/null"],
                            env=env, capture_output=True, text=True, timeout=120).stdout
     head = drops.replace("\r", "").split("\n")[0].split()
-    assert head[:4] == ["chunk_id", "reason", "score", "tokens"], head  # what, why, how much
+    assert head[:4] == ["chunk_id", "reason", "score", "freed"], head  # what, why, how much it freed

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from conftest import CORPUS, FIXTURES, run
-from ctxkit.core.redact import Redactor
+from ctxkit.core.redact import Redactor, strings_of
 
 FORMS = [json.loads(line) for line in (FIXTURES / "secret_forms.jsonl").read_text().splitlines() if line.strip()]
 SECRETS = [f["secret"] for f in FORMS]
@@ -68,17 +68,6 @@ def test_ordinary_text_survives(text):
     assert Redactor().text(text) == text
 
 
-def _strings(v):
-    if isinstance(v, str):
-        yield v
-    elif isinstance(v, list):
-        for x in v:
-            yield from _strings(x)
-    elif isinstance(v, dict):
-        for x in v.values():
-            yield from _strings(x)
-
-
 def test_no_false_positive_on_the_corpus():
     if not CORPUS.exists():
         pytest.skip("no corpus")
@@ -88,12 +77,18 @@ def test_no_false_positive_on_the_corpus():
             continue
         for line in p.read_text(encoding="utf-8", errors="replace").split("\n"):
             try:
-                strings = list(_strings(json.loads(line)))
+                strings = list(strings_of(json.loads(line)))
             except ValueError:
                 strings = [line]
             for s in strings:
-                hits += [f"{p.name}: {s[a:b]}" for a, b, _ in r.spans(s)]
-    assert hits == []
+                hits += [(p.name, s[a:b]) for a, b, _ in r.spans(s)]
+    # the only secrets in the corpus: the Phoenix signing keys (`secret_key_base: "…"`) of config/dev.exs
+    # and config/test.exs; readable, but the key itself, as any value of a `secret_key_base` is
+    assert set(hits) <= {
+        ("claude-code_spotter_6c2214d7_subagents_agent-afc096d.jsonl",
+         "dev-only-secret-not-for-production-use-minimum-64-bytes-long-enough-placeholder"),
+        ("claude-code_spotter_8463c716_session.jsonl",
+         "test-only-secret-base-minimum-64-bytes-long-enough-for-phoenix-token-signing-ok")}
 
 
 # ---- the full pipeline, every hook, every byte written or printed ----

@@ -214,14 +214,14 @@ def test_recover_by_id_exact_and_into_file(ctx_home, tmp_path):
 
 def test_recover_errors():
     assert run("recover").code == 2
-    assert run("recover", "--chunk-id", "c-9999").code == 1
-    for bad in ("../etc", "/abs", "a/b", ".."):  # looked up in the index, never opened as a path
+    assert run("recover", "--chunk-id", "c-9999").code == 2  # an unknown id is a usage error
+    for bad in ("../etc", "/abs", "a/b", ".."):  # looked up in the index, never opened as a path: refused
         res = run("recover", "--chunk-id", bad)
-        assert res.code == 1 and "no chunk" in res.stderr
+        assert res.code == 2 and "unsafe chunk id" in res.stderr
     res = run("recover", "--chunk-id", "x\x00y")
     assert res.code == 2 and "invalid chunk id" in res.stderr
     res = run("recover", "--chunk-id", "a\nb")  # a newline is a valid id (a stub's command quotes it): not here
-    assert res.code == 1 and "no chunk" in res.stderr
+    assert res.code == 2 and "no chunk" in res.stderr
     assert run("cold-storage", "list", "--session", "../x").records() == []
 
 

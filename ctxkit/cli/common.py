@@ -128,14 +128,24 @@ def public(row: dict) -> dict:
 # What a table shows first (the columns that answer the command's question; the rest give way),
 # and shorter headers for people. JSON keeps every key as it is.
 TABLE_VIEWS = {
-    "drops": (["chunk_id", "reason", "relevance_score", "tokens", "timestamp", "session_id", "threshold_used"],
-              {"relevance_score": "score", "threshold_used": "cutoff"}),
+    "drops": (["chunk_id", "reason", "relevance_score", "tokens_freed", "timestamp", "session_id", "event", "tokens",
+               "threshold_used"], {"relevance_score": "score", "tokens_freed": "freed", "threshold_used": "cutoff"}),
+    "drop-plan": (["chunk_id", "decision", "reason", "score", "tokens", "frees", "gist", "session_id"], {}),
+    "explain": (["chunk_id", "score", "similarity", "recency", "importance", "working_set", "superseded", "why",
+                 "gist"], {"similarity": "sim", "recency": "rec", "importance": "imp", "working_set": "ws",
+                           "superseded": "sup"}),
     "context-health": (["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
                         "next_compaction_estimate", "session_id"],
                        {"current_tokens": "tokens", "next_compaction_estimate": "next_compaction"}),
     "sessions": (["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
                   "cold_chunks", "agents", "primary_files", "tags"], {"message_count": "messages"}),
 }
+
+
+# Short codes a view's reader passes back to a command (`ctx drops --reason R`): never cut, like ids.
+WHOLE_COLUMNS = {"drops": {"reason"}, "drop-plan": {"decision", "reason"}}
+# Columns that give way whole before the others' values are cut (the gist, when why needs the room).
+SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("session_id",)}
 
 
 def table_view(name: str, rows: list[dict]) -> tuple[list[str] | None, dict]:
@@ -170,10 +180,20 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
         heads = {}
         if view:
             columns, heads = table_view(view, rows)
-        click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads))
+        click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads, whole=WHOLE_COLUMNS.get(view, ()),
+                                spare=SPARE_COLUMNS.get(view, ())))
         return
     with OutputSpool() as out:
         Writer(out).write_all(rows)
+
+
+def listing_only(*, table: bool, as_json: bool, jq_expr: str | None, table_fmt: str, mode: str, prints: str) -> None:
+    """A command that prints a record stream and, in one mode (`mode`), a listing: the listing's
+    output flags without that mode are a usage error, never silently ignored."""
+    given = [name for name, on in (("-t", table), ("--json", as_json), ("--jq", jq_expr),
+                                   ("--fmt", table_fmt != "simple")) if on]
+    if given:
+        raise UsageProblem(f"{', '.join(given)} go{'es' if len(given) == 1 else ''} with {mode}: {prints}")
 
 
 def report_options(f):
@@ -231,13 +251,35 @@ def get_workspace() -> str:
 
 
 def note(message: str) -> None:
-    """An informational line on stderr; silenced by --quiet / CTX_QUIET=1 (errors never are)."""
+    """An informational line on stderr, its secrets redacted (it may echo the query); silenced by
+    --quiet / CTX_QUIET=1 (errors never are)."""
     import os
+
+    from ..store import redaction
 
     ctx = click.get_current_context(silent=True)
     if os.environ.get("CTX_QUIET", "") not in ("", "0") or (ctx is not None and ctx.find_root().meta.get("ctx.quiet")):
         return
-    click.echo(message, err=True)
+    click.echo(redaction.text(message), err=True)
+
+
+class Fraction(click.FloatRange):
+    """A number in a closed range (click.FloatRange) that is finite: NaN compares false with both
+    bounds, so click would let it through."""
+
+    def convert(self, value, param, ctx):
+        import math
+
+        if not isinstance(value, float):
+            try:
+                v = float(str(value).strip())
+            except ValueError:
+                v = None
+            if v is not None and not math.isfinite(v):
+                self.fail(f"{value!r} is not a finite number", param, ctx)
+        elif not math.isfinite(value):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(value, param, ctx)
 
 
 class Share(click.ParamType):
@@ -289,9 +331,12 @@ def resolve_session(home, given: str) -> str:
     if hits:
         shown = ", ".join(hits[:10]) + (f", … ({len(hits)} in all)" if len(hits) > 10 else "")
         raise UsageProblem(f"--session {given!r} is ambiguous: {shown}")
-    from ..errors import CtxError
+    from ..store.cold import unsafe_id
 
-    raise CtxError(f"no session {given!r}", hint="ctx session list shows the known ones")
+    if unsafe_id(given):
+        raise UsageProblem(f"unsafe session id {given!r}: an id is looked up, never opened as a path, and no "
+                           f"session has one with '/' or '..' like it")
+    raise UsageProblem(f"no session {given!r}", hint="ctx session list shows the known ones")
 
 
 def session_prefix(ctx, param, value):

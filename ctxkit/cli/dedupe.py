@@ -7,7 +7,7 @@ import click
 
 from ..core.dedupe import duplicates
 from ..errors import InputError
-from .common import note, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import Fraction, note, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 from .count import resolve_tokenizer
 
 DEFAULT_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md", "TOOLS.md", "USER.md")
@@ -15,7 +15,7 @@ DEFAULT_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md", "TOOLS.md", "USER.md")
 
 @click.command("dedupe")
 @click.argument("files", nargs=-1, type=click.Path(dir_okay=False))
-@click.option("--threshold", type=click.FloatRange(0, 1),
+@click.option("--threshold", type=Fraction(0, 1),
               help="Least similarity for a near duplicate (config: dedupe_threshold, 0.6).")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
               help="minilm finds paraphrases (cosine); keyword only copies (word-shingle overlap). Config: embedder.")

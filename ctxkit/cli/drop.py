@@ -12,19 +12,20 @@ from ..services.dropping import Budget, commit, drop_stream
 from ..services.spool import OutputSpool
 from ..store import logs
 from ..store.cold import check_id
-from .common import note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, output_options, session_prefix
+from .common import (Fraction, note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option,
+                     listing_only, output_options, session_prefix)
 from .count import resolve_tokenizer
 
 
 @click.command("drop")
 @input_options
-@click.option("--cutoff", type=click.FloatRange(0, 1), help="Drop chunks scoring at or below this "
+@click.option("--cutoff", type=Fraction(0, 1), help="Drop chunks scoring at or below this "
               "(config: relevance_cutoff, 0.2).")
-@click.option("--keep", "keep_at", type=click.FloatRange(0, 1), help="Keep chunks scoring at or above this; "
+@click.option("--keep", "keep_at", type=Fraction(0, 1), help="Keep chunks scoring at or above this; "
               "those in between are shrunk or flagged `summarize` (config: relevance_keep, 0.5).")
 @click.option("--min-keep", type=click.IntRange(min=0), help="Never drop the newest N chunks "
               "(config: min_chunks_to_keep, 5).")
-@click.option("--free", "free", type=click.FloatRange(0, 1), metavar="FRACTION",
+@click.option("--free", "free", type=Fraction(0, 1), metavar="FRACTION",
               help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
               "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
               "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
@@ -36,10 +37,13 @@ from .count import resolve_tokenizer
 @click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs instead of keeping or "
               "flagging them whole (config: shrink_outputs, on). A shrunk output keeps its head, its tail and "
               "the lines naming what is in play; the whole chunk goes to cold storage first.")
-@click.option("--dry-run", is_flag=True, help="Print each chunk's decision instead; change nothing.")
-@click.option("-t", "--table", is_flag=True, help="With --dry-run: a table (default on a terminal).")
+@click.option("--dry-run", is_flag=True, help="Print each chunk's decision instead (a listing: what it "
+              "would free, and the totals on stderr); change nothing. Takes -t, --json, --fmt, --jq.")
+@jq_option
+@output_options
 @home_option
-def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, shrink, dry_run, table):
+def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, shrink, dry_run, jq_expr, table,
+         as_json, table_fmt):
     """Move low-relevance chunks to cold storage; a one-line stub takes each one's place.
 
     Reads scored records (run `ctx score` first). KEEP at or above --keep, DROP at or
@@ -57,6 +61,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
       ctx import s.jsonl | ctx score --query "fix the JWT refresh bug" | ctx drop > kept.jsonl
       ctx score s.jsonl -q "refresh token" | ctx drop --dry-run -t
     """
+    if not dry_run:
+        listing_only(table=table, as_json=as_json, jq_expr=jq_expr, table_fmt=table_fmt, mode="--dry-run",
+                     prints="drop prints a record stream")
     home = get_home()
     cfg = home.config
     budget_keep = keep_at   # with a budget, only an explicit --keep fences chunks off
@@ -83,7 +90,9 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
                           keep_at, min_keep, Writer(pending), dry_run, budget, shrink)
         if dry_run:
             pending.close()
-            emit_listing(run.rows, table=table, as_json=False)
+            emit_listing(run.rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view="drop-plan")
+            note(f"ctx: would drop {run.dropped} of {run.total} chunks, shrink {run.shrunk}, flag {run.summarized} "
+                 f"to summarize; {run.before} -> {run.after} tokens (frees {run.before - run.after})")
             if not run.in_reach:
                 note(f"ctx: freeing {run.target} tokens is out of reach: what can go goes, and shrunk outputs "
                      f"keep their kept lines")
@@ -119,6 +128,12 @@ def drops(session, since, reason, limit, jq_expr, table, as_json, table_fmt):
       ctx drops --session abc --since 24h -t
       ctx drops -n 5
       ctx drops --jq .relevance_score | sort -n | uniq -c
+      ctx drops --since 24h --jq .tokens_freed | awk '{s += $1} END {print s}'
+
+    Each entry: `tokens` the chunk's whole size (what cold storage holds), `tokens_freed` what
+    leaving it out freed in the stream (the chunk minus its stub, or minus its shrunk form for a
+    `chunk_shrunk`; null on entries from before it was recorded); `threshold_used` is null for a
+    --free or --to-tokens run.
     """
     home = get_home()
     if session:
@@ -127,7 +142,7 @@ def drops(session, since, reason, limit, jq_expr, table, as_json, table_fmt):
         when = parse_since(since) if since else None
     except ValueError as e:
         raise UsageProblem(f"--since: {e}") from None
-    rows = (ev for ev in logs.read(home, "drops", when)
+    rows = (logs.drop_event(ev) for ev in logs.read(home, "drops", when)
             if (not session or ev.get("session_id") == session) and (not reason or ev.get("reason") == reason))
     if limit:
         import collections

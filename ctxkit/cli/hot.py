@@ -13,7 +13,7 @@ import click
 from ..core.context_md import MAX_ITEMS_BY_SECTION, Item, merge_items
 from ..core.entities import CATEGORIES, extract
 from ..core.timeutil import now_iso
-from ..errors import CtxError
+from ..errors import CtxError, UsageProblem
 from ..sources.workspace import ContextFile
 from .common import (InputRecords, emit_listing, get_workspace, home_option, input_options, jq_option, note,
                      output_options, workspace_option)
@@ -85,7 +85,7 @@ def goal_add(text, priority, parent, agent, if_version):
         items = ctx.items("Goals")
         ids = [int(g["id"][2:]) for g in map(parse_goal, items) if g]
         if parent and parent not in {g["id"] for g in map(parse_goal, items) if g}:
-            raise CtxError(f"no goal {parent!r} to be the parent", hint="ctx goal list")
+            raise UsageProblem(f"no goal {parent!r} to be the parent", hint="ctx goal list")
         gid = f"g-{max(ids, default=0) + 1:03d}"
         out["id"] = gid
         items.append(goal_item({"id": gid, "status": "pending", "priority": priority, "parent": parent,
@@ -106,7 +106,7 @@ def _set_status(gid: str, status: str, agent, if_version):
                     g["completed"] = now_iso()
                 ctx.sections["Goals"][i] = goal_item(g, agent or item.by)
                 return ctx
-        raise CtxError(f"no goal {gid!r}", hint="ctx goal list shows the ids")
+        raise UsageProblem(f"no goal {gid!r}", hint="ctx goal list shows the ids")
 
     _update(change, if_version)
 

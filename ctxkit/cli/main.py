@@ -79,11 +79,22 @@ def jq_raw_first(args: list[str]) -> list[str]:
     return out
 
 
+class Interrupted(Exception):
+    """Ctrl-C while a command ran: click would print a blank line before its Abort; this ends in
+    one line, `Error: aborted`, and 130."""
+
+
 class LazyGroup(click.Group):
     """click's documented lazy-loading group: import a command only when it is used."""
 
     def parse_args(self, ctx, args):
         return super().parse_args(ctx, jq_raw_first(list(args)))
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise Interrupted() from None
 
     def __init__(self, *args, lazy: dict | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -145,6 +156,12 @@ def cli():
 
     Exit status: 0 ok, 1 error, 2 usage, 3 over threshold, 4 conflict, 5 --jq failed, 130 interrupted.
     """
+    from ..store.home import check_home_dir
+
+    given = click.get_current_context().meta.get("ctx.home_override")
+    if given or os.environ.get("CTX_HOME"):  # before anything else reads or writes under it
+        check_home_dir(os.path.abspath(os.path.expanduser(given or os.environ["CTX_HOME"])),
+                       "--home" if given else "CTX_HOME")
 
 
 def _want_traceback() -> bool:
@@ -152,8 +169,11 @@ def _want_traceback() -> bool:
 
 
 def _err(msg: str) -> None:
+    """The one error line, its secrets redacted (a message may quote what the user typed)."""
     try:
-        click.echo(f"Error: {msg}", err=True)
+        from ..store import redaction
+
+        click.echo(f"Error: {redaction.text(msg)}", err=True)
     except Exception:  # pragma: no cover - stderr gone
         pass
 
@@ -173,10 +193,13 @@ def main(argv: list[str] | None = None) -> None:
             code = rv
     except click.exceptions.Exit as e:
         code = e.exit_code
-    except click.Abort:
+    except (click.Abort, Interrupted):
         _err("aborted")
         code = ExitStatus.INTERRUPTED
     except click.ClickException as e:
+        from ..store import redaction
+
+        e.message = redaction.text(e.message)  # a bad value quoted back may be a secret
         e.show()
         code = e.exit_code
     except CtxError as e:

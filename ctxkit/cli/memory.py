@@ -7,7 +7,7 @@ import click
 
 from ..sources.memory import search
 from ..store import logs
-from .common import emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import Fraction, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 from .count import resolve_tokenizer
 
 
@@ -62,7 +62,7 @@ def memory():
 @click.argument("query")
 @click.option("-n", "--limit", "--k", "k", type=click.IntRange(min=1), default=5, show_default=True, metavar="N",
               help="How many snippets (--k is the old name).")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True, help="Least score.")
+@click.option("--min-score", type=Fraction(0, 1), default=0.0, show_default=True, help="Least score.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="Config: embedder.")
 @click.option("--include-cold", is_flag=True, help="Also search dropped chunks in cold storage (source cold:SESSION/CHUNK).")
 @jq_option

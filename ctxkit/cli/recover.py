@@ -15,7 +15,7 @@ from ..store.atomic import atomic_write, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
-from .common import note, get_home, home_option, session_prefix
+from .common import Fraction, note, get_home, home_option, session_prefix
 
 
 @click.command("recover")
@@ -24,7 +24,7 @@ from .common import note, get_home, home_option, session_prefix
 @click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With --query: how many.")
-@click.option("--min-score", type=click.FloatRange(0, 1), default=0.0, show_default=True,
+@click.option("--min-score", type=Fraction(0, 1), default=0.0, show_default=True,
               help="With --query: the least match score to recover.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="With --query (config: embedder).")
 @click.option("--into", "into", metavar="FILE", type=click.Path(dir_okay=False),
@@ -67,7 +67,12 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
     out = Writer()
     for entry, score in picked:
         out.write_all(entry["records"])
-        log_recovery(home, entry, method, query, score)
+        _logged(log_recovery(home, entry, method, query, score))
+
+
+def _logged(failed: str | None) -> None:
+    if failed:
+        note(f"ctx: warning: the recovery is not logged ({failed})")
 
 
 def _splice_into(home, path: str, picked, method: str, query) -> None:
@@ -75,11 +80,12 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
     import os
 
     # the lock lives in the home, not beside the user's file (no F.lock left in their folder)
-    lock = os.path.join(home.path, "locks", hashlib.sha256(os.path.realpath(path).encode("utf-8", "surrogatepass"))
-                        .hexdigest()[:32])
+    # a link is written through: its target gets the spliced records (atomically), the link stays
+    real = os.path.realpath(path)
+    lock = os.path.join(home.path, "locks", hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:32])
     with locked(lock):
         try:
-            with open(path, "rb") as f:
+            with open(real, "rb") as f:
                 raw = f.read()
         except FileNotFoundError:
             raise InputError(path, None, "no such file") from None
@@ -97,7 +103,7 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
                 raise CtxError(f"{path}: no stub for chunk {entry['chunk_id']} of session {entry['session_id']}; "
                                f"nothing changed", hint="print the records instead: leave out --into")
             records, _ = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
-        atomic_write(path, "".join(dumps(r) + "\n" for r in records))
+        atomic_write(real, "".join(dumps(r) + "\n" for r in records))
     for entry, score in picked:
-        log_recovery(home, entry, method, query, score, into=path)
+        _logged(log_recovery(home, entry, method, query, score, into=path))
         note(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}")

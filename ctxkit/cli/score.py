@@ -9,7 +9,8 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, line_memo, score_stream
 from ..services.spool import OutputSpool
-from .common import note, InputRecords, emit_listing, get_home, home_option, input_options
+from .common import (note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
+                     output_options)
 from .progress import progress_bar
 
 
@@ -31,16 +32,19 @@ def make_embedder(home, name: str, n_texts: int):
               "request, the open plan item, its last stated intention, the files in play); `last-user` "
               "against the newest user request, or the focus when that carries no content "
               "(\"continue\", \"ok\").")
-@click.option("--explain", is_flag=True, help="Print one row per chunk instead: its score, each signal and "
-              "why (the terms in play it names, what superseded it).")
-@click.option("-t", "--table", is_flag=True, help="With --explain: a table (default on a terminal).")
+@click.option("--explain", is_flag=True, help="Print one row per chunk instead (a listing): its score, each "
+              "signal and why (its largest contributions: similarity, recency, the terms in play it names, what "
+              "superseded it); the query and the weights go to stderr once. Takes -t, --json, --fmt, --jq.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
               help="minilm (sentence-transformers, offline) or keyword (BM25, no model). Config: embedder.")
 @click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601), for reproducible runs.")
 @click.option("--auto-recover", is_flag=True,
               help="Bring back cold chunks of these sessions whose similarity passes auto_recover_min_score.")
+@jq_option
+@output_options
 @home_option
-def score(file, from_, skip_invalid, query, query_from, explain, table, embedder, now_, auto_recover):
+def score(file, from_, skip_invalid, query, query_from, explain, embedder, now_, auto_recover, jq_expr, table,
+          as_json, table_fmt):
     """Score every chunk's relevance to what the agent will need and write `score`,
     `score_parts` on its records.
 
@@ -65,6 +69,9 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
     """
     if query and query_from != "focus":
         raise UsageProblem("--query and --query-from cannot be used together")
+    if not explain:
+        listing_only(table=table, as_json=as_json, jq_expr=jq_expr, table_fmt=table_fmt, mode="--explain",
+                     prints="score prints a record stream")
     home = get_home()
     cfg = home.config
     when = None
@@ -86,8 +93,13 @@ def score(file, from_, skip_invalid, query, query_from, explain, table, embedder
         run = score_stream(home, records, query, name, when, Writer(out), make_embedder, query_from, explain,
                            memo)
     if explain:
-        note(f"ctx: query: {' '.join(run.query.split())[:200]}")
-        emit_listing(run.rows, table=table, as_json=False)
+        from ..core.score import weights_line
+        from ..services.scoring import weights
+
+        if run.chunks:
+            note(f"ctx: query: {' '.join(run.query.split())[:200]}")
+            note(f"ctx: weights: {weights_line(weights(cfg))}")
+        emit_listing(run.rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view="explain")
     if run.newly_embedded:
         note(f"ctx: scored {run.chunks} chunks ({run.newly_embedded} newly embedded)")
 

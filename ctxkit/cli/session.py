@@ -11,7 +11,7 @@ from .completion import complete_session
 from ..core.compact import summary_record
 from ..core.context_md import Context
 from ..core.timeutil import now_iso
-from ..errors import CtxError
+from ..errors import UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer
 from ..services.spool import OutputSpool
@@ -83,7 +83,7 @@ def show(session_id):
     """
     e = all_sessions(get_home()).get(session_id)
     if e is None:
-        raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
+        raise UsageProblem(f"no session {session_id!r}", hint="ctx session list shows the known ones")
     emit_object(e, as_json=True)
 
 
@@ -107,7 +107,7 @@ def restore(session_id, last_n):
     home = get_home()
     e = all_sessions(home).get(session_id)
     if e is None:
-        raise CtxError(f"no session {session_id!r}", hint="ctx session list shows the known ones")
+        raise UsageProblem(f"no session {session_id!r}", hint="ctx session list shows the known ones")
     from ..store.session_state import activate, state_file
 
     ws = get_workspace()

@@ -81,10 +81,11 @@ def drops(since, as_json, plot, jq_expr, table, table_fmt):
     Example:
       ctx stats drops --since 7d
     """
-    evs = list(logs.read(get_home(), "drops", _since(since)))
+    evs = [logs.drop_event(e) for e in logs.read(get_home(), "drops", _since(since))]
     scores = [e["relevance_score"] for e in evs if isinstance(e.get("relevance_score"), (int, float))]
     d = {"drops": len(evs), "reasons": dict(Counter(e.get("reason") for e in evs)),
-         "score": summary(scores), "tokens_saved": summary([e.get("tokens") or 0 for e in evs])}
+         "score": summary(scores), "tokens_saved": summary([e["tokens_freed"] if e["tokens_freed"] is not None else e.get("tokens") or 0
+                                  for e in evs])}
     if plot:
         _plot(plot, scores, "relevance score of dropped chunks")
 

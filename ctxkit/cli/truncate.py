@@ -8,7 +8,7 @@ from ..core.groups import iter_groups
 from ..core.truncate import STRATEGIES, group_size, group_size_importance, truncate_sizes
 from ..io.jsonl import Writer
 from ..services.spool import GroupSpool, OutputSpool
-from .common import note, InputRecords, get_home, home_option, input_options
+from .common import Fraction, note, InputRecords, get_home, home_option, input_options
 from .count import resolve_tokenizer, tokenizer_options
 from .status import budget_options, resolve_budget
 
@@ -22,7 +22,7 @@ from .status import budget_options, resolve_budget
 @click.option("--strategy", type=click.Choice(STRATEGIES),
               help="oldest_first drops the oldest groups; middle_out keeps the first and the newest "
                    "(config: truncation_strategy).")
-@click.option("--min-importance", type=click.FloatRange(0, 1), metavar="P",
+@click.option("--min-importance", type=Fraction(0, 1), metavar="P",
               help="Leave out groups whose importance (0-1: role, decisions, code, errors, 'remember') is "
                    "below P, whatever the budget; the latest turn and pinned records stay.")
 @home_option

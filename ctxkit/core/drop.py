@@ -176,6 +176,11 @@ def plan_budget(chunks: Sequence[ChunkFacts], target: int, min_keep: int, keep_a
                 out[i] = Decision(SHRINK, "budget_shrunk", c.score)
         else:
             out[i] = Decision(DROP, "budget_low_relevance", c.score)
+    for i in touch:   # what it could have touched and left: why it stays
+        if out[i].action == KEEP:
+            c = chunks[i]
+            gains = max(c.saving or 0, c.shrink_saving)
+            out[i] = Decision(KEEP, "target_reached" if gains > 0 else "smaller_than_stub", c.score)
     return BudgetPlan(out, in_reach)
 
 

@@ -3,7 +3,10 @@ sends anything (`[REDACTED:aws-access-key#3f2a]`). The same secret always gets t
 placeholder, so a redacted transcript still says "the same key again".
 
 Detection is ctx's own patterns for the forms people actually paste (assignments in .env,
-shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too; command-line
+shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too: to a name that
+says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that only
+sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a random-looking
+key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
 `--password=` / `mysql -p…`; URL passwords, empty user included; bearer and basic
 authorization; whole JWTs; provider tokens: AWS, GitHub, GitLab, Hugging Face, OpenAI,
 Anthropic, Slack, Google, Stripe; private-key blocks; a bare AWS secret key, confirmed by
@@ -34,8 +37,12 @@ DS_WINDOW = (256, 1024)  # characters before / after a marker that detect-secret
 _V = r"[^\s\"'`\\,;(){}\[\]<>|&]"  # one character of an unquoted value
 KEYWORD = (r"(?:passw(?:or)?d|passphrase|(?<=[_-])pwd|(?<=[_-])pass|secret|token|api[_-]?key|"
            r"access[_-]?key|private[_-]?key|auth[_-]?key|credentials?|client[_-]?secret)")
+# names that hold a secret only sometimes (`AZURE_STORAGE_KEY`, `signing_key`, `storageKey`, Joken's
+# `default_signer`; but also `cache_key`, `sort_key`): their value must look random (`high_entropy`)
+WEAK_KEYWORD = r"(?:(?<=[_-])key|(?-i:(?<=[a-z])Key)|signer)"
 ASSIGN = re.compile(
-    r"(?i)(?P<key>" + KEYWORD + r"(?:[_-]?(?:key|base|value|id))?)(?P<kq>\\?[\"'])?"
+    r"(?i)(?P<key>(?:" + KEYWORD + r"|(?P<weak>" + WEAK_KEYWORD + r"))(?:[_-]?(?:key|base|value|id)){0,2})"
+    r"(?P<kq>\\?[\"'])?"
     r"(?P<sep>[ \t]{0,4}(?:[:=]|:=|=>)[ \t]{0,4})"
     r"(?:(?P<q>\\?[\"'])(?P<qv>[^\s\"'\\]{1,512})\\?[\"']|(?P<uv>" + _V + r"{1,512}))")
 CLI_FLAG = re.compile(r"(?i)(?<![\w-])--(?:password|passwd|pass|token|secret|api-key|apikey|auth-token|access-token|"
@@ -44,6 +51,9 @@ MYSQL = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mari
 MYSQL_P = re.compile(r"[ \t]-p([^\s\"'`\\]{1,256})")  # searched in the 300 characters after the command
 AUTH = re.compile(r"(?i)\b(?:bearer|authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[\"']?(?:basic|token|digest)?)"
                   r"[ \t]{1,4}([A-Za-z0-9._~+/-]{12,4096}=*)")
+# a line that is one token and nothing else: what `mix phx.gen.secret`, `rails secret` or
+# `openssl rand -base64 32` print (`lone_key` confirms it)
+LONE_TOKEN = re.compile(r"\n[ \t]{0,16}([A-Za-z0-9+/_-]{32,4096}={0,2})[ \t]{0,16}(?=\r?\n|\r?\Z)")  # on "\n" + text
 AWS_BARE = re.compile(r"(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")  # not inside base64url
 # each own pattern runs only when its literal is in the text (a C-speed `in` each)
 GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
@@ -52,8 +62,8 @@ GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk
                           "glagent-"), "hf-token": ("hf_", "api_org_"),
          "aws-access-key": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"), "url-password": ("://",),
          "slack-token": ("xox",), "google-api-key": ("AIza",), "stripe-key": ("k_live_", "k_test_")}
-KEY_HINT = re.compile(r"pass|pwd|secret|token|key|credential")  # run on the lower-cased text
-_HINT_WORDS = ("pass", "pwd", "secret", "token", "key", "credential")  # KEY_HINT's words: a C-speed `in` each first
+KEY_HINT = re.compile(r"pass|pwd|secret|token|key|credential|signer")  # run on the lower-cased text
+_HINT_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "signer")  # KEY_HINT's words: a C-speed `in` each first
 DS_LITERALS = ("AccountKey=", "npm_", "_authToken", "pypi-", "SG.", "sq0", ":AA", "-us", "rtifactory", "AKC",
                "loudant", "oftlayer", "AC", "SK")
 OWN = [
@@ -78,7 +88,7 @@ _OWN_GATED = [(kind, rx, g, GATES[kind]) for kind, rx, g in OWN]
 # assignment (KEY_HINT) or an Authorization header needs
 _ANY_LITERAL = tuple(sorted({*(lit for lits in GATES.values() for lit in lits), *DS_LITERALS, "--", "mysql",
                              "mariadb"}))
-_ANY_KEYWORD = ("pass", "pwd", "secret", "token", "key", "credential", "bearer", "authorization")
+_ANY_KEYWORD = ("pass", "pwd", "secret", "token", "key", "credential", "signer", "bearer", "authorization")
 NOT_SECRET = frozenset("""str string bytes bool boolean int integer number float double object any none null nil
 true false undefined optional required list dict array text char varchar uuid hidden redacted env string[] secret
 password passwd token tokens key value values example sample placeholder changeme your_password yourpassword
@@ -89,6 +99,12 @@ IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*
 ENV_NAME = re.compile(r"(?<![A-Z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 SNAKE_WORDS = re.compile(r"(?<![a-z_.-])[a-z]+(?:[_.-][a-z]+)+")
 CAMEL_TYPE = re.compile(r"(?:[A-Z][a-z]+)+")
+SIGIL_REF = re.compile(r"\$[{(]|%\(|\{\{|\{%")  # ${VAR}, $(cmd), %(name)s, {{ var }}
+HEX = re.compile(r"[0-9a-fA-F]+")
+UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_WORD_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+KEY_SYMBOL = re.compile(r"[!@#$%^&*()=+]")
+BASE64ISH = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 
 
 _ENTROPY: list = []
@@ -121,7 +137,7 @@ def plausible(value: str, key: str, *, quoted: bool, strict: bool) -> bool:
     """Is `value`, assigned to `key`, a secret (not a reference, a type, a name)?"""
     v = value.strip()
     low = v.lower()
-    if len(v) < 3 or low in NOT_SECRET or REFERENCE.search(v) or low == key.lower():
+    if len(v) < 3 or low in NOT_SECRET or _reference(v) or low == key.lower():
         return False
     if v.isdigit() and len(v) < 6:
         return False
@@ -134,6 +150,51 @@ def plausible(value: str, key: str, *, quoted: bool, strict: bool) -> bool:
     return len(v) >= 4
 
 
+def _reference(v: str) -> bool:
+    """A variable, a template, a path: not a value. A `$` or `%` inside a long random value
+    (Django's `SECRET_KEY = 'django-insecure-k2#x9$w@…'`) does not make it one."""
+    if not REFERENCE.search(v):
+        return False
+    return bool(v[0] in "$%" or SIGIL_REF.search(v) or REFERENCE.search(v.replace("$", "").replace("%", ""))
+                or not high_entropy(v))
+
+
+def _pathlike(v: str) -> bool:
+    if v.startswith("/") or v.endswith("/") or "//" in v:
+        return True
+    return any(p.isalpha() and (p.islower() or p.isupper() or p.istitle() or len(p) <= 3) for p in v.split("/") if p)
+
+
+def _piece_len(v: str) -> float:
+    """The mean length of `v`'s words and numbers (`getHTTPResponse2`: get, HTTP, Response, 2):
+    about 2 in a random key, 3 or more in a name."""
+    return len(v) / max(1, len(_WORD_PARTS.findall(v)))
+
+
+def high_entropy(v: str) -> bool:
+    """A random-looking key (base64, hex or mixed symbols), not a word, a path, a UUID or a git SHA:
+    what a name that only sometimes holds a secret (`…_KEY`, `signer`) must hold to be redacted."""
+    n = len(v)
+    if n < 20 or n > 4096 or not v.isprintable() or " " in v:
+        return False
+    if HEX.fullmatch(v):
+        return n >= 32 and n != 40 and entropy(v) >= 3.0  # 40: a git SHA
+    if UUID.fullmatch(v) or _pathlike(v) and "+" not in v:
+        return False
+    if _piece_len(v) >= 3:
+        return False  # words and numbers (`monochromatic2025MAY24-pnpmTest`), however long
+    if BASE64ISH.fullmatch(v):
+        return _classes(re.sub(r"[^A-Za-z0-9]", "", v)) == 3 and entropy(v) >= min(4.0, math.log2(n) - 0.6)
+    # other symbols: a Django-style key (`k2#x9$w@p!3m^a8&v*…`), not a dated file name
+    return _classes(v) >= 3 and n >= 24 and bool(KEY_SYMBOL.search(v)) and entropy(v) >= 4.0
+
+
+def lone_key(v: str) -> bool:
+    """A token alone on its line that is a generated key: random-looking base64 (`high_entropy`), or
+    hex of 64 characters or more (shorter hex alone on a line is a hash or an object name)."""
+    return high_entropy(v) and (len(v) >= 64 or not HEX.fullmatch(v))
+
+
 def _at_line_end(text: str, end: int) -> bool:
     rest = text[end:end + 64]
     stripped = rest.lstrip(" \t")
@@ -143,11 +204,8 @@ def _at_line_end(text: str, end: int) -> bool:
 def _aws_bare(v: str) -> bool:
     if not (any(c.islower() for c in v) and any(c.isupper() for c in v) and any(c.isdigit() for c in v)):
         return False
-    if v.startswith("/") or v.endswith("/") or "//" in v:
+    if _pathlike(v):
         return False
-    parts = v.split("/")
-    if any(p.isalpha() and (p.islower() or p.isupper() or p.istitle() or len(p) <= 3) for p in parts if p):
-        return False  # a path
     return entropy(v) >= 4.0
 
 
@@ -160,6 +218,18 @@ def placeholder(kind: str, secret: str) -> str:
 
 def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-") or "secret"
+
+
+def strings_of(v):
+    """Every string of a JSON value, however deep."""
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from strings_of(x)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from strings_of(x)
 
 
 def may_hold_secret(text: str) -> bool:
@@ -232,11 +302,18 @@ class Redactor:
                 last = m.end()
                 yield m
 
-    def spans(self, text: str) -> list[tuple[int, int, str]]:
+    def spans(self, text: str, lone: bool = False) -> list[tuple[int, int, str]]:
+        """Where the secrets of `text` are, with their kind. A line that is one generated key is
+        one in a text of several lines, or in any text when `lone` (a tool's output): a string
+        that is one token by itself is more often an id, a signature or encrypted reasoning."""
         found: list[tuple[int, int, str]] = []
+        if (lone or "\n" in text) and len(text) >= 32:
+            for m in LONE_TOKEN.finditer("\n" + text):  # a literal first: searched at C speed
+                if lone_key(m.group(1)):
+                    found.append((m.start(1) - 1, m.end(1) - 1, "generated-key"))
         low = text.lower()
         if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
-            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential", lambda m: m.group(0).lower(), text)
+            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential|signer", lambda m: m.group(0).lower(), text)
         # a bare AWS secret needs 40 characters; its first match, once searched, is where its scan resumes
         aws = AWS_BARE.search(text) if len(text) >= 40 else None
         if not self.extra and aws is None:
@@ -263,7 +340,9 @@ class Redactor:
             g = "qv" if quoted else "uv"
             val = m.group(g)
             sep = m.group("sep")
-            if quoted:
+            if m.group("weak"):  # `…_KEY`, `signer`: only a random-looking value
+                ok = high_entropy(val) and not _reference(val)
+            elif quoted:
                 ok = plausible(val, key, quoted=True, strict=False)
             elif sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
                 upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
@@ -304,11 +383,11 @@ class Redactor:
         found += self._ds_spans(text)
         return [s for s in found if s[0] < s[1]]
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, lone: bool = False) -> str:
         if not text:
             return text
         merged: list[list] = []
-        for a, b, kind in sorted(self.spans(text), key=lambda s: (s[0], -s[1])):
+        for a, b, kind in sorted(self.spans(text, lone), key=lambda s: (s[0], -s[1])):
             if merged and a < merged[-1][1]:  # overlapping finds: one placeholder over both
                 merged[-1][1] = max(merged[-1][1], b)
             else:
@@ -373,6 +452,32 @@ class Redactor:
                             c["input"] = self.value(c["input"])
                     calls.append(c)
                 out[key] = calls
+            elif key == "content" and isinstance(v, str) and rec.get("role") == "tool":
+                out[key] = self.text(v, lone=True)  # an output that is one generated key
             else:
                 out[key] = self.value(v)
         return out
+
+
+
+def _random_fragment(part: str) -> bool:
+    """A piece of a key (`u1QXlca4XEZKb1o3HL`, `Ty8JyUCDc`), not a word: both cases and a digit,
+    cut into pieces of two characters or less on average (`base64ToUint8Array` averages 3)."""
+    if HEX.fullmatch(part):
+        return len(part) > 40
+    if len(part) < 8 or not (any(c.isdigit() for c in part) and part != part.lower() and part != part.upper()):
+        return False
+    return _piece_len(part) < 2.5
+
+
+def nameable(term: str) -> bool:
+    """Can `term` be listed as a name an agent would recognise (a path, an identifier)? Not when
+    redaction would hide it, nor when it looks random (a key, a fragment of one, a path made of
+    them: `u1QXlca4XEZKb1o3HL/aUlznI1qstCNAQ6yme`)."""
+    if high_entropy(term):
+        return False
+    parts = [p for p in term.split("/") if p]
+    randoms = sum(any(_random_fragment(f) for f in re.split(r"[+=.:_-]", p) if f) for p in parts)
+    if randoms * 2 > len(parts) or randoms and len(parts) == 1:
+        return False  # a path keeps a random file name among folders an agent knows (`tool-results/toolu_01….txt`)
+    return not Redactor().spans(term)

@@ -163,6 +163,47 @@ def score_chunk(g: Sequence[dict], sim: float, age: float, w: Weights, ws: float
         r["score_parts"] = dict(parts)
 
 
+def contributions(parts: dict, w: Weights) -> dict:
+    """What each signal added to a chunk's score (before the clamp to [0, 1]), as chunk_score sums them."""
+    total = max(1.0, w.similarity + w.recency + w.importance + w.working_set)
+    return {"similarity": w.similarity * (parts.get("similarity") or 0) / total,
+            "recency": w.recency * (parts.get("recency") or 0) / total,
+            "importance": w.importance * (parts.get("importance") or 0) / total,
+            "working_set": w.working_set * (parts.get("working_set") or 0) / total,
+            "superseded": -w.superseded * (parts.get("superseded") or 0)}
+
+
+def explain_why(parts: dict, w: Weights, in_play: Sequence[str] = (), reread: Sequence[str] = (),
+                most: int = 3) -> str:
+    """Why a chunk scored so, in words: its largest contributions first (at most `most`, never
+    none), each with what it added: "similar to the query 0.41 (+0.08); names pane_list_live.ex in
+    play (+0.21); recent (+0.09)". `in_play`: the terms in play it names; `reread`: the files it
+    read that were read again or rewritten later."""
+    c = contributions(parts, w)
+    in_play = [t.rstrip("/").rsplit("/", 1)[-1] or t for t in in_play]   # a path by its file name
+    sim, rec = parts.get("similarity") or 0, parts.get("recency") or 0
+    words = {
+        "similarity": f"{'similar to' if sim >= 0.35 else 'not much like'} the query {sim:.2f}",
+        "recency": "recent" if rec >= 0.5 else f"old (recency {rec:.2f})",
+        "importance": f"importance {parts.get('importance') or 0:g}",
+        "working_set": ("names " + ", ".join(in_play[:3]) + (" …" if len(in_play) > 3 else "") + " in play")
+        if in_play else "names what is in play",
+        "superseded": ("superseded: " + ", ".join(reread[:3]) + " read again or rewritten later") if reread
+        else "superseded: a search whose result was then opened",
+    }
+    ranked = sorted((k for k in c if c[k]), key=lambda k: -abs(c[k]))
+    picked = [k for k in ranked if abs(c[k]) >= 0.01][:most] or ranked[:1]
+    if not picked:
+        return "no signal: unlike the query, old, nothing in play"
+    return "; ".join(f"{words[k]} ({c[k]:+.2f})" for k in picked)
+
+
+def weights_line(w: Weights) -> str:
+    """The weights a run scored with, said once above an explanation."""
+    return (f"similarity {w.similarity:g}, recency {w.recency:g} (half-life {w.half_life_hours:g} h), importance "
+            f"{w.importance:g}, working set {w.working_set:g}, superseded -{w.superseded:g}")
+
+
 def chunk_score(sim: float, age: float, importance: float, w: Weights, ws: float = 0.0,
                 superseded: float = 0.0) -> tuple[float, dict]:
     """(score, score_parts) of a chunk from its signals."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Collection, Sequence
 
 from .. import records as R
+from .redact import nameable
 from .working_set import PATHISH, TEXT_CAP, TOKEN, call_values, terms_of
 
 MIN_CHARS = 1000        # smaller outputs are not worth a marker and a note
@@ -266,9 +267,10 @@ def _names(cut: str, kept: str) -> tuple:
 
 def _distinct(terms: set) -> set:
     """The names worth listing: a file name that ends a listed path says nothing more (the
-    path names it), so it does not take a place in a capped list."""
+    path names it), so it does not take a place in a capped list; a key or a piece of one is no
+    name (`nameable`), and a secret cut out must not come back in the list."""
     bases = {t.rstrip("/").rsplit("/", 1)[-1] for t in terms if "/" in t}
-    return {t for t in terms if "/" in t or t not in bases}
+    return {t for t in terms if ("/" in t or t not in bases) and nameable(t)}
 
 
 STUB_NAMES_MAX = 40

@@ -62,12 +62,14 @@ def _overhead(fmt: str, k: int) -> int:
 
 
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
-                 width: int | None = None, headers: dict[str, str] | None = None) -> str:
+                 width: int | None = None, headers: dict[str, str] | None = None, whole=(), spare=()) -> str:
     """A table in tabulate's format `fmt` that fits `width` (the terminal): ids are never cut;
     times show to the minute; columns empty in every row are left out; the columns listed first
     are the ones that answer the command's question: long values of the others narrow first,
     then the rightmost columns are hidden (a last line names them; --json has everything), and a
-    header is shortened only when even that is not enough. `headers` renames columns for people."""
+    header is shortened only when even that is not enough. `headers` renames columns for people;
+    `whole` names columns that are never cut or hidden, as ids (short codes a reader passes back);
+    `spare` columns are hidden first, before any value of the others is cut."""
     import tabulate as tabulate_module
     from tabulate import tabulate
 
@@ -80,12 +82,17 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
     pad = 0
     width = width or terminal_width()
     full = [[_short_time(_cell(r.get(c), 10_000)) for c in columns] for r in rows]
-    ids = [is_id_column(c) for c in columns]  # never cut, never hidden
+    ids = [is_id_column(c) or c in whole for c in columns]  # never cut, never hidden
     fixed = [ids[i] or all(not row[i] or _SHORT_TS.match(row[i]) for row in full)  # + times: never cut
              for i in range(len(columns))]
     longest = [max(len(row[i]) for row in full) for i in range(len(columns))]
     shown = list(range(len(columns)))
     hidden: list[str] = []
+    for c in spare:
+        if c in columns and sum(max(len(names[i]) + pad, longest[i]) for i in shown) \
+                + _overhead(fmt, len(shown)) > width:
+            shown.remove(columns.index(c))
+            hidden.append(c)
     slack = 0  # what a first rendering showed the overhead estimate missed
     for _ in range(3):
         while True:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from ..core.bm25 import normalized
 from ..core.splice import splice, stubs
-from ..errors import CtxError, UsageProblem
+from ..errors import UsageProblem
 from ..store import logs
 from ..store.backend import ColdStore, open_store
+from ..store.cold import unsafe_id
 from .embedding import make_embedder
 
 FULL_SCAN_MAX = 20_000   # below this many chunks, every chunk is a semantic candidate
@@ -65,20 +66,33 @@ def keyword_scores(cands: list[tuple]) -> dict[tuple, float]:
 def resolve_chunk(store: ColdStore, chunk_id: str, session: str | None) -> dict:
     found = store.find(chunk_id, session)
     if not found:
+        if unsafe_id(chunk_id):
+            raise UsageProblem(f"unsafe chunk id {chunk_id!r}: an id is looked up, never opened as a path, and "
+                               f"no chunk has one with '/' or '..' like it")
         where = f" in session {session}" if session else ""
-        raise CtxError(f"no chunk {chunk_id!r}{where} in cold storage",
-                       hint="ctx cold-storage list shows what is there")
+        raise UsageProblem(f"no chunk {chunk_id!r}{where} in cold storage",
+                           hint="ctx cold-storage list shows what is there")
     if len(found) > 1:
         sessions = ", ".join(sorted(f["session"] for f in found))
         raise UsageProblem(f"chunk {chunk_id} is in {len(found)} sessions ({sessions}): pass --session")
     return found[0]
 
 
-def log_recovery(home, entry: dict, method: str, query=None, score=None, into=None) -> None:
-    logs.append(home, "recovery", {"event": "chunk_recovered", "chunk_id": entry["chunk_id"],
-                                   "session_id": entry["session_id"], "method": method, "query": query,
-                                   "score": score, "into": into, "tokens": entry.get("tokens"),
-                                   "relevance_score_at_drop": entry.get("relevance_score")})
+def log_recovery(home, entry: dict, method: str, query=None, score=None, into=None) -> str | None:
+    """Log a recovery; on a full disk or a read-only home the recovery still stands (what failed
+    is returned, for a warning), the log is only the record of it."""
+    try:
+        logs.append(home, "recovery", {"event": "chunk_recovered", "chunk_id": entry["chunk_id"],
+                                       "session_id": entry["session_id"], "method": method, "query": query,
+                                       "score": score, "into": into, "tokens": entry.get("tokens"),
+                                       "relevance_score_at_drop": entry.get("relevance_score")})
+    except OSError as e:
+        import errno
+
+        if e.errno not in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES):
+            raise
+        return f"{e.filename or home.log_path('recovery')}: {e.strerror}"
+    return None
 
 
 def auto_recover(home, records: list[dict], query: str, embedder_name: str, min_score: float,

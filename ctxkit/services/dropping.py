@@ -11,23 +11,36 @@ from ..backends.tokenizers import count_records
 from ..core import shrink as S
 from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_facts, decide_shrink, facts, gist, plan_budget, stub_text
 from ..core.groups import iter_groups
+from ..errors import InputError
 from ..store import logs
 from ..store.backend import ColdStore, open_store
 from ..store.cold import new_entry
 
 
 def to_cold(home, store: ColdStore, orig: list[dict], tokens: int, reason: str, score, query, cutoff,
-            days: int, what: str, log_redrop: bool = True) -> tuple[str, str, bool]:
-    """Store one chunk (its records as they came) and log it: (path, chunk id, was a re-drop)."""
+            days: int, what: str, log_redrop: bool = True, log: bool = True) -> tuple[str, str, bool]:
+    """Store one chunk (its records as they came) and log it: (path, chunk id, was a re-drop).
+    `log` False: the caller logs it (log_drop) once it knows what the chunk's stub or shrunk form
+    freed, before that form leaves the stream."""
     session = orig[0].get("session") or "default"
     entry = new_entry(session, orig[0].get("group"), orig, tokens, reason, score, query, days, what)
     path, chunk_id, redrop = store.write(entry)  # durable before the chunk leaves the stream
-    if log_redrop or not redrop:
-        logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_dropped",
-                                    "chunk_id": chunk_id, "session_id": session, "reason": reason,
-                                    "relevance_score": score, "threshold_used": cutoff,
-                                    "tokens": 0 if redrop else tokens, "cold_storage_path": path, "query": query})
+    if log and (log_redrop or not redrop):
+        log_drop(home, session, chunk_id, path, reason, score, cutoff, tokens, query, redrop)
     return path, chunk_id, redrop
+
+
+def log_drop(home, session: str, chunk_id: str, path: str, reason: str, score, cutoff, tokens: int, query,
+             redrop: bool = False, freed: int | None = None, shrunk: bool = False) -> None:
+    """One line of drops.jsonl: `tokens` the chunk's whole size (what cold storage holds, 0 for a
+    re-drop), `tokens_freed` what leaving it out of the stream freed (the chunk minus its stub or
+    its shrunk form; null where the caller does not know), `event` chunk_shrunk for a shrink;
+    `threshold_used` null when no threshold decided (a --free or --to-tokens run)."""
+    logs.append(home, "drops", {"event": "chunk_redropped" if redrop else "chunk_shrunk" if shrunk else "chunk_dropped",
+                                "chunk_id": chunk_id, "session_id": session, "reason": reason,
+                                "relevance_score": score, "threshold_used": cutoff,
+                                "tokens": 0 if redrop else tokens, "tokens_freed": freed,
+                                "cold_storage_path": path, "query": query})
 
 
 def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:
@@ -35,7 +48,7 @@ def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score)
 
     session = group[0].get("session") or "default"
     ts = max((r["ts"] for r in group if r.get("ts")), default=None)
-    names = tuple(redaction.text(n) for n in S.names_of(group, tokens))
+    names = redaction.names(S.names_of(group, tokens), group)
     return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
                   content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80), names), group=chunk_id,
                   score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
@@ -43,13 +56,12 @@ def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score)
 
 
 def shrunk_chunk(orig: list[dict], terms, rx, chunk_id: str, path: str | None) -> list[dict]:
-    """The chunk with its large outputs shrunk; what the notes name is redacted like all ctx derives."""
+    """The chunk with its large outputs shrunk; what the notes name holds no secret of the output."""
     from ..store import redaction
 
     session = orig[0].get("session") or "default"
     found = S.shrink_group(orig, terms, rx)
-    found = [(i, S.Shrunk(sh.text, sh.kept, sh.total, tuple(redaction.text(n) for n in sh.names)))
-             for i, sh in found]
+    found = [(i, S.Shrunk(sh.text, sh.kept, sh.total, redaction.names(sh.names, [orig[i]]))) for i, sh in found]
     return S.apply(orig, found, chunk_id, session, path)
 
 
@@ -106,6 +118,8 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
                 play["terms"] = in_play_terms(r)
                 play["rx"] = S._matcher(play["terms"])
         sessions.tally(group, run.tally)
+        if any(r.get("kind") == "message" for r in group):
+            run.total += 1   # the chunks `ctx score` scores: both commands count the same thing
         counts = count_records(tok, [dict(r) for r in group], reuse=True)
         tokens = sum(counts)
         saving = tokens - count_records(tok, [stub(group, tokens, group[0].get("group"), None, None)])[0]
@@ -118,12 +132,16 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         return facts(group, saving, shrink_saving), counts, tokens
 
     enabled = cfg.get("cold_storage_enabled")
+    threshold = None if budget is not None else cutoff   # what the log says decided: no threshold under a budget
     store = open_store(home).cold
     days = cfg.get("recoverable_for_days")
     with GroupSpool(sized) as spool:
         spool.extend(iter_groups(records))
-        run.total = len(spool)
         chunk_facts = [f for f, _, _ in spool.info]
+        if any(f.message for f in chunk_facts) and all(f.score is None for f in chunk_facts if f.message):
+            source = getattr(getattr(records, "source", None), "name", None) or "input"
+            raise InputError(source, None, "the input is not scored: run `ctx score` first",
+                             hint="ctx score FILE | ctx drop")   # before anything is written
         if budget is not None:
             run.target = budget.target(sum(t for _, _, t in spool.info))
             plan = plan_budget(chunk_facts, run.target, min_keep, keep_at)
@@ -133,31 +151,42 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         else:
             decisions = decide_facts(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
         run.disabled = not enabled and any(d.action in (DROP, SHRINK) for d in decisions)
-        for orig, (_, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
+        for orig, (f, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
             if dry_run:
+                frees = max(0, f.saving or 0) if d.action == DROP and enabled else \
+                    f.shrink_saving if d.action == SHRINK and enabled else 0
+                run.before += tokens
+                run.after += tokens - frees
+                run.dropped += d.action == DROP and enabled
+                run.shrunk += d.action == SHRINK and enabled
+                run.summarized += d.action == SUMMARIZE
                 if d.reason != "not_a_message" or orig[0].get("kind") != "event":
                     run.rows.append({"chunk_id": orig[0].get("group"), "session_id": orig[0].get("session"),
                                      "decision": d.action, "reason": d.reason, "score": d.score, "tokens": tokens,
-                                     "gist": gist(orig, 60)})
+                                     "frees": frees, "gist": gist(orig, 60)})
                 continue
             g = [dict(r, tokens=n, tokenizer=tok.name) for r, n in zip(orig, counts)]
             run.before += tokens
             if d.action == DROP and enabled:
-                path, chunk_id, _ = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, cutoff, days,
-                                            gist(g, 80))
+                path, chunk_id, redrop = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, threshold,
+                                                 days, gist(g, 80), log=False)
                 s = stub(g, tokens, chunk_id, path, d.score)
                 s["tokens"], s["tokenizer"] = count_records(tok, [s])[0], tok.name
+                log_drop(home, orig[0].get("session") or "default", chunk_id, path, d.reason, d.score, threshold,
+                         tokens, run.query, redrop, tokens - s["tokens"])
                 out.write(s)
                 run.after += s["tokens"]
                 run.dropped += 1
                 continue
             if d.action == SHRINK and enabled:
-                path, chunk_id, _ = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, cutoff, days,
-                                            gist(g, 80))
+                path, chunk_id, redrop = to_cold(home, store, orig, tokens, d.reason, d.score, run.query, threshold,
+                                                 days, gist(g, 80), log=False)
                 small = shrunk_chunk(orig, play["terms"], play["rx"], chunk_id, path)
                 counts2 = count_records(tok, small)
                 for r, n in zip(small, counts2):
                     r["tokens"], r["tokenizer"] = n, tok.name
+                log_drop(home, orig[0].get("session") or "default", chunk_id, path, d.reason, d.score, threshold,
+                         tokens, run.query, redrop, tokens - sum(counts2), shrunk=True)
                 out.write_all(small)
                 run.after += sum(counts2)
                 run.shrunk += 1

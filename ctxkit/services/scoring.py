@@ -14,7 +14,7 @@ from ..core.drop import gist
 from ..core.working_set import (ERROR_SPAN, FocusTracker, _base, focus_of, found_paths, lean, reads_of, same_file,
                                  terms_of, turn_texts, with_open_errors)
 from ..core.groups import iter_groups
-from ..core.score import (SCORE_EVENT, Weights, ages_from_times, chunk_text, chunk_time, score_chunk,
+from ..core.score import (SCORE_EVENT, Weights, explain_why, ages_from_times, chunk_text, chunk_time, score_chunk,
                           working_set)
 from ..core.timeutil import iso, now, parse_ts
 from ..errors import UsageProblem
@@ -192,9 +192,14 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         focus = with_open_errors(tracker.focus(), _tail(spool))
         if query is None:
             query = query_of(focus, query_from)
+        scorable = [i for i, info_ in enumerate(spool.info) if info_[0]]
+        if not scorable:   # nothing to score (an empty stream): what came in goes out, as jq would
+            if not explain:
+                for i in range(len(spool)):
+                    out.write_all(spool.group(i))
+            return ScoreRun(query or "", 0, 0, focus, [] if explain else None)
         if query is None:
             raise UsageProblem("no query: pass --query TEXT (the stream has no user message to take it from)")
-        scorable = [i for i, info_ in enumerate(spool.info) if info_[0]]
         emb = make_embedder(home, embedder_name, len(scorable))
         if keyword and hasattr(emb, "similarities_of_stats"):
             sims = emb.similarities_of_stats(query, [spool.info[i][3][E_STATS] for i in scorable])
@@ -389,16 +394,10 @@ def superseded(chunks) -> list[float]:
 
 
 def _explain_row(g: list[dict], w: Weights, hits: list[str], read: tuple) -> dict:
+    """One chunk's score, its signals and why (its largest contributions, in words); the weights
+    are the run's, said once (core.score.weights_line)."""
     p = g[0].get("score_parts") or {}
-    why = []
-    if p.get("working_set"):
-        why.append("names what is in play: " + ", ".join(hits[:6]))
-    if p.get("superseded") and read:
-        why.append("superseded: " + ", ".join(read[:3]) + " read again or rewritten later")
-    elif p.get("superseded"):
-        why.append("superseded: a search whose result was then opened")
     return {"chunk_id": g[0].get("group"), "score": g[0].get("score"),
             "similarity": p.get("similarity"), "recency": p.get("recency"), "importance": p.get("importance"),
             "working_set": p.get("working_set"), "superseded": p.get("superseded"),
-            "weights": f"{w.similarity}/{w.recency}/{w.importance}/{w.working_set}/-{w.superseded}",
-            "why": "; ".join(why), "gist": gist(g, 60)}
+            "why": explain_why(p, w, hits, read), "gist": gist(g, 60)}

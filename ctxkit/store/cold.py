@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Iterator
 
 from ..core.timeutil import iso, now, parse_ts
-from ..errors import InputError, UsageProblem
+from ..errors import CtxError, InputError, UsageProblem
 from .atomic import atomic_write, locked, makedirs
 
 SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -39,6 +39,12 @@ def check_id(value: str, what: str) -> str:
     if not value or len(value) > 400 or "\x00" in value:
         raise UsageProblem(f"invalid {what} {value!r}: an id is 1 to 400 characters, no NUL")
     return value
+
+
+def unsafe_id(value: str) -> bool:
+    """An id that reads as a path (a '/', a '..', a NUL): looked up like any other, never opened, and
+    refused as unsafe when no chunk or session carries it."""
+    return "/" in value or ".." in value or "\x00" in value or "\\" in value
 
 
 def safe_component(value: str) -> str:
@@ -87,6 +93,19 @@ def redact_entry(entry: dict) -> dict:
 def records_hash(records: list) -> str:
     """A chunk's content identity: two drops of one id with different records get different chunks."""
     return hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()
+
+
+# SQLite's result codes that say nothing of the database file itself (a full disk, a read-only file
+# system, an I/O error, a lock): an index failing so is never set aside and rebuilt as damaged
+SQLITE_NOT_DAMAGE = {3, 5, 6, 7, 8, 10, 13, 14}   # PERM, BUSY, LOCKED, NOMEM, READONLY, IOERR, FULL, CANTOPEN
+
+
+def is_damage(err: sqlite3.DatabaseError) -> bool:
+    """Whether an error opening an index means the index is damaged (not the disk full or read-only)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if code is None:
+        return True
+    return (code & 0xFF) not in SQLITE_NOT_DAMAGE
 
 
 class ColdStorage:
@@ -255,6 +274,8 @@ class ColdStorage:
             try:
                 self._open_db()
             except sqlite3.DatabaseError as e:  # a damaged index is derived data: set it aside, rebuild
+                if not is_damage(e):  # a full disk, a read-only home, a lock: the index is fine, say so
+                    raise CtxError(f"{self.index_path}: {e} (the index is left as it is)") from None
                 self._set_aside(e)
                 self._open_db()
         return self._db
@@ -401,14 +422,28 @@ class ColdStorage:
         if session:
             q += " AND session=?"
             args.append(session)
-        found = [{"session": s, "chunk": c, "path": self._indexed_path(s, c, p)} for s, c, p in self.db.execute(q, args)]
-        if not found:  # the index may lag the files: look on disk too
-            sessions = [session] if session else [e.name for e in os.scandir(self.root) if e.is_dir()] \
-                if os.path.isdir(self.root) else []
-            for s in sessions:
-                p = os.path.join(self.root, safe_component(s), safe_component(chunk_id) + ".jsonl")
-                if os.path.exists(p):
-                    e = self._read_file(p)
+        # the files first: they are the truth, named by the ids, so finding a chunk by its id reads
+        # no index (it works on a full disk and a read-only home, and when the index lags the files)
+        found = self._find_files(chunk_id, session)
+        if not found:
+            found = [{"session": s, "chunk": c, "path": self._indexed_path(s, c, p)}
+                     for s, c, p in self.db.execute(q, args)]
+        return found
+
+    def _find_files(self, chunk_id: str, session: str | None) -> list[dict]:
+        if session:
+            dirs = [safe_component(session)]
+        elif os.path.isdir(self.root):
+            dirs = sorted(e.name for e in os.scandir(self.root) if e.is_dir(follow_symlinks=False)
+                          and not e.name.startswith("."))
+        else:
+            dirs = []
+        found = []
+        for d in dirs:
+            p = os.path.join(self.root, d, safe_component(chunk_id) + ".jsonl")
+            if os.path.lexists(p):
+                e = self._read_file(p)
+                if e["chunk_id"] == chunk_id and (not session or e["session_id"] == session):
                     found.append({"session": e["session_id"], "chunk": e["chunk_id"], "path": p})
         return found
 

@@ -1,6 +1,7 @@
 """config.yaml: every knob, strictly validated; precedence flag > CTX_* env > file > default."""
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -152,6 +153,8 @@ def coerce(key: str, value: Any, where: str) -> Any:
         ok = ok and isinstance(value, (int, float)) and not isinstance(value, bool)
         if ok:
             value = float(value)
+            if not math.isfinite(value):  # NaN compares false with every bound: it would pass them all
+                raise ConfigError(f"{where}: {key} must be a finite number ({range_text(key)}), got {value!r}")
     elif t is str:
         if value is None:
             value = ""

@@ -14,9 +14,19 @@ def default_home() -> str:
     return os.environ.get("CTX_HOME") or os.path.join(os.path.expanduser("~"), ".ctx")
 
 
+def check_home_dir(path: str, what: str = "CTX_HOME") -> None:
+    """A home that exists and is not a folder (a regular file, a link to one) is one clear error,
+    before any command reads or writes under it."""
+    if os.path.lexists(path) and not os.path.isdir(path):
+        from ..errors import ConfigError
+
+        raise ConfigError(f"{what} {path} is not a directory")
+
+
 class Home:
     def __init__(self, path: str | None = None):
         self.path = os.path.abspath(os.path.expanduser(path or default_home()))
+        check_home_dir(self.path, "--home" if path else "CTX_HOME" if os.environ.get("CTX_HOME") else "ctx home")
         from .atomic import guard_root
 
         guard_root(self.path)

@@ -71,3 +71,15 @@ def _events(lines, path: str, since: datetime | None) -> Iterator[dict]:
             if ts is None or ts < since:
                 continue
         yield ev
+
+
+def drop_event(ev: dict) -> dict:
+    """A drops.jsonl line in today's shape, whatever version of ctx wrote it: a line from before
+    `tokens_freed` has it null (what it freed was not recorded: its `tokens` is the whole chunk,
+    which a shrink did not free), and a shrink logged as `chunk_dropped` says `chunk_shrunk`."""
+    if "tokens_freed" in ev:
+        return ev
+    ev = dict(ev, tokens_freed=None)
+    if ev.get("event") == "chunk_dropped" and str(ev.get("reason") or "").endswith("_shrunk"):
+        ev["event"] = "chunk_shrunk"
+    return ev

@@ -5,7 +5,7 @@ Set once by the CLI when it opens the home; library use without a CLI gets the d
 """
 from __future__ import annotations
 
-from ..core.redact import Redactor
+from ..core.redact import Redactor, strings_of
 
 _current: "Redactor | bool | None" = None
 
@@ -37,6 +37,25 @@ def record(rec: dict) -> dict:
     """A copy of `rec` with its secrets redacted (the caller's record is left as it was)."""
     r = active()
     return r.record(rec) if r else rec
+
+
+def names(found, group: list[dict]) -> tuple:
+    """The names a stub or a shrink note lists (`found`), none of them a secret of the chunk
+    (`group`) or a piece of one: a name redaction would change, or one found inside a value
+    redaction hides in the chunk (`django-insecure-ks2sj-6k0h8_jbt9_`), is left out."""
+    r = active()
+    if not r or not found:
+        return tuple(found)
+    hidden: list[str] | None = None
+    out = []
+    for n in found:
+        if r.text(n) != n:
+            continue
+        if hidden is None:
+            hidden = [s[a:b] for s in strings_of(group) for a, b, _ in r.spans(s)]
+        if not any(n in h or h in n for h in hidden):
+            out.append(n)
+    return tuple(out)
 
 
 def output(obj):
