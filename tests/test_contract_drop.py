@@ -229,3 +229,25 @@ def test_counts_agree_and_reasons_are_never_cut(streams):
     table = run("drops", "-t", env=ENV)
     reasons = {r["reason"] for r in run("drops", "--json").records()}
     assert all(reason in table.stdout for reason in reasons)
+
+
+def test_drop_says_how_many_of_its_tokens_the_model_no_longer_sees(streams):
+    """A Claude Code transcript compacted by Claude keeps its history before the boundary: drop
+    counts the stream's tokens (as `ctx count`), and says how many precede the last boundary
+    (`ctx status` counts from it)."""
+    _, scored = streams
+    recs = _jsonl(scored)
+    k = next(i for i, r in enumerate(recs) if r.get("kind") == "message" and i > len(recs) // 2
+             and r.get("group") != recs[i - 1].get("group"))
+    boundary = {"v": 1, "kind": "summary", "id": "cb-1", "session": recs[k]["session"], "role": "system",
+                "content": "Conversation compacted", "flags": ["compact_boundary"], "group": "cb-1"}
+    stream = recs[:k] + [boundary] + recs[k:]
+    text = "".join(json.dumps(r) + "\n" for r in stream)
+    before = int(run("count", "-", input="".join(json.dumps(r) + "\n" for r in recs[:k])).stdout.strip())
+    out = run("drop", "--free", "0.5", env=ENV, input=text)
+    assert out.code == 0, out.stderr
+    m = re.search(r"ctx: (\d+) of the (\d+) tokens come before the stream's last compaction boundary", out.stderr)
+    assert m and int(m.group(1)) > 0 and int(m.group(1)) < int(m.group(2))
+    assert int(m.group(1)) == before
+    plain = run("drop", "--free", "0.5", env=ENV, input=scored)
+    assert "compaction boundary" not in plain.stderr

@@ -228,19 +228,6 @@ def test_explain_shows_each_signal_and_why():
     assert not any(r.get("kind") == "message" for r in rows)  # rows, not records
 
 
-def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
-    """A stub's one line must not read as a complete call on a shorter path."""
-    from ctxkit.core.drop import gist
-
-    path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
-    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
-    line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
-    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
-    short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
-    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
-        'Read({"file_path": "a.py"})'
-
-
 AGENT_RESULT = ("## What the exploration found\n" + "\n".join(
     f"- lib/spotter/transcripts/part_{i}.ex defines Spotter.Transcripts.Part{i}.load_{i}/1" for i in range(80))
     + "\nIn short: the sync job reads every part through load_N/1.")
@@ -285,3 +272,43 @@ def test_a_background_task_output_keeps_its_own_head_and_tail_and_its_wrapper_on
     for r in shrunk.values():
         back = run("recover", "--chunk-id", r["meta"]["shrunk"]["chunk_id"]).records()
         assert back == [x for x in sc.records() if x.get("group") == r["group"]]
+
+
+def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
+    """A stub's one line must not read as a complete call on a shorter path."""
+    from ctxkit.core.drop import gist
+
+    path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
+    call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
+    line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
+    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
+    short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
+    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
+        'Read({"file_path": "a.py"})'
+
+
+def test_a_one_line_output_shrinks_to_its_head_tail_and_the_words_in_play():
+    """Minified JSON on one line: shrunk to its head, its tail and a window around a word in play,
+    each cut span a marker; not kept whole, not dropped whole."""
+    from ctxkit.core.shrink import shrink_text
+
+    items = [{"id": i, "name": f"item{i}", "price": i * 1.5} for i in range(3000)]
+    items[1500]["name"] = "stale_price_cache"
+    text = json.dumps(items)
+    s = shrink_text(text, {"stale_price_cache"})
+    assert s is not None and len(s.text) < 2500 < len(text)
+    assert s.text.startswith('[{"id": 0, "name": "item0"') and s.text.endswith('"price": 4498.5}]')
+    assert '"name": "stale_price_cache"' in s.text and s.text.count("characters cut …]") == 2
+    assert (s.kept, s.total) == (1, 1)
+
+
+def test_a_codex_result_keeps_its_header_on_one_line_and_its_output_head():
+    from ctxkit.core.shrink import shrink_text
+
+    listing = [f"src/module_{i}/file_{i}.ts" for i in range(120)]
+    text = "Exit code: 0\nWall time: 3.7 seconds\nOutput:\n" + "\n".join(listing) + "\n\n\n"
+    s = shrink_text(text, set())
+    lines = s.text.split("\n")
+    assert lines[0] == "Exit code: 0 Wall time: 3.7 seconds Output:"
+    assert lines[1:7] == listing[:6] and lines[7].startswith("[… ")
+    assert listing[-1] in s.text and "lines cut" in s.text

@@ -26,7 +26,8 @@ from .count import resolve_tokenizer
 @click.option("--min-keep", type=click.IntRange(min=0), help="Never drop the newest N chunks "
               "(config: min_chunks_to_keep, 5).")
 @click.option("--free", "free", type=Fraction(0, 1), metavar="FRACTION",
-              help="Free this share of the stream's tokens, least relevant chunks first: large outputs are "
+              help="Free this share of the stream's tokens (all of them, as `ctx count` counts; stderr says how "
+              "many precede a compaction boundary), least relevant chunks first: large outputs are "
               "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
               "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
               "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE. When the "
@@ -96,6 +97,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
             if not run.in_reach:
                 note(f"ctx: freeing {run.target} tokens is out of reach: what can go goes, and shrunk outputs "
                      f"keep their kept lines")
+            _note_hidden(run)
             return
         if run.disabled:
             click.echo("ctx: cold_storage_enabled is false: nothing is dropped (dropping needs a place to "
@@ -110,6 +112,13 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     if not run.in_reach:
         note(f"ctx: freeing {run.target} tokens is out of reach (the newest {min_keep} chunks, pinned, system and "
              f"small chunks stay); freed {run.before - run.after}, and shrunk outputs keep their kept lines")
+    _note_hidden(run)
+
+
+def _note_hidden(run) -> None:
+    if run.hidden:
+        note(f"ctx: {run.hidden} of the {run.before} tokens come before the stream's last compaction boundary: "
+             f"the model no longer sees them (`ctx status` counts from the boundary), the stream still holds them")
 
 
 @click.command("drops")

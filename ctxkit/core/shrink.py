@@ -49,6 +49,10 @@ WRAP_OPEN = re.compile(r"\s*<([A-Za-z][\w-]*)>\s*$")             # <task-notific
 BODY_OPEN = re.compile(r"\s*<(output|result)>")
 WRAP_LINES = 24         # the most lines of metadata before the output opens
 TASK_NOTIFICATION = re.compile(r"\s*<task-notification>")
+# A command's result headed by what it did, a "Key: value" a line, then "Output:" (Codex's shell
+# and exec_command results): the head kept is the output's own, the header one line.
+HEADER = re.compile(r"[A-Z][A-Za-z ]{2,30}: \S.{0,60}$")
+HEADER_LINES = 6
 
 
 @dataclass(frozen=True)
@@ -67,14 +71,55 @@ def _matcher(in_play: Collection[str]):
 
 
 def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | None:
-    """The lines worth keeping of a large output, or None when it is small or nothing would go."""
+    """The lines worth keeping of a large output, or None when it is small or nothing would go.
+    An output of too few lines to cut keeps, of each line longer than LONG_LINE (minified JSON,
+    base64), its head, tail and the words in play, so a one-line output shrinks too."""
     if not isinstance(text, str) or len(text) < MIN_CHARS:
         return None
     lines = text.split("\n")
     n = len(lines)
-    if n <= HEAD_LINES + TAIL_LINES + 4:
-        return None
     rx = matcher if matcher is not None else _matcher(in_play)
+    keep = [True] * n
+    few = n <= HEAD_LINES + TAIL_LINES + 4     # too few lines to cut: its long lines are cut instead
+    if not few:
+        keep = _lines_kept(lines, rx)
+    kept = sum(keep)
+    if kept >= n - 2:
+        keep, kept = [True] * n, n
+    start = _body(lines, _output_end(lines))[0] if kept < n else 0
+    out, cut, cut_lines = [], 0, []
+    if start:                           # the wrapper's metadata on one line
+        out.append(" ".join(ln.strip() for ln in lines[:start] if ln.strip()))
+    for i, ln in enumerate(lines):
+        if i < start:
+            continue
+        if keep[i]:
+            if cut:
+                out.append(_cut_marker(cut))
+                cut = 0
+            if few and len(ln) > LONG_LINE:
+                ln, gone = _line_kept(ln, rx)
+                cut_lines += gone
+            out.append(ln)
+        else:
+            cut += 1
+            cut_lines.append(ln)
+    if cut:
+        out.append(_cut_marker(cut))
+    if not cut_lines:
+        return None
+    kept_text = "\n".join(out)
+    return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
+
+
+def _cut_marker(n: int) -> str:
+    return f"[… {n} line{'s' if n != 1 else ''} cut …]"
+
+
+def _lines_kept(lines: list[str], rx) -> list[bool]:
+    """Which lines a shrink keeps: the head and tail of the output itself (inside a background
+    task's wrapper, with the wrapper), the lines naming what is in play with a line either side."""
+    n = len(lines)
     end = _output_end(lines)
     start, stop = _body(lines, end)     # the output itself, inside a background task's wrapper
     keep = [False] * n
@@ -86,30 +131,72 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
         keep[i] = True
     if rx is not None:
         for i, ln in enumerate(lines[:end]):
-            if len(ln) <= 2000 and rx.search(ln):
+            if len(ln) <= MATCH_LINE and rx.search(ln):
                 for j in range(max(0, i - CONTEXT_LINES), min(end, i + CONTEXT_LINES + 1)):
                     keep[j] = True
-    kept = sum(keep)
-    if kept >= n - 2:
-        return None
-    out, cut, cut_lines = [], 0, []
-    if start:                           # the wrapper's metadata on one line
-        out.append(" ".join(ln.strip() for ln in lines[:start] if ln.strip()))
-    for i, ln in enumerate(lines):
-        if i < start:
-            continue
-        if keep[i]:
-            if cut:
-                out.append(f"[… {cut} lines cut …]")
-                cut = 0
-            out.append(ln)
+    return keep
+
+
+# An output of too few lines to cut (a one-line JSON array, a base64 blob) has its lines longer
+# than LONG_LINE shrunk instead; a line longer than MATCH_LINE is not kept for naming a word in
+# play (a long line names many). Measured with bench/bench_drop_sets.py: shrinking the long lines
+# of every output (from 1,000 or 5,000 characters) turned one or two wins against dropping the
+# oldest into ties on the standard cuts (a read whose long JSON fixture lines became cheap to
+# shrink, so the budget took a more relevant read instead).
+LONG_LINE = 5000
+MATCH_LINE = 2000
+HEAD_CHARS, TAIL_CHARS = 400, 200
+CONTEXT_CHARS = 100     # kept either side of a word in play inside a long line
+WINDOWS_MAX = 12        # the most words in play a long line keeps a window for (the first of each)
+
+
+def _line_kept(line: str, rx) -> tuple[str, list[str]]:
+    """A long line's head and tail and a window around each word in play in it (the first
+    occurrence of each, at most WINDOWS_MAX), every cut span one `[… N characters cut …]`
+    marker; and the cut spans. Cuts fall on a space, comma or bracket near the boundary, so no
+    name is cut in two."""
+    spans = [(0, HEAD_CHARS), (len(line) - TAIL_CHARS, len(line))]
+    if rx is not None:
+        seen = set()
+        for m in rx.finditer(line):
+            if m.group(0) in seen:
+                continue
+            seen.add(m.group(0))
+            spans.append((m.start() - CONTEXT_CHARS, m.end() + CONTEXT_CHARS))
+            if len(seen) >= WINDOWS_MAX:
+                break
+    merged: list[list[int]] = []
+    for a, b in sorted((max(0, a), min(len(line), b)) for a, b in spans):
+        if merged and a <= merged[-1][1] + 40:
+            merged[-1][1] = max(merged[-1][1], b)
         else:
-            cut += 1
-            cut_lines.append(ln)
-    if cut:
-        out.append(f"[… {cut} lines cut …]")
-    kept_text = "\n".join(out)
-    return Shrunk(kept_text, kept, n, _names("\n".join(cut_lines), kept_text))
+            merged.append([a, b])
+    out, gone, at = [], [], 0
+    for a, b in merged:
+        a, b = _soft(line, a, back=True), _soft(line, b, back=False)
+        if a > at:
+            gone.append(line[at:a])
+            out.append(f" [… {a - at} characters cut …] ")
+        out.append(line[max(a, at):b])
+        at = max(at, b)
+    if at < len(line):
+        gone.append(line[at:])
+        out.append(f" [… {len(line) - at} characters cut …]")
+    return "".join(out), gone
+
+
+SOFT = re.compile(r"[\s,;{}\[\]()]")
+
+
+def _soft(line: str, k: int, back: bool) -> int:
+    """`k` moved (outward, at most 30 characters) to just past a space, comma or bracket."""
+    if k <= 0 or k >= len(line):
+        return max(0, min(k, len(line)))
+    rng = range(k, max(0, k - 30), -1) if back else range(k, min(len(line), k + 30))
+    for j in rng:
+        if SOFT.match(line[j - 1] if back else line[j]):
+            return j if back else j + 1
+    return k
 
 
 def _output_end(lines: list[str]) -> int:
@@ -133,7 +220,13 @@ def _output_end(lines: list[str]) -> int:
 def _body(lines: list[str], end: int) -> tuple[int, int]:
     """Where the output itself starts and stops in `lines[:end]`: inside a background task's
     wrapper (metadata tags a line each, then <output> or <result> ... its closing tag and at most
-    TAIL_LINES closing lines), else the whole of it."""
+    TAIL_LINES closing lines), after a command's header (Codex: "Exit code: 0", "Wall time: 2.6
+    seconds", then "Output:"), else the whole of it."""
+    for i, ln in enumerate(lines[:min(end, HEADER_LINES + 1)]):
+        if ln.strip() == "Output:" and i:
+            return i + 1, end
+        if not HEADER.match(ln):
+            break
     tags = 0
     for i, ln in enumerate(lines[:min(end, WRAP_LINES)]):
         m = BODY_OPEN.match(ln)
@@ -205,8 +298,9 @@ def names_of(group: Sequence[dict], tokens: int) -> tuple:
 def note(s: Shrunk, chunk_id: str, session: str) -> str:
     cmd = f"ctx recover --chunk-id {shlex.quote(chunk_id)} --session {shlex.quote(session)}"
     names = f"; the cut lines name: {', '.join(s.names)}" if s.names else ""
+    long = "; of a long line, its head, tail and the words in play" if " characters cut …]" in s.text else ""
     return (f"[ctx shrunk this output: kept {s.kept} of {s.total} lines (head, tail, lines naming what is in "
-            f"play){names}. Whole output: {cmd}]")
+            f"play{long}){names}. Whole output: {cmd}]")
 
 
 def shrinkable(rec: dict) -> bool:

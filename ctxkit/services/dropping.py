@@ -80,6 +80,7 @@ class DropRun:
     duration_s: float = 0.0
     target: int | None = None       # with a budget: the tokens it asked to free
     in_reach: bool = True           # with a budget: the chunks it may touch hold that many
+    hidden: int = 0                 # tokens before the stream's last compaction boundary (not in the window)
 
 
 @dataclass
@@ -102,13 +103,14 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     keep thresholds. Memory stays flat: the chunks wait in a disk spool, only their facts in
     memory."""
     from ..store import sessions
+    from ..core.usage import is_boundary
     from .scoring import in_play_terms, is_score_event
     from .spool import GroupSpool
 
     cfg = home.config
     run = DropRun(tally=sessions.tally(()))
     started = time.monotonic()
-    play = {"terms": set(), "rx": None}
+    play = {"terms": set(), "rx": None, "n": 0, "boundary": None}
 
     def sized(group: list[dict]) -> tuple:
         """What stays in memory per chunk: its facts, each record's tokens, and their sum."""
@@ -118,6 +120,9 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
                 play["terms"] = in_play_terms(r)
                 play["rx"] = S._matcher(play["terms"])
         sessions.tally(group, run.tally)
+        if any(is_boundary(r) for r in group):
+            play["boundary"] = play["n"]   # what precedes it is compacted away (core.usage)
+        play["n"] += 1
         if any(r.get("kind") == "message" for r in group):
             run.total += 1   # the chunks `ctx score` scores: both commands count the same thing
         counts = count_records(tok, [dict(r) for r in group], reuse=True)
@@ -138,6 +143,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     with GroupSpool(sized) as spool:
         spool.extend(iter_groups(records))
         chunk_facts = [f for f, _, _ in spool.info]
+        run.hidden = sum(t for _, _, t in spool.info[:play["boundary"] or 0])
         if any(f.message for f in chunk_facts) and all(f.score is None for f in chunk_facts if f.message):
             source = getattr(getattr(records, "source", None), "name", None) or "input"
             raise InputError(source, None, "the input is not scored: run `ctx score` first",
