@@ -79,14 +79,13 @@ def shrink_text(text: str, in_play: Collection[str], matcher=None) -> Shrunk | N
     lines = text.split("\n")
     n = len(lines)
     rx = matcher if matcher is not None else _matcher(in_play)
-    keep = [True] * n
+    keep, start = [True] * n, 0
     few = n <= HEAD_LINES + TAIL_LINES + 4     # too few lines to cut: its long lines are cut instead
     if not few:
-        keep = _lines_kept(lines, rx)
+        keep, start = _lines_kept(lines, rx)
     kept = sum(keep)
     if kept >= n - 2:
-        keep, kept = [True] * n, n
-    start = _body(lines, _output_end(lines))[0] if kept < n else 0
+        keep, kept, start = [True] * n, n, 0
     out, cut, cut_lines = [], 0, []
     if start:                           # the wrapper's metadata on one line
         out.append(" ".join(ln.strip() for ln in lines[:start] if ln.strip()))
@@ -116,9 +115,10 @@ def _cut_marker(n: int) -> str:
     return f"[… {n} line{'s' if n != 1 else ''} cut …]"
 
 
-def _lines_kept(lines: list[str], rx) -> list[bool]:
+def _lines_kept(lines: list[str], rx) -> tuple[list[bool], int]:
     """Which lines a shrink keeps: the head and tail of the output itself (inside a background
-    task's wrapper, with the wrapper), the lines naming what is in play with a line either side."""
+    task's wrapper, with the wrapper), the lines naming what is in play with a line either side;
+    and where the output itself starts (after the wrapper's metadata)."""
     n = len(lines)
     end = _output_end(lines)
     start, stop = _body(lines, end)     # the output itself, inside a background task's wrapper
@@ -134,7 +134,7 @@ def _lines_kept(lines: list[str], rx) -> list[bool]:
             if len(ln) <= MATCH_LINE and rx.search(ln):
                 for j in range(max(0, i - CONTEXT_LINES), min(end, i + CONTEXT_LINES + 1)):
                     keep[j] = True
-    return keep
+    return keep, start
 
 
 # An output of too few lines to cut (a one-line JSON array, a base64 blob) has its lines longer
