@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .bm25 import BM25, normalized, tokenize
-from .distill import sentences
+from .text import sentences
 from .hygiene import gate
 from .score import chunk_text
 
@@ -43,7 +43,7 @@ def cluster_bullet(groups: Sequence[list[dict]], members: Sequence[int]) -> str 
     for i in members:
         for r in groups[i]:
             if r.get("role") == "assistant" and r.get("content"):
-                cands += sentences(r["content"])
+                cands += sentences(r["content"], cap=320)
     kept, _ = gate(cands)
     ids = ", ".join(str(groups[i][0].get("group")) for i in members[:6]) + (" …" if len(members) > 6 else "")
     if not kept:

@@ -37,10 +37,10 @@ BY = re.compile(r"(?<!\s)\s+\((?:by ([^(),]+?))?(?:, )?(?:at (\d{4}-\d{2}-\d{2}T
 
 # Section order: seed 000's Now/Time first, seed 001's template (+ Files), seed 004's hot
 # context, then seed 000's Recent/External. Free-text sections hold a paragraph, not items.
-# the sections a kind of session adds (core.kinds) come right after where the work stands
+# the sections a kind of session adds come right after where the work stands
 KIND_SECTIONS = ["Fix", "Findings", "Customer records", "Agreed with the customer", "Actions and results",
                  "Aider requests and undo"]
-# the spec of the work item in progress, checked against the changes since the last commit (core.focus)
+# the spec of the work item in progress, checked against the changes since the last commit
 SPEC_SECTION = "The item's spec, against the changes since the last commit"
 KIND_SECTIONS.append(SPEC_SECTION)
 ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Project", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
@@ -271,10 +271,20 @@ def files_of(items: list[Item]) -> dict:
     return out
 
 
+def combine(prev: str | None, action: str) -> str:
+    """The action to record when `action` follows `prev` on one path: the last one, except that a file
+    created here stays `created` when edited, and a read never hides a write."""
+    if prev == "created" and action in ("modified", "read"):
+        return "created"
+    if prev in ("created", "modified", "deleted") and action in ("read", "searched"):
+        return prev
+    if prev == "read" and action == "searched":
+        return "read"
+    return action
+
+
 def merge_files(old: list[Item], new: list[Item], cap: int) -> list[Item]:
     """By path, the last action wins and moves the path to the end (most recent last)."""
-    from .artifacts import combine
-
     trail = files_of(old)
     for path, action in files_of(new).items():
         trail[path] = combine(trail.pop(path, None), action)

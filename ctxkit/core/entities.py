@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-from .artifacts import trail
 from .hygiene import PATH
 
 URL = re.compile(r"https?://[^\s)>\]\"'`]+")
@@ -161,7 +160,10 @@ def extract(records: Iterable[dict]) -> dict[str, list[str]]:
         elif _file_ok(p):
             add("files", p)
 
-    for p in trail(recs):
+    from ..compaction import state_of
+
+    st = state_of(list(recs))
+    for p in [f.path for f in st.files] + list(st.reads):
         add("files", p)
     reads = _call_paths(recs)
     for r in recs:

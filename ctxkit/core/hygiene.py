@@ -137,3 +137,11 @@ SESSION_STATE = re.compile(
 def is_session_state(text: str) -> bool:
     """A bullet about where this session stands ("the idempotency test is failing"), not a fact."""
     return bool(SESSION_STATE.search(text))
+
+
+FIRST_PERSON = re.compile(r"\b(I|I'm|I've|I'll|I'd|me|my|mine|myself|let me|let's)\b")
+
+
+def first_person(text: str) -> bool:
+    """The text speaks as its narrator ("I'll…", "let me…"): a session's voice, not a long-term fact."""
+    return bool(FIRST_PERSON.search(text))

@@ -5,11 +5,8 @@ import re
 from collections import Counter
 from typing import Sequence
 
-from .artifacts import trail
 from .bm25 import STOP
-from .distill import distill
 from .requests import last_request
-from .writeup import rel
 from .hygiene import BACKTICK, IDENT
 from .score import chunk_text
 
@@ -23,9 +20,11 @@ def stream_text(records: Sequence[dict]) -> str:
 def build(session: Sequence[dict], span: Sequence[dict]) -> dict[str, list[str]]:
     """Probes from the pre-compaction span (and the session's last user request)."""
     probes: dict[str, list[str]] = {c: [] for c in CATEGORIES}
-    d = distill(span, session)
-    probes["artifact"] = [rel(p, d.cwd) for p in trail(span)]
-    probes["error"] = list(dict.fromkeys(_head(e.text) for e in d.errors))
+    from ..compaction import state_of
+
+    st = state_of(list(span))
+    probes["artifact"] = list(dict.fromkeys([f.path for f in st.files] + list(st.reads)))
+    probes["error"] = list(dict.fromkeys(_head(e.text) for e in st.errors))
     last = last_request(session) or ""
     words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_.-]{3,}", re.sub(r"<[^>]+>", " ", last))
              if w.lower() not in STOP]

@@ -269,3 +269,9 @@ def task_statement(records: Sequence[dict]) -> str:
                 out += " (the later requests are listed below)"
         return out
     return first
+
+
+def latest_request(records: Sequence[dict], cap: int = 200) -> str:
+    """The newest real request, on one line (cut at a word boundary to `cap` characters)."""
+    t = last_request(records)
+    return brief(t, cap) if t else ""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..backends.tokenizers import annotate
 from ..core import context_md as C
 from ..core.compact import fold_tool_tail, is_compaction_summary, select, summary_record
-from ..core.extract import latest_request, summarize
+from ..core.requests import latest_request
 from ..core.groups import iter_groups
 from ..core.model_output import parse_output, verify
 from ..core.score import chunk_text
@@ -110,24 +110,38 @@ def _model_summarizer(opts: Options):
     return OpenAISummarizer(o.get("base_url", ""), o.get("model", ""), o.get("api_key"))
 
 
-def summarize_span(span: list[dict], all_records: list[dict], opts: Options,
-                   report: Report) -> tuple[C.Context, C.Context | None]:
+FULL_BUDGET = 60_000   # CONTEXT.md keeps everything the state holds; what is injected is its condensed view
+
+
+def to_context(r) -> C.Context:
+    """The engine's rendered sections as CONTEXT.md's grammar (one analysis, two renderings)."""
+    return C.Context(task=r.task, latest=r.latest if r.latest != r.task else "",
+                     sections={name: [C.Item(text=ln.text, done=ln.done) for ln in lines] for name, lines in r.sections})
+
+
+def engine(records: list[dict], budget: int, tok):
+    """The compaction engine's summary of `records` within `budget` tokens."""
+    from ..compaction import compact_span
+
+    return compact_span([r for r in records if not is_compaction_summary([r])], max(50, budget), tok.count)
+
+
+def summarize_span(span: list[dict], all_records: list[dict], opts: Options, report: Report,
+                   tok=None) -> tuple[C.Context, C.Context | None]:
     """(the full state for CONTEXT.md, the model's verified bullets or None).
 
-    The ladder: model (gets the distilled facts, verified, gated) -> extractive -> truncate;
-    each fallback is recorded. The deterministic parts (Task, Files, Errors, Progress, Pending)
-    are never left to a model."""
-    facts = None
+    The ladder: model (gets the engine's state, its bullets verified and gated) -> extractive -> truncate;
+    each fallback is recorded. Where the work stands, files, errors and checks are never left to a model."""
     try:
-        facts = summarize(span, task_from=all_records)
+        facts = to_context(engine(all_records, FULL_BUDGET, tok).rendered)
     except Exception as e:  # noqa: BLE001 - last rung: keep going with truncation
-        report.degraded = f"extractive failed: {str(e)[:200]}; truncated"
+        report.degraded = f"extractive failed: {type(e).__name__}: {str(e)[:200]}; truncated"
         report.summarizer = "truncate"
         return C.Context(task=latest_request(all_records)), None
     if opts.summarizer in ("llama", "openai"):
         started = time.monotonic()
         try:
-            model_ctx = model_bullets(span, all_records, opts, report)
+            model_ctx = model_bullets(span, all_records, opts, report, tok)
             merged = C.Context(task=facts.task, latest=facts.latest,
                                sections={k: list(v) for k, v in facts.sections.items()})
             for name in ("Decisions", "Facts"):
@@ -147,15 +161,13 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options,
     return facts, None
 
 
-def model_bullets(span: list[dict], all_records: list[dict], opts: Options, report: Report) -> C.Context:
-    """Extract, then abstract: the model rewrites the distilled candidates (<= 2k tokens) as
-    concise Decisions and Facts; every bullet is verified against the span and gated."""
-    from ..core.distill import distill
+def model_bullets(span: list[dict], all_records: list[dict], opts: Options, report: Report, tok) -> C.Context:
+    """Extract, then abstract: the model reads the engine's state (about 2k tokens) and writes concise
+    Decisions and Facts; every bullet is verified against the span and gated."""
     from ..core.hygiene import gate
 
     source = "\n".join(chunk_text([r]) for r in span)
-    d = distill(span, all_records)
-    brief_in = model_input(d)
+    brief_in = model_input(engine(all_records, 2000, tok).rendered)
     # half the time limit at most: the prose of where the work stands (rewrite_prose) comes after
     gen = _model_summarizer(opts).generate(brief_in, opts.timeout_s / 2)
     report.tokens_per_s = gen.tokens_per_s
@@ -175,28 +187,14 @@ def model_bullets(span: list[dict], all_records: list[dict], opts: Options, repo
     return merged
 
 
-def model_input(d, cap_chars: int = 7000) -> str:
-    """What the model reads: the request and the distilled candidate sentences (about 2k tokens)."""
-    lines = [f"Task: {d.task}"]
-    if d.latest and d.latest != d.task:
-        lines.append(f"Latest request: {d.latest}")
-    if d.story is not None and d.focus is not None:  # the deterministic notes the model may only rewrite
-        from ..core.writeup import standing, step_heading
-
-        # where the work stands, as the summary says it: Current work, Next step, and what this kind of
-        # session needs at its cut (the plan part by part, findings so far, what was looked at, sources)
-        for name, notes in standing(d.story, d.focus, d.latest, more=True).items():
-            lines.append(f"{name}:")
-            lines += [f"- {x}" for x in notes]
-        steps = [e for e in d.story.episodes if e.busy()]
-        if steps:
-            lines.append("Steps so far, in order:")
-            lines += [f"{k}. {step_heading(e, d.story)}" for k, e in enumerate(steps, 1)]
-    for title, facts in (("Candidate decisions", d.decisions), ("Candidate facts", d.findings),
-                         ("Errors", d.errors)):
-        if facts:
-            lines.append(title + ":")
-            lines += [f"- {f.text}" for f in facts]
+def model_input(r, cap_chars: int = 7000) -> str:
+    """What the model reads: the engine's sections as plain lines (about 2k tokens)."""
+    lines = [f"Task: {r.task}"]
+    if r.latest:
+        lines.append(f"Latest request: {r.latest}")
+    for name, items in r.sections:
+        lines.append(f"{name}:")
+        lines += [f"- {ln.text}" for ln in items]
     text = "\n".join(lines)
     return text[:cap_chars].rsplit("\n", 1)[0] if len(text) > cap_chars else text
 
@@ -225,23 +223,6 @@ def expand_stubs(span: list[dict], home=None) -> list[dict]:
                 pass
         out.append(r)
     return out
-
-
-def _prior_summary(groups) -> C.Context | None:
-    """The newest compaction summary already in the stream, parsed (its knowledge carries over)."""
-    prev = [g for g in groups if is_compaction_summary(g)]
-    if not prev:
-        return None
-    body = prev[-1][0].get("content", "").split("---\n", 1)[-1]
-    try:
-        ctx = C.parse(body)
-    except C.ContextFormatError:
-        return None
-    ctx.sections.pop("After this summary", None)  # a note on the records that followed it, not state
-    meta = prev[-1][0].get("meta") if isinstance(prev[-1][0].get("meta"), dict) else {}
-    if isinstance(meta.get("cwd"), str):
-        ctx.cwd = meta["cwd"]  # the session's working directory, for the next window (not state: not persisted)
-    return ctx
 
 
 def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Report:
@@ -290,22 +271,20 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         rep.records = records
         return _finish(rep, home, started, opts)
     through = existing.state.get("through")
-    prior = _prior_summary(groups)
+    analyzed = expand_stubs([r for r in records if r.get("kind") != "event"], home)   # what the engine reads
     model_ctx = None
     if span_idx:
         span = expand_stubs([r for i in span_idx for r in groups[i]], home)
-        new_ctx, model_ctx = summarize_span(span, records, opts, rep)
-        base = existing if (existing.task or existing.sections) else (prior or C.Context())
-        if base.task and existing.state.get("session") == session:
-            new_ctx.task = base.task  # the session's first request stays its task
-        elif opts.task:
+        new_ctx, model_ctx = summarize_span(span, analyzed, opts, rep, tok)
+        base = existing if (existing.task or existing.sections) else C.Context()
+        if not new_ctx.task and opts.task:
             new_ctx.task = opts.task  # a windowed run: the first request was in an earlier window
         if opts.latest and not new_ctx.latest:
             new_ctx.latest = opts.latest
         through = groups[max(span_idx)][-1].get("id")
 
         def change(cur: C.Context) -> C.Context:
-            merged = C.merge(cur if (cur.task or cur.sections) else base, new_ctx)
+            merged = _replace(cur if (cur.task or cur.sections) else base, new_ctx)
             if session:
                 merged.state["session"] = session
             if through:
@@ -324,7 +303,6 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     if rep.degraded:
         meta["degraded"] = rep.degraded
     drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
-    replaced = expand_stubs([r for i in sorted(set(span_idx) | set(covered)) for r in groups[i]], home)
     last = max(set(span_idx) | set(covered), default=-1)
     tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
                for i, g in enumerate(groups))
@@ -348,9 +326,8 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     fit_tail(out, at, opts, home, tok, rep)
     kept_tokens = sum(r.get("tokens") or 0 for r in out)
     target = summary_budget(opts, kept_tokens)
-    summ = build_summary(replaced, records, prior, model_ctx, session, ts, meta, tok, target,
-                         task=rep.context.task, workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail,
-                         prose=prose)
+    summ = build_summary(analyzed, model_ctx, session, ts, meta, tok, target, task=opts.task or "",
+                         workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail, prose=prose)
     summ["meta"]["summarizer"] = rep.summarizer   # the model may have rewritten sections as prose
     if rep.degraded:
         summ["meta"]["degraded"] = rep.degraded
@@ -488,7 +465,6 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
     to the start of each of their sections, never below the raw share of the budget, the whole
     message first going to cold storage (`ctx recover` brings it back). Pinned records stay whole."""
     from ..backends.tokenizers import count_records
-    from ..core.kinds import FENCED
     from ..core.shorten import condense_to
 
     excess = sum(r.get("tokens") or 0 for r in out) + summary_floor(opts) - opts.budget
@@ -507,7 +483,7 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
                          f"Whole message: ctx recover --chunk-id {rec.get('group') or rec.get('id') or 'chunk'} "
                          f"--session {rec.get('session') or 'default'}]")
         goal = max(least, n - excess) - note - 8
-        body = FENCED.sub("[code block cut]", rec["content"])  # code goes first
+        body = re.sub(r"```.*?```", "[code block cut]", rec["content"], flags=re.S)  # code goes first
         body = body[:goal * 16]  # condensing costs a count per line: a giant message is cut first
         text, cut = condense_to(body, goal, tok.count)
         if not cut:
@@ -598,70 +574,39 @@ AFTER = ("\n\n## After this summary\n- The most recent records follow as they we
          "them is a stub; `ctx recover` brings it back).")
 
 
-def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | None, model_ctx,
-                  session, ts: str, meta: dict, tok, target: int, task: str = "",
+def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, tok, target: int, task: str = "",
                   workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False,
                   prose=None) -> dict:
-    """The summary record: the replaced groups distilled and written to fill `target` tokens
-    (the header included). Bullets of an earlier summary in the stream, and a model's verified
-    bullets, join the candidates; `prose(ctx, count)`, when given, may then rewrite sections in
-    place within the tokens they already had."""
+    """The summary record: the engine's state of `records` written to fill `target` tokens (the header
+    included); a model's verified bullets take up to a fifth of it; `prose(ctx, count)`, when given, may
+    then rewrite sections in place within the tokens they already had."""
     from ..backends.tokenizers import count_records
-    from ..core.distill import Fact, distill
-    from ..core.writeup import write
+    from ..store import redaction
 
-    d = distill(replaced, records, story=False)
-    if d.cwd is None and getattr(prior, "cwd", None):
-        d.cwd = prior.cwd
-    if d.cwd:
-        meta = dict(meta, cwd=d.cwd)
-    # where the work stands is read from everything up to the cut and after it (the kept tail too)
-    from ..core.distill import set_story
-    from ..core.focus import for_span
-
-    set_story(d, *for_span([r for r in records if r.get("kind") != "summary"]))
-    if task:
-        d.requests.insert(0, Fact("request", task))
-    from ..core.requests import first_request, task_statement
-
-    first = " ".join((first_request(records) or "").split())
-    if d.requests and first and first == " ".join(d.requests[0].text.split()):  # the session's first request is here
-        d.task_line = task_statement([r for r in records if r.get("kind") != "summary"])
-    if latest and (not d.requests or d.requests[-1].text != latest):
-        d.requests.append(Fact("request", latest))  # a windowed run: the newest request was seen earlier
-    from ..core.kinds import code_requests
-
-    for t in code_requests([r for r in records if r.get("kind") != "summary"]):  # aider's `AI!` comments
-        if all(f.text != t for f in d.requests):
-            d.requests.append(Fact("request", t))
-    if model_ctx is not None:
-        d.decisions = [Fact("decision", i.text) for i in model_ctx.sections.get("Decisions", [])] + d.decisions
-        d.findings = [Fact("finding", i.text) for i in model_ctx.sections.get("Facts", [])] + d.findings
-    if prior is not None:
-        for name, attr in (("Decisions", "decisions"), ("Facts", "findings"), ("Errors", "errors"),
-                           ("Progress", "progress"), ("Constraints", "constraints")):
-            getattr(d, attr).extend(Fact(name.lower(), i.text) for i in prior.sections.get(name, []))
-        for it in prior.sections.get("Files", []):
-            for path, action in C.files_of([it]).items():
-                d.files.setdefault(path, (action, 1))
-            if it.text.startswith("Read, not changed:"):
-                for path in re.findall(r"`([^`]+)`", it.text):
-                    d.files.setdefault(path, ("read", 1))
-        if prior.task and not d.requests:
-            d.requests.append(Fact("request", prior.task))
-        # its steps and the requests it listed stay, in order, before this span's
-        d.prior_steps = [(name, items) for name, items in prior.sections.items() if C.STEP.match(name)]
-        earlier = [re.sub(r"^\d+\.\s+", "", i.text) for i in prior.sections.get("User requests", [])]
-        have = {f.text for f in d.requests}
-        d.requests[:0] = [Fact("request", t) for t in earlier if t not in have]
+    count = tok.count
     header = count_records(tok, [summary_record(C.Context(task="x"), session, ts, meta)])[0]
-
-    def count(text: str) -> int:
-        return tok.count(text)
-
     after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
-    ctx = write(d, max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0)),
-                count)
+    room = max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0))
+    model_room = room // 5 if model_ctx is not None else 0
+    s = engine(records, room - model_room, tok)
+    ctx = to_context(s.rendered)
+    if s.state.env.cwd:
+        meta = dict(meta, cwd=s.state.env.cwd)
+    if task and not ctx.task:
+        ctx.task = task                 # a windowed run: the first request was seen in an earlier window
+    if latest and not ctx.latest and latest != ctx.task:
+        ctx.latest = latest
+    if model_ctx is not None:
+        left = model_room
+        for name in ("Decisions", "Facts"):
+            kept = []
+            for it in model_ctx.sections.get(name, []):
+                c = count(it.render() + "\n")
+                if c <= left:
+                    kept.append(it)
+                    left -= c
+            if kept:
+                ctx.sections[name] = kept
     if prose is not None:
         prose(ctx, count)
     if workspace_ctx is not None:  # workspace-level state (goals, constraints, pinned) rides along
@@ -671,8 +616,6 @@ def build_summary(replaced: list[dict], records: list[dict], prior: C.Context | 
     summ = summary_record(ctx, session, ts, meta)
     if after:
         summ["content"] += after
-    from ..store import redaction
-
     summ["content"] = redaction.text(summ["content"])  # it goes to a model
     n = count_records(tok, [summ])[0]
     summ["tokens"], summ["tokenizer"] = n, tok.name

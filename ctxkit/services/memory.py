@@ -13,9 +13,8 @@ from datetime import datetime
 
 from ..core import context_md as C
 from ..core.dedupe import jaccard, shingles
-from ..core.extract import latest_request, summarize
-from ..core.distill import first_person
-from ..core.hygiene import ends_mid_word, is_meta, is_narration, is_session_state, is_template_echo
+from ..core.requests import latest_request
+from ..core.hygiene import ends_mid_word, first_person, is_meta, is_narration, is_session_state, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
 from ..store.cold import safe_component
@@ -28,19 +27,30 @@ NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |i
 
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
+    """What happened in a session, from the compaction engine's state: the requests, the choices made (with
+    their reasons), the outcomes (commits, items closed, checks that passed), the files changed, the errors
+    and how they ended, and what is still to do."""
+    from ..compaction import state_of
     from ..core.requests import brief, requests as user_requests
 
-    ctx = summarize(records, task_from=records)
+    st = state_of(records)
     requests = []
     for _, _, text in user_requests(records):  # the one definition of the user's request
         first = brief(text, 200)
         if first not in requests:
             requests.append(first)
-    return {"Requests": requests[-10:], "Decisions": [i.text for i in ctx.sections.get("Decisions", [])],
-            "Outcomes": [i.text for i in ctx.sections.get("Facts", [])],
-            "Files": [i.text for i in ctx.sections.get("Files", [])],
-            "Errors": [i.text for i in ctx.sections.get("Errors", [])],
-            "Pending": [i.text for i in ctx.sections.get("Pending", [])]}
+    decisions = [d.text + (f" — {d.why}" if d.why else "") for d in st.decisions]
+    outcomes = [f"Committed {c.hash[:9]}: {c.message.splitlines()[0]}" if c.hash else f"Committed: {c.message.splitlines()[0]}"
+                for c in st.commits if c.message]
+    outcomes += [f"Closed {i.item}: {i.title}" if i.title else f"Closed {i.item}" for i in st.items if i.status == "closed"]
+    outcomes += [f"{c.runner} passed" + (f" ({c.summary})" if c.summary and c.summary != "no output" else "")
+                 for c in st.checks if c.passed and not c.edited_after]
+    files = [f"`{f.path}` — {f.action}" for f in st.files]
+    errors = [e.text + (" (fixed)" if e.fixed_at >= 0 else " (still open)") for e in st.errors]
+    pending = [i.title or i.item for i in st.items if i.status != "closed" and i.item not in {x.parent for x in st.items}]
+    pending += [t for t, status in st.plan if status != "completed"]
+    return {"Requests": requests[-10:], "Decisions": decisions[:10], "Outcomes": outcomes[:12], "Files": files[:40],
+            "Errors": errors[:10], "Pending": pending[:10]}
 
 
 def _mem(workspace: str, memory):
@@ -67,17 +77,22 @@ def observe(records: list[dict], workspace: str, when: datetime | None = None,
     path = _mem(workspace, memory).write_observation(name, "\n".join(lines), session)  # redacted there
     task = latest_request(records)
 
+    from .compaction import FULL_BUDGET, engine, to_context
+    from ..backends.tokenizers import get_tokenizer
+
+    summary = engine(records, FULL_BUDGET, get_tokenizer("approx"))
+    new = to_context(summary.rendered)
+
     def change(ctx: C.Context) -> C.Context:
-        new = summarize(records, task_from=records)
         merged = C.merge(ctx, new)
         if task:
             merged.sections["Now"] = [C.Item(text=f"Focus: {task}")] + [
                 i for i in merged.sections.get("Now", []) if not i.text.startswith("Focus:")]
             merged.sections["Recent"] = C.merge_items(merged.sections.get("Recent", []),
                                                       [C.Item(text=f"{session}: {task}")], cap=5)
-        from ..core.artifacts import last_edit
-
-        edited, func = last_edit(records)
+        last = max(summary.state.files, key=lambda f: f.last_at, default=None)
+        edited = last.path if last is not None else None
+        func = next(iter(last.changed or last.added), None) if last is not None else None
         if edited:  # where the work stands: the design's last_edited / current_function
             now_items = [i for i in merged.sections.get("Now", [])
                          if not i.text.startswith(("Last edited:", "Current function:"))]

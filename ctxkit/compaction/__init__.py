@@ -1,0 +1,34 @@
+"""The compaction engine: records -> events -> state -> the summary's sections.
+
+    extract (dialects, tools, trackers) -> analyze (one set of rules, checked against itself) -> render
+
+`compact_span` is the only entry services use; `state_of` gives the derived state to other commands
+(scoring's current work, the hooks' steering text)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .analyze import analyze, selfcheck
+from .extract import events
+from .model import Rendered, State
+from .render import render
+
+__all__ = ["Summary", "compact_span", "state_of"]
+
+
+@dataclass(frozen=True)
+class Summary:
+    state: State
+    rendered: Rendered
+    violations: tuple[str, ...] = ()
+
+
+def state_of(records: list[dict]) -> State:
+    """Where the work in `records` stands (pure)."""
+    return analyze(events(records))
+
+
+def compact_span(records: list[dict], budget: int, count) -> Summary:
+    """The summary of `records` within `budget` tokens (`count(text) -> int`)."""
+    st = state_of(records)
+    return Summary(state=st, rendered=render(st, budget, count), violations=tuple(selfcheck.violations(st)))

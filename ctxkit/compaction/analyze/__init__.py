@@ -1,0 +1,67 @@
+"""Events -> state, derived once by one set of rules (`analyze`), then checked against itself."""
+from __future__ import annotations
+
+from ..model import (Action, Change, CheckRun, Commit, Delegate, Fetch, PlanApproved, Read, Search, State, Submit,
+                     Transfer, WebSearch)
+from . import changes as ch, checks, environment, episodes, errors, focus, items, prose, related, requests, selfcheck
+from .changes import Changes, Paths
+
+__all__ = ["analyze", "selfcheck"]
+
+
+def _kind(evs: list) -> str:
+    n_change = sum(1 for e in evs if isinstance(e, (Change, Commit)))
+    n_action = sum(1 for e in evs if isinstance(e, (Action, Transfer)))
+    n_read = sum(1 for e in evs if isinstance(e, (Read, Search, Delegate)))
+    n_web = sum(1 for e in evs if isinstance(e, (Fetch, WebSearch)))
+    n_check = sum(1 for e in evs if isinstance(e, CheckRun))
+    if n_change or n_check:
+        return "code"
+    if n_action and n_action >= n_read:
+        return "dialogue"
+    if n_web and n_web >= n_read / 2:
+        return "research"
+    if n_read:
+        return "explore"
+    return "chat" if evs else "empty"
+
+
+def analyze(evs: list) -> State:
+    env0 = environment.environment(evs, Changes([], Paths("")))
+    changed = [e.path for e in evs if isinstance(e, Change) and e.ok]
+    root = ch.work_root(env0.cwd, changed)
+    chg = Changes(evs, Paths(root))
+    env = environment.environment(evs, chg)
+    if root != env.cwd:
+        env = type(env)(**{**env.__dict__, "cwd": root})
+    check_states = checks.states(evs, chg)
+    errs = errors.states(evs, chg)
+    reqs = requests.states(evs)
+    its = items.states(evs, reqs[0].text if reqs else "")
+    kind = _kind(evs)
+    t = requests.task_index(reqs, dialogue=kind == "dialogue")
+    titles = {i.item: i.title for i in its}
+    stp = episodes.steps(evs, chg, errs, titles)
+    files = chg.files()
+    unc = chg.uncommitted()
+    cur = focus.current(evs, stp, unc)
+    decisions = tuple(d for s in stp for d in s.decisions)
+    outcome, outcome_text = "", ""
+    for e in evs:
+        if isinstance(e, Submit):
+            outcome, outcome_text = "submitted", e.text
+        elif isinstance(e, Transfer):
+            outcome, outcome_text = "transferred", e.reason
+    st = State(kind=kind, task=requests.task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
+               requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=items.plan(evs), files=tuple(files),
+               reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path)),
+               checks=tuple(check_states), errors=tuple(errs),
+               commits=tuple(e for e in evs if isinstance(e, Commit) and e.ok), decisions=decisions,
+               constraints=(), env=env, current=cur, next=focus.next_step_placeholder(),
+               outcome=outcome, outcome_text=outcome_text, plan_text=items.approved_plan(evs),
+               actions=tuple((e.name, e.args, e.ok, e.result) for e in evs if isinstance(e, Action)),
+               sources=tuple((getattr(e, "url", "") or getattr(e, "query", ""), e.text[:2000]) for e in evs
+                             if isinstance(e, (Fetch, WebSearch))))
+    nxt = focus.next_step(st)
+    rel_names, rel_said = related.related(evs, nxt.target, chg.paths) if nxt.kind == "request" else ((), ())
+    return State(**{**st.__dict__, "next": nxt, "related": rel_names, "related_said": rel_said})

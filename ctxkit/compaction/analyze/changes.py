@@ -1,0 +1,246 @@
+"""Files changed, what changed in each, and which commit holds each change.
+
+Paths are made relative to the work's root (the session's directory, or the folder a worktree holds)
+once, here. A change is committed by the first later commit that holds it: the files the commit
+names or prints, the files staged before it, or every change so far for `commit -a` / `add -A`, or a
+commit whose file count matches everything uncommitted."""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
+                     Stage)
+from . import code, prose
+
+SHORT = 80
+
+
+class Paths:
+    """Relative paths: under the root, the path from it; elsewhere under home, `~/…`; else as given."""
+
+    def __init__(self, root: str):
+        self.root = root.rstrip("/\\")
+
+    def rel(self, path: str) -> str:
+        p = (path or "").strip().strip("'\"")
+        if not p:
+            return p
+        p = p.replace("\\", "/") if re.match(r"^[A-Za-z]:\\", p) or "\\" in p and "/" not in p else p
+        root = self.root.replace("\\", "/") if "\\" in self.root else self.root
+        if root and (p == root):
+            return "."
+        if root and p.startswith(root + "/"):
+            return p[len(root) + 1:]
+        if p.startswith("./"):
+            return p[2:]
+        return p
+
+
+def work_root(cwd: str, changed_paths: list[str]) -> str:
+    """The session's directory, unless most changed files sit together outside it (a worktree)."""
+    abs_paths = [p for p in changed_paths if p.startswith("/") or re.match(r"^[A-Za-z]:", p)]
+    if len(abs_paths) < 2:
+        return cwd
+    inside = [p for p in abs_paths if cwd and p.startswith(cwd.rstrip("/") + "/")]
+    if len(inside) * 2 >= len(abs_paths):
+        return cwd
+    common = os.path.commonpath(abs_paths) if all(p.startswith("/") for p in abs_paths) else ""
+    if not common or common == "/" or common.count("/") < 3:
+        return cwd
+    # the root of the repository the files are in: the shortest prefix that looks like a project folder
+    parts = common.split("/")
+    for k in range(len(parts), 2, -1):
+        head = "/".join(parts[:k])
+        if re.search(r"worktrees?[/_-]|__worktrees", head) and k < len(parts) and not re.search(r"worktrees?$", parts[k - 1]):
+            return head
+    return common
+
+
+@dataclass
+class _Acc:
+    path: str
+    action: str
+    first_at: int
+    last_at: int
+    added: list = field(default_factory=list)
+    changed: list = field(default_factory=list)
+    removed: list = field(default_factory=list)
+    replaced: list = field(default_factory=list)
+    lines: int = 0
+    edits: int = 0
+    commit: str = ""
+    committed_at: int = -1
+    moved_to: str = ""
+    names: list = field(default_factory=list)
+    lines_out: list = field(default_factory=list)
+    lines_in: list = field(default_factory=list)
+    intents: list = field(default_factory=list)
+    tests: list = field(default_factory=list)
+    docs: list = field(default_factory=list)
+    moved_from: str = ""
+
+
+def _short_pair(old: str, new: str) -> tuple[str, str] | None:
+    """A one-line edit worth quoting whole: both sides one short line."""
+    o, n = old.strip(), new.strip()
+    if not o and not n or "\n" in o or "\n" in n:
+        return None
+    if len(o) > SHORT or len(n) > SHORT or o == n:
+        return None
+    return o, n
+
+
+def _add(lst: list, names) -> None:
+    for n in names:
+        if n not in lst:
+            lst.append(n)
+
+
+class Changes:
+    """Every change event folded per file, with its commit."""
+
+    def __init__(self, evs: list, paths: Paths):
+        self.paths = paths
+        self.events: list[tuple[Change, str]] = []   # (event, relative path) of the changes that took effect
+        self.commit_of: dict[int, Commit] = {}       # id(change event) -> the commit that holds it
+        last_read: dict[str, str] = {}
+        self.before: dict[int, str] = {}             # id(change) -> the file as last read before it
+        self._files: dict = {}
+        for e in evs:
+            if isinstance(e, Read) and e.text:
+                last_read[paths.rel(e.path)] = e.text
+            elif isinstance(e, Change) and e.ok and e.path:
+                p = paths.rel(e.path)
+                self.events.append((e, p))
+                if p in last_read:
+                    self.before[id(e)] = last_read[p]
+        self._commits(evs)
+
+    def _commits(self, evs: list) -> None:
+        pending: list[tuple[Change, str]] = []
+        staged: set[str] = set()
+        staged_all = False
+        index = {id(e): k for k, (e, _) in enumerate(self.events)}
+        for e in evs:
+            if isinstance(e, Change) and id(e) in index:
+                pending.append(self.events[index[id(e)]])
+            elif isinstance(e, Stage):
+                staged_all = staged_all or e.all
+                staged.update(self.paths.rel(p) for p in e.paths)
+            elif isinstance(e, Commit) and e.ok:
+                named = {self.paths.rel(p) for p in e.files} | staged
+                files = {p for _, p in pending}
+                if e.all_changes or staged_all or not named or e.count and e.count >= len(files):
+                    held = list(pending)
+                else:
+                    held = [(c, p) for c, p in pending if any(_same(p, n) for n in named)]
+                for c, _ in held:
+                    self.commit_of[id(c)] = e
+                pending = [x for x in pending if x not in held]
+                staged, staged_all = set(), False
+
+    def files(self, start: int = 0, end: int | None = None) -> list[FileChange]:
+        """The net change of each file over events with start <= at < end, in order of first change. A move
+        carries the file's facts to its new path."""
+        key = (start, end)
+        if key in self._files:
+            return self._files[key]
+        acc: dict[str, _Acc] = {}
+        for e, p in self.events:
+            if e.at < start or end is not None and e.at >= end:
+                continue
+            a = acc.get(p)
+            action = {CREATE: CREATED, DELETE: DELETED, MOVE: MOVED}.get(e.action, MODIFIED)
+            if a is None:
+                a = acc[p] = _Acc(p, action, e.at, e.at)
+            else:
+                if action == DELETED:
+                    a.action = DELETED
+                elif a.action == DELETED and action == CREATED:
+                    a.action = MODIFIED
+                elif a.action != CREATED:
+                    a.action = MODIFIED if action == CREATED else action
+                a.last_at = e.at
+            a.edits += 1
+            intent = prose.edit_intent(e.note) if e.note else ""
+            if intent and intent not in a.intents and len(a.intents) < 4:
+                a.intents.append(intent)
+            if e.action == MOVE:
+                dst = self.paths.rel(e.to)
+                moved = acc.pop(p)
+                moved.moved_from, moved.path = p, dst
+                moved.action = CREATED if moved.action == CREATED else MOVED
+                acc[dst] = moved
+                continue
+            if e.via == "write" and (e.action == CREATE or a.action == CREATED):
+                defs = code.definitions(p, e.new)
+                top = [d for d in defs if d.kind not in ("method",)] or defs
+                _add(a.added, [d.name for d in top])
+                a.lines = e.new.count("\n") + 1 if e.new else 0
+                for d in top[:12]:
+                    doc = code.doc_of(e.new, d.line)
+                    if doc and all(n != d.name for n, _ in a.docs):
+                        a.docs.append((d.name, doc))
+                _add(a.tests, code.tests_added(p, "", e.new))
+            elif e.new or e.old:
+                added, changed, removed = code.edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
+                _add(a.added, added)
+                _add(a.changed, [n for n in changed if n not in a.added])
+                _add(a.removed, [n for n in removed if n not in a.added])
+                _add(a.tests, code.tests_added(p, e.old, e.new))
+                for d in code.definitions(p, e.new):
+                    if d.name in added and all(n != d.name for n, _ in a.docs):
+                        doc = code.doc_of(e.new, d.line)
+                        if doc:
+                            a.docs.append((d.name, doc))
+                pair = _short_pair(e.old, e.new)
+                if pair and len(a.replaced) < 3:
+                    a.replaced.append(pair)
+                elif not (added or changed or removed):
+                    _add(a.names, code.new_names(e.old, e.new))
+                    if len(a.lines_out) + len(a.lines_in) < 4:
+                        gone, came = code.line_diff(e.old, e.new)
+                        _add(a.lines_out, gone)
+                        _add(a.lines_in, came)
+            c = self.commit_of.get(id(e))
+            a.commit, a.committed_at = (c.hash or "(no hash)", c.at) if c else ("", -1)
+        out = [FileChange(path=a.path, action=a.action, added=tuple(a.added), changed=tuple(a.changed),
+                          removed=tuple(n for n in a.removed if n not in a.added), replaced=tuple(a.replaced),
+                          lines=a.lines, edits=a.edits, first_at=a.first_at, last_at=a.last_at, commit=a.commit,
+                          committed_at=a.committed_at, moved_to=a.moved_to, names=tuple(a.names[:12]),
+                          lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
+                          intents=tuple(a.intents), tests=tuple(a.tests[:40]), docs=tuple(a.docs[:12]),
+                          moved_from=a.moved_from)
+               for a in acc.values()]
+        self._files[key] = out
+        return out
+
+    def uncommitted(self) -> list[FileChange]:
+        """Files whose last change no commit holds, with what changed since the change before it was committed."""
+        last: dict[str, bool] = {}
+        for e, p in self.events:
+            last[p] = id(e) in self.commit_of
+        paths = {p for p, held in last.items() if not held and inside(p)}
+        if not paths:
+            return []
+        first = min(e.at for e, p in self.events if p in paths and id(e) not in self.commit_of)
+        return [f for f in self.files(first) if f.path in paths]
+
+    def edited_after(self, at: int, code_only: bool = True) -> list[str]:
+        out = []
+        for e, p in self.events:
+            if e.at > at and (not code_only or code.is_code(p)) and p not in out:
+                out.append(p)
+        return out
+
+
+def inside(path: str) -> bool:
+    """A path under the work's root (outside ones, `~/…` or absolute, are not the project's files)."""
+    return not path.startswith(("/", "~")) and not re.match(r"^[A-Za-z]:", path)
+
+
+def _same(path: str, named: str) -> bool:
+    n = named.rstrip("/")
+    return path == n or path.endswith("/" + n) or n.endswith("/" + path) or path.startswith(n + "/") or n == "."

@@ -1,0 +1,51 @@
+"""Where the work happens and how the project works: directory, branch, model, languages, the commands
+it checks with, what the agent ran before each commit (the project's finish)."""
+from __future__ import annotations
+
+from collections import Counter
+
+from .. import registry
+import re
+
+from ..model import Branch, CheckRun, Commit, Environment, Item, Place, Push, Stage
+
+PIPE = re.compile(r"\s*\|.*$")
+
+
+def plain(command: str) -> str:
+    """A check's command without the filters its output went through (`| tail -5`)."""
+    return PIPE.sub("", command).strip()
+from .changes import Changes
+
+
+def environment(evs: list, changes: Changes) -> Environment:
+    cwd = branch = model = ""
+    for e in evs:
+        if isinstance(e, Place):
+            cwd = e.cwd or cwd
+            branch = e.branch or branch
+            model = e.model or model
+        elif isinstance(e, Branch):
+            branch = e.name
+    langs = Counter()
+    for _, p in changes.events:
+        lang = registry.language_for(p)
+        if lang is not None:
+            langs[lang.name] += 1
+    commands = Counter(plain(e.command) for e in evs if isinstance(e, CheckRun))
+    finish: list[str] = []
+    commits = [e for e in evs if isinstance(e, Commit) and e.ok]
+    if commits:
+        last_commit = commits[-1].at
+        prev = max([c.at for c in commits[:-1]], default=-1)
+        for e in evs:
+            if isinstance(e, CheckRun) and prev < e.at < last_commit and e.passed and plain(e.command) not in finish:
+                finish.append(plain(e.command))
+    closes = False
+    for c in commits:
+        closes = closes or any(isinstance(e, Item) and e.action == "close" and c.at - 40 < e.at <= c.at + 2 for e in evs)
+    forced = tuple(dict.fromkeys(changes.paths.rel(p) for e in evs if isinstance(e, Stage) and e.force for p in e.paths))
+    pushes = any(isinstance(e, Push) and e.ok for e in evs)
+    return Environment(cwd=cwd, branch=branch, model=model, languages=tuple(n for n, _ in langs.most_common()),
+                       check_commands=tuple(c for c, _ in commands.most_common(4)), finish=tuple(finish[-4:]),
+                       commits=bool(commits), closes_items=closes, forced=forced, pushes=pushes)

@@ -1,0 +1,145 @@
+"""Errors: each distinct failure's key line, where it came from, and whether it was cleared. An error
+stays open until a later passing run of the same check (or a check that covers it), or a later
+successful run of the same command; the files changed in between are its fix, and the agent's words
+right after the failure give its cause where they name one."""
+from __future__ import annotations
+
+import re
+
+from ..model import CheckRun, Command, ErrorState, Said
+from . import prose
+from .changes import Changes
+from .checks import BROAD
+
+NUMS = re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)?\b|0x[0-9a-f]+")
+
+
+def _norm(text: str) -> str:
+    return NUMS.sub("#", text.lower())[:160]
+
+
+def _prog(command: str) -> str:
+    words = command.split()
+    return " ".join(words[:2])
+
+
+def _covers(run: CheckRun, source: CheckRun) -> bool:
+    if run.kind != source.kind:
+        return False
+    if run.runner == source.runner:
+        return True
+    words = run.command.split()
+    return bool(words) and words[-1] in BROAD
+
+
+def states(evs: list, changes: Changes) -> list[ErrorState]:
+    found: dict[str, dict] = {}
+    order: list[str] = []
+    covered_cmds: set[int] = {e.at for e in evs if isinstance(e, CheckRun)}
+
+    def add(text: str, source: str, at: int, kind: str, origin) -> None:
+        k = _norm(text)
+        if k in found:
+            f = found[k]
+            f["repeats"] += 1
+            f["at"], f["origin"], f["fixed_at"] = at, origin, -1
+            return
+        found[k] = {"text": text, "source": source, "at": at, "kind": kind, "origin": origin, "repeats": 1,
+                    "fixed_at": -1}
+        order.append(k)
+
+    for e in evs:
+        if isinstance(e, CheckRun):
+            if e.passed is False:
+                lines = list(e.errors[:10])
+                if e.failures:
+                    shown = ", ".join(e.failures[:5]) + (f" (+{len(e.failures) - 5} more)" if len(e.failures) > 5 else "")
+                    lines.insert(0, f"failing: {shown}")
+                if not lines and e.summary:
+                    lines = [e.summary]
+                for line in lines[:10]:
+                    add(line, e.command, e.at, e.kind, e)
+            elif e.passed:
+                for f in found.values():
+                    if f["fixed_at"] < 0 and isinstance(f["origin"], CheckRun) and f["at"] < e.at and _covers(e, f["origin"]):
+                        f["fixed_at"] = e.at
+        elif isinstance(e, Command):
+            if e.failed and e.at not in covered_cmds and e.error_lines:
+                for line in e.error_lines[:2]:
+                    add(line, e.command, e.at, "", e)
+            elif not e.failed and not e.running:
+                for f in found.values():
+                    if f["fixed_at"] < 0 and isinstance(f["origin"], Command) and f["at"] < e.at and \
+                            _prog(f["origin"].command) == _prog(e.command):
+                        f["fixed_at"] = e.at
+    saids = [e for e in evs if isinstance(e, Said)]
+    out = []
+    used: set[str] = set()      # a cause or fix sentence is said of one error only
+    for k in order:
+        f = found[k]
+        end = f["fixed_at"] if f["fixed_at"] >= 0 else None
+        fix_files = tuple(x.path for x in changes.files(f["at"], end)) if end is not None else ()
+        cause = fix = ""
+        after = [s for s in saids if s.at >= f["at"] and (end is None or s.at < end)][:3]
+        for s in after:
+            c, x = prose.cause(s.text), prose.fix(s.text)
+            if c and c not in used and not cause and _about(c, f["text"]):
+                cause = c
+            if x and x not in used and not fix and _about(x, f["text"]):
+                fix = x
+        used.update(t for t in (cause, fix) if t)
+        where, how = _fix_of(f["text"], f["at"], end, changes)
+        out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
+                              fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
+                              fix_how=how))
+    return out
+
+
+WORDS = re.compile(r"[A-Za-z_][\w.]{3,}")
+
+
+def _about(sentence: str, error: str) -> bool:
+    """The sentence names something of the error (a word of four or more letters they share)."""
+    a = {w.lower() for w in WORDS.findall(sentence)}
+    b = {w.lower() for w in WORDS.findall(error)}
+    common = {"error", "errors", "test", "tests", "failed", "failing", "this", "that", "with", "from", "file"}
+    return bool((a & b) - common)
+
+
+FILE_IN = re.compile(r"([\w./-]+\.[A-Za-z]{1,6})(?::(\d+))?")
+NAMES = re.compile(r"`([^`]{2,60})`|'([^']{2,60})'|\"([^\"]{2,60})\"|\b([A-Za-z_][A-Za-z0-9_]*[A-Z_][A-Za-z0-9_]*|[a-z]+[A-Z]\w*)\b")
+
+
+def _error_names(text: str) -> set[str]:
+    """The names an error line quotes or spells in code style (not its path)."""
+    out = set()
+    for m in NAMES.finditer(text):
+        v = next(g for g in m.groups() if g)
+        if "/" not in v and not re.fullmatch(r"[\w.-]+\.[a-z]{1,6}", v) and len(v) >= 3:
+            out.add(v)
+    return out
+
+
+def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str, tuple]:
+    """The file an error line names, and what the change to it after the error that touches a name the
+    error names did (its short replacement); the file alone when no change can be matched."""
+    names = _error_names(text)
+    for m in FILE_IN.finditer(text):
+        name = m.group(1)
+        cands = [(e, p) for e, p in changes.events if e.at > at and (end is None or e.at <= end) and
+                 (p == name or p.endswith("/" + name) or name.endswith("/" + p))]
+        if not cands:
+            continue
+        path = cands[0][1]
+        for e, p in cands:
+            body = (e.old or "") + "\n" + (e.new or "")
+            if names and any(n in body for n in names):
+                from .code import line_diff
+
+                o, n = (e.old or "").strip(), (e.new or "").strip()
+                if o and n and "\n" not in o and "\n" not in n and len(o) <= 100 and len(n) <= 100:
+                    return p, ((o, n),)
+                gone, came = line_diff(e.old, e.new, 1, 100)
+                return p, (((gone[0] if gone else ""), (came[0] if came else "")),) if gone or came else ()
+        return path, ()
+    return "", ()

@@ -1,0 +1,110 @@
+"""Where the work stands at the cut, and the one next step, derived from the state in a fixed order:
+
+1. the user's latest request, when the agent has not acted on it yet;
+2. a question the agent put to the user and that is not answered: the answer;
+3. a check still running: its result;
+4. a failing check on the changed code (its failing tests and errors);
+5. code changed since the project's checks last ran: run them;
+6. what the work item or plan step in progress still lacks;
+7. the project's own finish for uncommitted work (commit only where the project commits or the user asked);
+8. the next open work item or plan step;
+9. nothing left: the work is done.
+"""
+from __future__ import annotations
+
+import re
+
+from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
+                     NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Answer, Command, Current, Event, NextStep,
+                     Question, Request, Said, State)
+from . import prose
+from .checks import failing, latest_by_kind
+from .environment import plain
+
+ASKS_COMMIT = re.compile(r"\bcommit\b|\bpush\b|\bopen (?:a |the )?(?:draft )?(?:pr|pull request)\b", re.I)
+
+
+def current(evs: list, steps: list, uncommitted: list) -> Current:
+    last: Event | None = None
+    last_said, said_at = "", -1
+    for e in evs:
+        if isinstance(e, Said):
+            last_said, said_at = e.text, e.at
+        elif not isinstance(e, (Request, Answer)):
+            last = e
+    running = []
+    done_cmds: set[str] = set()
+    for e in reversed(evs):
+        if isinstance(e, Command):
+            if e.running and e.command not in done_cmds:
+                running.append(e.command)
+            done_cmds.add(e.command)
+    waiting = ""
+    tail = [e for e in evs if not isinstance(e, Said) or e.at > (last.at if last else -1)]
+    q = next((e for e in reversed(evs) if isinstance(e, (Question, Request, Answer))), None)
+    if isinstance(q, Question):
+        waiting = q.text
+    elif last_said and last_said.rstrip().endswith("?") and (last is None or said_at > last.at) and \
+            not any(isinstance(e, (Request, Answer)) and e.at > said_at for e in tail):
+        waiting = prose.sentences(last_said)[-1] if prose.sentences(last_said) else last_said[-300:]
+    return Current(step=len(steps) - 1, uncommitted=tuple(uncommitted), last=last, last_said=last_said,
+                   words=tuple(prose.report(last_said, 4)) if last_said else (),
+                   said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
+                   waiting=waiting)
+
+
+def next_step_placeholder() -> NextStep:
+    return NextStep(NEXT_DONE)
+
+
+def next_step(st: State) -> NextStep:
+    reqs = st.requests
+    latest = reqs[-1] if reqs else None
+    if latest is not None and not latest.acted:
+        return NextStep(NEXT_REQUEST, target=latest.text)
+    if st.current.waiting:
+        return NextStep(NEXT_ANSWER, target=st.current.waiting)
+    if st.current.running:
+        return NextStep(NEXT_RUNNING, target=st.current.running[0])
+    changed = bool(st.current.uncommitted) or any(f.commit == "" for f in st.files)
+    for c in reversed(failing(list(st.checks))):
+        detail = tuple(c.failures[:6]) + tuple(c.errors[:3])
+        if not detail and c.summary:
+            detail = (c.summary,)
+        return NextStep(NEXT_FIX, target=c.command, detail=detail, title=c.kind)
+    stale = [c for c in latest_by_kind(list(st.checks)).values() if c.edited_after and c.kind != "format"]
+    if stale and changed:
+        cmds = tuple(dict.fromkeys(plain(c.command) for c in sorted(stale, key=lambda c: c.at)))
+        return NextStep(NEXT_RUN, target=cmds[0], detail=cmds[1:] + tuple(stale[0].edited_after[:4]))
+    parents = {i.parent for i in st.items if i.parent}
+    item = next((i for i in reversed(st.items) if i.status == "in_progress" and i.item not in parents), None)
+    if item is not None:
+        rest = _item_rest(st, item)
+        return NextStep(NEXT_ITEM_REST, target=item.item, title=item.title, detail=rest)
+    doing = next((t for t, s in st.plan if s == "in_progress"), None)
+    if doing is not None:
+        return NextStep(NEXT_PLAN, target=doing)
+    asked_commit = any(ASKS_COMMIT.search(r.text) for r in reqs)
+    if st.current.uncommitted and (st.env.commits or asked_commit):
+        return NextStep(NEXT_FINISH, target=", ".join(f.path for f in st.current.uncommitted[:6]),
+                        detail=st.env.finish or st.env.check_commands[:2])
+    pending_item = next((i for i in st.items if i.status == "open" and i.item not in parents), None)
+    pending_plan = next((t for t, s in st.plan if s == "pending"), None)
+    if pending_plan is not None:
+        return NextStep(NEXT_PLAN, target=pending_plan)
+    if pending_item is not None:
+        return NextStep(NEXT_ITEM, target=pending_item.item, title=pending_item.title)
+    final = not st.current.said_before_last and prose.is_final(st.current.last_said)
+    intent = prose.intent(st.current.last_said) if not st.current.said_before_last and not final else ""
+    if intent:
+        return NextStep(NEXT_CONTINUE, target=intent)
+    return NextStep(NEXT_DONE, target=latest.text if latest else "")
+
+
+def _item_rest(st: State, item) -> tuple[str, ...]:
+    """What the item in progress still lacks: the files its description names that no change touched since
+    it was claimed, and the open steps of the agent's plan."""
+    since = item.claimed_at if item.claimed_at >= 0 else item.first_at
+    touched = {f.path for f in st.files if f.last_at >= since}
+    missing = tuple(p for p in item.files if not any(t == p or t.endswith("/" + p) or p.endswith("/" + t) for t in touched))
+    return missing[:6] + tuple(t for t, s in st.plan if s != "completed")[:6]

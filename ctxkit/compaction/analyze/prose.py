@@ -1,0 +1,140 @@
+"""The agent's own words, read: sentences that stand alone, the choices it made with their reasons,
+what it said caused a failure and how it meant to fix it. Narration ("Let me check…"), self-praise
+("Perfect! All tests pass") and fragments are never taken."""
+from __future__ import annotations
+
+import re
+
+from ...core.text import sentences
+
+NARRATION = re.compile(
+    r"^(?:now,?\s+)?(?:let me|let's (?:check|look|see|read|run|verify|explore|start|find|examine|try)|i'll (?:check|look|read|run|"
+    r"verify|explore|search|examine|start|now|first|also check|begin|take a look|investigate|review|test)|i need to (?:check|look|"
+    r"read|understand|see|find|verify)|i'm going to (?:check|look|read|run)|first,? i|looking at|i see\b|i can see|i notice|"
+    r"ok\b|okay\b|alright|good\b|great\b|perfect\b|excellent\b|awesome\b|nice\b|done\b|got it|understood|sure\b|"
+    r"now i (?:have|understand|see|know)|here(?:'s| is) (?:the|a|my)|this (?:is|looks) (?:good|great|correct|fine)|"
+    r"all (?:\d+ )?tests? (?:pass|are passing)|everything (?:passes|works|is green)|the (?:file|tests?) (?:has|have) been|"
+    r"i have (?:successfully|now|completed)|successfully|you're right|you are right|thanks)", re.I)
+PRAISE = re.compile(r"^(?:perfect|excellent|great|awesome|amazing|fantastic|wonderful|brilliant)\b|!\s*$", re.I)
+FIRST_PERSON = re.compile(r"\b(?:I|I'll|I'm|I've|we|we'll|we're|let's|my|our)\b", re.I)
+CHOICE_ONLY_WITH_AGENT = re.compile(r"\b(?:instead of|rather than|should (?:use|keep|live|go)|will (?:keep|use|reuse|follow))\b", re.I)
+DECIDE = re.compile(
+    r"\b(?:decided|decide to|i'll use|we'll use|i will use|use \S+ instead|instead of|rather than|the (?:simplest|best|cleanest|right|"
+    r"correct|safest|better|proper|only) (?:approach|fix|way|option|solution|choice|place)\b|i'm going with|going with|"
+    r"chose|choose to|opted? (?:to|for)|prefer(?:red)? to|the plan is|makes sense to|keep(?:ing)? (?:it|them|the)\b|"
+    r"should (?:use|keep|live|go)|will (?:keep|use|reuse|follow))", re.I)
+REASON = re.compile(r"\b(?:because|since|so that|to avoid|to keep|to make|which (?:means|keeps|avoids)|given that|"
+                    r"otherwise|as it|as the|this way|so the|so it|following)\b", re.I)
+CAUSE = re.compile(r"\b(?:because|caused by|due to|the (?:issue|problem|cause|bug|error|failure|culprit) (?:is|was|here)|"
+                   r"root cause|this happens|this is because|the reason|fails? (?:because|since|when)|is failing because|"
+                   r"was failing because|comes from|the test expects|expects? .{1,40} but)\b", re.I)
+FIX = re.compile(r"\b(?:the fix (?:is|was)|fix(?:ed)? (?:it |this |that )?by|to fix (?:this|it|that)|i'll (?:fix|change|update|"
+                 r"add|remove|replace|rename|wrap|move|use|switch)|need(?:s)? to (?:change|add|update|remove|use|be)|"
+                 r"should (?:use|be|return|call)|replac(?:e|ing) \S+ with|changing \S+ to)\b", re.I)
+CONNECTIVE_START = re.compile(r"^(?:and|but|so|or|which|then|also|because|since|as|that|this|it|they|these)\b", re.I)
+IDENT = re.compile(r"`[^`]+`|\b[A-Za-z_]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z]+_[a-z_0-9]+\b|\b[\w-]+\.[a-z]{1,5}\b")
+
+
+CODE_LINE = re.compile(r"^(?:import|export|from|const|let|var|def|class|function|return|package|use|fn|pub|#include)\b|"
+                       r"[;{}]\s*$|=>|^\s*[<>]{3,}|^\s*[=]{5,}|^[\w.]+\(.*\)$")
+
+
+def stands_alone(s: str) -> bool:
+    """A sentence a reader can take without its neighbours: whole, not narration, not praise."""
+    words = s.split()
+    if len(words) < 5 or len(s) > 400:
+        return False
+    if s.endswith((":", ",", ";", "(", "—", "-")) or s.count("`") % 2 or s.count("(") != s.count(")"):
+        return False
+    if NARRATION.match(s) or PRAISE.search(s) or CONNECTIVE_START.match(s) or CODE_LINE.search(s):
+        return False
+    return True
+
+
+def decisions(text: str) -> list[tuple[str, str]]:
+    """(choice, reason) pairs: sentences that make a choice, with the reason clause when they give one."""
+    out = []
+    for s in sentences(text):
+        m = DECIDE.search(s)
+        if not m or not stands_alone(s):
+            continue
+        if CHOICE_ONLY_WITH_AGENT.fullmatch(m.group(0)) and not FIRST_PERSON.search(s):
+            continue
+        if not (REASON.search(s) or IDENT.search(s)):
+            continue
+        m = REASON.search(s)
+        if m and m.start() > 12:
+            out.append((s[:m.start()].rstrip(" ,;—-"), s[m.start():].strip()))
+        else:
+            out.append((s, ""))
+    return out
+
+
+def cause(text: str) -> str:
+    for s in sentences(text):
+        if CAUSE.search(s) and len(s.split()) >= 5 and not NARRATION.match(s) and not PRAISE.search(s):
+            return _cut(s)
+    return ""
+
+
+def fix(text: str) -> str:
+    for s in sentences(text):
+        if FIX.search(s) and len(s.split()) >= 5 and not PRAISE.search(s):
+            return _cut(s)
+    return ""
+
+
+def _cut(s: str, n: int = 300) -> str:
+    if len(s) <= n:
+        return s
+    cut = s[:n].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + " …"
+
+
+def intent(text: str) -> str:
+    """What the agent said it would do next, from its last words ("Let me re-run the tests to see …")."""
+    for s in reversed(sentences(text)):
+        if re.match(r"^(?:now,?\s+)?(?:let me|let's|i'll|i will|i need to|next,? i|i'm going to)\b", s, re.I) and \
+                len(s.split()) >= 4:
+            return _cut(s)
+    return ""
+
+
+def report(text: str, limit: int = 6) -> list[str]:
+    """The statements of a closing report: bullets and sentences that stand alone, praise left out."""
+    return [s for s in sentences(text) if stands_alone(s) or (len(s.split()) >= 4 and IDENT.search(s) and
+                                                              not NARRATION.match(s) and not PRAISE.search(s)
+                                                              and not CODE_LINE.search(s))][:limit]
+
+
+def is_final(text: str) -> bool:
+    """A closing answer or report (long enough to be the work's result, not a step's narration)."""
+    return len((text or "").split()) >= 60
+
+
+LEAD = re.compile(r"^(?:now,?\s+|next,?\s+|then,?\s+|first,?\s+|finally,?\s+|also,?\s+)*(?:let me|let's|i'll|i will|i need to|"
+                  r"i should|we need to|i'm going to|i am going to)?\s*", re.I)
+LOOKING = re.compile(r"^(?:check|read|look|see|verify|find|search|explore|examine|understand|review|investigate|run|"
+                     r"test|try|confirm|inspect)\b", re.I)
+
+
+CHANGE_VERB = re.compile(
+    r"^(?:step \d+[:.]\s*)?(?:add|update|create|fix|remove|replace|rename|move|change|wire|extract|implement|write|use|"
+    r"make|register|refactor|set|handle|define|pass|return|include|convert|simplify|introduce|delete|drop|wrap|call|"
+    r"import|export|insert|append|adjust|apply|buffer|store|render|show|display|hide|mark|ensure|keep|split|merge|"
+    r"subscribe|switch|expand|mirror|restore|revert|align|bump|enable|disable|guard|cache|clean|trim|strip|"
+    r"emit|log|validate|parse|format|sort|filter|map|load|save|persist|reset|initialize|init|configure|document)\b", re.I)
+
+
+def edit_intent(text: str) -> str:
+    """What the agent said an edit does, from the words it sent with the call: its sentence that says what it
+    changes ("update PaneListLive to subscribe to `session_activity`"), without "Now let me"; "" when the
+    words only narrate or comment."""
+    for s in sentences(text):
+        body = LEAD.sub("", s, count=1).strip()
+        if len(body.split()) < 3 or LOOKING.match(body) or PRAISE.search(body) or s.endswith("?"):
+            continue
+        if CODE_LINE.search(body) or not CHANGE_VERB.match(body):
+            continue
+        return _cut(body[0].upper() + body[1:], 220)
+    return ""

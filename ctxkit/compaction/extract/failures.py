@@ -1,0 +1,56 @@
+"""Generic failure reading: whether a tool's output reports a failure, and its key error lines
+(the exception line, else compiler/lint diagnostics, else lines with an error word)."""
+from __future__ import annotations
+
+import re
+
+EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Failure|Panic))(?::\s*(.*))?$", re.M)
+ELIXIR_EXC = re.compile(r"^\s*\*\* \((\w+(?:\.\w+)*)\) (.+)$", re.M)
+DIAG = re.compile(r"^\s*(\S+?\.\w{1,6}(?::\d+){1,2}:? (?:error|fatal error|Error)\b.*|"
+                  r"\S+?\.\w{1,6}\(\d+,\d+\): error .*|error(?:\[E\d+\])?: .+|\S+\.go:\d+:\d+: .+)$", re.M)
+ERRWORD = re.compile(r"\b(?:error|Error|ERROR|failed|FAILED|Failed|fatal|FATAL|panic|denied|not found|No such file|"
+                     r"cannot|Cannot|undefined|unable to|Unable to|refused|timed out|Traceback)\b")
+NOISE = re.compile(r"^\s*(?:at |File \"|\d+\s*\||[-=~^*]{3,}|\$ |>\s*$|warning: `)|0 errors?|no errors?|"
+                   r"\b0 failed\b|without errors", re.I)
+OK_WORDS = re.compile(r"\b(?:0 (?:errors?|failures?|failed)|no (?:errors?|failures?|issues?)|passed|success(?:ful(?:ly)?)?)\b", re.I)
+FAIL_MARK = re.compile(r"(?:^|\n)(?:Traceback \(most recent call last\)|FAIL\b|FAILED\b|Error:|error:|fatal:|panic:|"
+                       r"\*\* \(\w+)")
+REMINDER = re.compile(r"\n*<system-reminder>.*?(?:</system-reminder>|\Z)\s*", re.S)
+
+
+def strip_reminders(text: str) -> str:
+    """A tool result without the client's own `<system-reminder>` blocks (the client's words, not the tool's)."""
+    return REMINDER.sub("\n", text).rstrip() if "<system-reminder>" in text else text
+
+
+def looks_failed(output: str) -> bool:
+    """An output that reports a failure in its own words (used where no exit status is recorded)."""
+    return bool(FAIL_MARK.search(output[:20000]))
+
+
+def key_lines(output: str, limit: int = 4) -> tuple[str, ...]:
+    """The lines that say what went wrong, most telling first, each cut to 300 characters."""
+    text = output[-40000:] if len(output) > 40000 else output
+    out: list[str] = []
+
+    def add(line: str) -> None:
+        line = " ".join(line.split())[:300]
+        if line and line not in out:
+            out.append(line)
+
+    for m in ELIXIR_EXC.finditer(text):
+        add(m.group(0))
+    excs = [m for m in EXCEPTION.finditer(text)]
+    for m in excs[-2:]:
+        add(m.group(0))
+    for m in DIAG.finditer(text):
+        if len(out) >= limit:
+            break
+        add(m.group(0))
+    if not out:
+        for line in text.splitlines():
+            if ERRWORD.search(line) and not NOISE.search(line) and len(line.strip()) > 8:
+                add(line)
+                if len(out) >= limit:
+                    break
+    return tuple(out[:limit])

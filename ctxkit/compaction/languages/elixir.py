@@ -1,0 +1,49 @@
+"""Elixir: defmodule, def/defp (named with their arity, `name/2`), defmacro, defstruct, defprotocol, defimpl."""
+from __future__ import annotations
+
+import re
+
+from ..model import Definition
+
+DEFS = re.compile(r"^[ \t]*(defmodule|defprotocol|defimpl)[ \t]+([A-Z][\w.]*)|"
+                  r"^[ \t]*(defp?|defmacrop?|defguardp?|defdelegate)[ \t]+([a-z_][\w]*[?!]?)(\(([^()]|\([^()]*\))*\))?", re.M)
+
+
+def _arity(params: str | None) -> int:
+    if not params or params == "()":
+        return 0
+    inner, depth, n = params[1:-1], 0, 1
+    for c in inner:
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            n += 1
+    return n
+
+
+TESTS = re.compile(r"^[ \t]*(?:test|property)[ \t]+\"(.+?)\"", re.M)
+
+class Elixir:
+    name = "Elixir"
+    extensions = (".ex", ".exs", ".heex")
+    grammar = ("tree_sitter_elixir", "language")
+    queries = (("tree_sitter_elixir", "queries/tags.scm"),)
+
+    def tests(self, text: str) -> list[str]:
+        """The test cases defined in `text`."""
+        return [m.group(m.lastindex) for m in TESTS.finditer(text)]
+
+    def definitions(self, text: str) -> list:
+        out = []
+        for m in DEFS.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            if m.group(2):
+                out.append(Definition(m.group(2), "module", line))
+            else:
+                out.append(Definition(f"{m.group(4)}/{_arity(m.group(5))}", "function", line))
+        return out
+
+
+ENTRIES = [Elixir()]

@@ -1,0 +1,34 @@
+"""Go: functions, methods (with their receiver type), types."""
+from __future__ import annotations
+
+import re
+
+from ..model import Definition
+
+DEFS = re.compile(r"^(?:func[ \t]+(?:\([^)]*?\*?([A-Za-z_]\w*)(?:\[[^\]]*\])?\)[ \t]*)?([A-Za-z_]\w*)|type[ \t]+([A-Za-z_]\w*)[ \t]+(\w+))", re.M)
+
+
+TESTS = re.compile(r"^func[ \t]+((?:Test|Benchmark|Fuzz)\w*)[ \t]*\(", re.M)
+
+class Go:
+    name = "Go"
+    extensions = (".go",)
+    grammar = ("tree_sitter_go", "language")
+    queries = (("tree_sitter_go", "queries/tags.scm"),)
+
+    def tests(self, text: str) -> list[str]:
+        """The test cases defined in `text`."""
+        return [m.group(m.lastindex) for m in TESTS.finditer(text)]
+
+    def definitions(self, text: str) -> list:
+        out = []
+        for m in DEFS.finditer(text):
+            line = text.count("\n", 0, m.start()) + 1
+            if m.group(2):
+                out.append(Definition(m.group(2), "method" if m.group(1) else "function", line))
+            else:
+                out.append(Definition(m.group(3), m.group(4) if m.group(4) in ("struct", "interface") else "type", line))
+        return out
+
+
+ENTRIES = [Go()]

@@ -1,0 +1,31 @@
+"""Files named for what they hold rather than a programming language (C and C++, shell, PHP, Swift, Lua),
+read with one regex each; markup, styles and data have no definitions."""
+from __future__ import annotations
+
+import re
+
+from ..model import Definition
+
+
+class Regex:
+    def __init__(self, name, extensions, pattern):
+        self.name, self.extensions, self.pattern = name, extensions, re.compile(pattern, re.M)
+        self.grammar, self.queries = None, ()
+
+    def definitions(self, text: str) -> list:
+        out = []
+        for m in self.pattern.finditer(text):
+            name = next((g for g in m.groups() if g), None)
+            if name:
+                out.append(Definition(name, "definition", text.count("\n", 0, m.start()) + 1))
+        return out
+
+
+ENTRIES = [
+    Regex("C/C++", (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx"),
+          r"^(?:[\w*&:<> ]+[ \t*&]+)?([A-Za-z_]\w*)[ \t]*\([^;]*\)[ \t]*\{|^(?:struct|class|enum|union)[ \t]+([A-Za-z_]\w*)"),
+    Regex("Shell", (".sh", ".bash", ".zsh"), r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w-]*)[ \t]*\(\)[ \t]*\{"),
+    Regex("PHP", (".php",), r"^[ \t]*(?:(?:public|private|protected|static|abstract|final)[ \t]+)*(?:function|class|interface|trait)[ \t]+([A-Za-z_]\w*)"),
+    Regex("Swift", (".swift",), r"^[ \t]*(?:(?:public|private|internal|open|static|final|override)[ \t]+)*(?:func|class|struct|enum|protocol|extension)[ \t]+([A-Za-z_]\w*)"),
+    Regex("Lua", (".lua",), r"^[ \t]*(?:local[ \t]+)?function[ \t]+([\w.:]+)"),
+]

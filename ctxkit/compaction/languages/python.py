@@ -1,0 +1,28 @@
+"""Python: def, async def, class."""
+from __future__ import annotations
+
+import re
+
+from ..model import Definition
+
+DEFS = re.compile(r"^([ \t]*)(?:async[ \t]+)?(def|class)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test_\w+)", re.M)
+
+class Python:
+    name = "Python"
+    extensions = (".py", ".pyi")
+    grammar = ("tree_sitter_python", "language")
+    queries = (("tree_sitter_python", "queries/tags.scm"),)
+
+    def tests(self, text: str) -> list[str]:
+        """The test cases defined in `text`."""
+        return [m.group(m.lastindex) for m in TESTS.finditer(text)]
+
+    def definitions(self, text: str) -> list:
+        return [Definition(m.group(3), "class" if m.group(2) == "class" else "function", text.count("\n", 0, m.start()) + 1)
+                for m in DEFS.finditer(text)]
+
+
+ENTRIES = [Python()]

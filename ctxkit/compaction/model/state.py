@@ -1,0 +1,202 @@
+"""Where the work stands, derived once from the events (frozen dataclasses, no logic).
+
+`analyze` builds a `State`; `render` states only what it holds. Nothing here is a sentence meant
+for a reader except text quoted from the records (requests, the agent's words, error lines).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .events import Commit, Event
+
+CREATED, MODIFIED, DELETED, MOVED = "created", "modified", "deleted", "moved"
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A named definition in code (function, class, type, module…) at a line where known."""
+    name: str
+    kind: str = ""
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """A file's net change over a stretch of work."""
+    path: str
+    action: str                         # created | modified | deleted | moved
+    added: tuple[str, ...] = ()         # definitions the change added
+    changed: tuple[str, ...] = ()       # definitions whose body it edited
+    removed: tuple[str, ...] = ()       # definitions it removed
+    replaced: tuple[tuple[str, str], ...] = ()   # short one-line edits: (old, new)
+    lines: int = 0                      # a created file's length
+    edits: int = 0
+    first_at: int = 0
+    last_at: int = 0
+    commit: str = ""                    # the commit that holds it ("" while not committed)
+    committed_at: int = -1
+    moved_to: str = ""
+    names: tuple[str, ...] = ()         # identifiers its edits brought in (where no definition changed)
+    lines_out: tuple[str, ...] = ()     # short lines its edits removed (where nothing else says what changed)
+    lines_in: tuple[str, ...] = ()      # … and added
+    intents: tuple[str, ...] = ()       # what the agent said each edit was for, in its words
+    tests: tuple[str, ...] = ()         # test cases the changes added
+    docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
+    moved_from: str = ""
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """The latest run of one check (a kind run by one runner/command), and whether code changed after it."""
+    kind: str
+    runner: str
+    command: str
+    passed: bool | None
+    at: int
+    runs: int = 1
+    history: tuple[bool | None, ...] = ()
+    failures: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()
+    summary: str = ""
+    truncated: bool = False
+    edited_after: tuple[str, ...] = ()  # files changed after this run
+
+
+@dataclass(frozen=True)
+class ErrorState:
+    """A distinct failure: its key line, where it came from, and whether a later run cleared it."""
+    text: str
+    source: str                         # the command or tool that failed
+    at: int
+    kind: str = ""                      # the check kind when it came from a check
+    fixed_at: int = -1                  # the passing run that cleared it (-1: still open)
+    fix_files: tuple[str, ...] = ()     # files changed between the failure and the fix
+    cause: str = ""                     # the agent's words on why, when it said
+    fix: str = ""                       # the agent's words on the fix, when it said
+    repeats: int = 1
+    fix_change: str = ""                # the file the error names and what the first change to it after did
+    fix_how: tuple[tuple[str, str], ...] = ()   # … that change's short replacements
+
+
+@dataclass(frozen=True)
+class ItemState:
+    """A work item as its tracker's transitions left it."""
+    tracker: str
+    item: str
+    title: str = ""
+    status: str = "open"                # open | in_progress | closed
+    detail: str = ""                    # its description as the tracker gave it
+    summary: str = ""                   # … its first paragraph
+    files: tuple[str, ...] = ()         # files its description names
+    parent: str = ""                    # the item it is part of (an epic)
+    done_when: tuple[str, ...] = ()     # its definition of done / acceptance criteria, as written
+    first_at: int = 0
+    claimed_at: int = -1
+    closed_at: int = -1
+
+
+@dataclass(frozen=True)
+class RequestState:
+    text: str
+    at: int
+    queued: bool = False
+    command: str = ""
+    acted: bool = True                  # the agent acted on it (a tool call, or an answer) after it
+    work: int = 0                       # tool events between it and the next request
+
+
+@dataclass(frozen=True)
+class Decision:
+    text: str                           # the agent's words (a choice it made)
+    why: str = ""
+    at: int = 0
+
+
+@dataclass(frozen=True)
+class Step:
+    """A stretch of the work: one work item, plan step, or request, up to its commit or the next."""
+    title: str
+    source: str                         # item | plan | request | explore | commit
+    start: int
+    end: int
+    item: str = ""
+    files: tuple[FileChange, ...] = ()
+    checks: tuple[CheckState, ...] = ()
+    errors: tuple[ErrorState, ...] = ()
+    commits: tuple[Commit, ...] = ()
+    decisions: tuple[Decision, ...] = ()
+    reads: tuple[str, ...] = ()
+    searches: tuple[tuple[str, str], ...] = ()   # (pattern, where) of its searches
+    tool_errors: tuple[tuple[str, str, str], ...] = ()   # (tool, target, what it said) of calls that failed
+    done: bool = False                  # its item closed, its plan step completed, or it ended in a commit
+    report: tuple[str, ...] = ()        # the agent's own account at its end: its statements that stand alone
+
+
+@dataclass(frozen=True)
+class Environment:
+    cwd: str = ""
+    branch: str = ""
+    model: str = ""
+    languages: tuple[str, ...] = ()
+    check_commands: tuple[str, ...] = ()    # the commands the project checks with, most used first
+    finish: tuple[str, ...] = ()            # what the agent ran before each commit (the project's finish)
+    commits: bool = False                   # the project commits (a commit ran in the records)
+    closes_items: bool = False              # a finished work item was closed in its tracker before its commit
+    forced: tuple[str, ...] = ()            # paths staged with `git add -f` (ignored by git)
+    pushes: bool = False                    # the agent pushed after committing
+
+
+NEXT_REQUEST, NEXT_FIX, NEXT_RUN, NEXT_ITEM_REST, NEXT_FINISH, NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_RUNNING, \
+    NEXT_DONE, NEXT_CONTINUE = ("request", "fix", "run", "item_rest", "finish", "next_item", "plan", "answer",
+                                "running", "done", "continue")
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """One next step and what it rests on. `kind` is one of the NEXT_* names above."""
+    kind: str
+    target: str = ""                    # the request, the check command, the item id, the plan step
+    detail: tuple[str, ...] = ()        # failing tests, error lines, files, the commands of the finish
+    title: str = ""
+
+
+@dataclass(frozen=True)
+class Current:
+    """What was in hand at the cut."""
+    step: int = -1                      # index into State.steps (-1: none)
+    uncommitted: tuple[FileChange, ...] = ()
+    last: Event | None = None           # the last action
+    last_said: str = ""                 # the agent's last words
+    words: tuple[str, ...] = ()         # … the statements in them that stand alone
+    said_before_last: bool = False      # those words came before its last action
+    running: tuple[str, ...] = ()       # commands still running in the background
+    waiting: str = ""                   # a question put to the user and not answered
+
+
+@dataclass(frozen=True)
+class State:
+    kind: str                           # code | explore | research | dialogue | chat | empty
+    task: str
+    task_at: int
+    requests: tuple[RequestState, ...]
+    steps: tuple[Step, ...]
+    items: tuple[ItemState, ...]
+    plan: tuple[tuple[str, str], ...]
+    files: tuple[FileChange, ...]
+    reads: tuple[str, ...]
+    checks: tuple[CheckState, ...]
+    errors: tuple[ErrorState, ...]
+    commits: tuple[Commit, ...]
+    decisions: tuple[Decision, ...]
+    constraints: tuple[str, ...]
+    env: Environment
+    current: Current
+    next: NextStep
+    outcome: str = ""                   # submitted | transferred | delivered | pr | "" (still working)
+    outcome_text: str = ""
+    plan_text: str = ""                 # an approved plan's text
+    findings: tuple[tuple[str, str], ...] = ()   # (where, what) an exploration found
+    actions: tuple[tuple[str, str, bool, str], ...] = ()   # domain actions: (name, args, ok, result)
+    sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research
+    related: tuple[tuple[str, str], ...] = ()    # (name, where) the session knows that the latest request names
+    related_said: tuple[str, ...] = ()           # the agent's sentences about what the latest request names

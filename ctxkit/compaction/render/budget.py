@@ -1,0 +1,71 @@
+"""Filling a token budget with whole lines: every candidate line has a level (0 first) and a place in the
+output; lines are taken level by level, in place order, while they fit. A line may stand for a group
+of alternatives (a short and a long form): the longest form that fits wins."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..model import Line, Rendered
+
+
+@dataclass
+class Piece:
+    section: str
+    text: str
+    level: int
+    order: tuple
+    done: bool | None = None
+    group: str = ""
+    redundant_with: tuple = ()      # groups that together say all this line says: dropped when all are in
+
+
+FREE = ("Task", "Latest request")
+
+
+def _line(p: Piece) -> str:
+    """The line as CONTEXT.md's grammar writes it."""
+    if p.section in FREE:
+        return p.text + "\n"
+    box = "" if p.done is None else ("[x] " if p.done else "[ ] ")
+    return f"- {box}{p.text}\n"
+
+
+def fill(pieces: list[Piece], budget: int, count, sections: list[str]) -> Rendered:
+    chosen: dict[str, Piece] = {}
+    cost: dict[str, int] = {}
+    open_sections: set[str] = set()
+    used = 0
+    order = sorted(pieces, key=lambda p: (p.level, p.order))
+    sizes = {id(p): count(_line(p)) for p in order}
+    for _ in range(2):      # a second pass spends what dropping redundant lines freed
+        for p in order:
+            key = p.group or f"#{id(p)}"
+            if chosen.get(key) is p:
+                continue
+            c = sizes[id(p)]
+            head = 0 if p.section in open_sections else count(f"## {p.section}\n") + 1
+            old = cost.get(key)
+            delta = c + head - (old or 0)
+            if old is not None and c <= old:
+                continue
+            if used + delta > budget:
+                continue
+            chosen[key] = p
+            cost[key] = c
+            used += delta
+            open_sections.add(p.section)
+        gone = [k for k, p in chosen.items() if p.redundant_with and all(g in chosen for g in p.redundant_with)]
+        if not gone:
+            break
+        for k in gone:
+            used -= cost.pop(k)
+            chosen.pop(k)
+            cost[k] = 1 << 30   # never taken again
+    by_section: dict[str, list[Piece]] = {}
+    for p in chosen.values():
+        by_section.setdefault(p.section, []).append(p)
+    task = " ".join(p.text for p in sorted(by_section.pop("Task", []), key=lambda p: p.order))
+    latest = " ".join(p.text for p in sorted(by_section.pop("Latest request", []), key=lambda p: p.order))
+    names = [s for s in sections if s in by_section] + [s for s in by_section if s not in sections]
+    out = tuple((s, tuple(Line(p.text, p.done) for p in sorted(by_section[s], key=lambda p: p.order))) for s in names)
+    return Rendered(task=task, latest=latest, sections=out, tokens=used)

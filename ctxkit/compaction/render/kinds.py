@@ -1,0 +1,21 @@
+"""What a session that is not code work needs at its cut: a dialogue's actions and their results, what an
+exploration read and found, what research fetched."""
+from __future__ import annotations
+
+from ..model import State
+from .phrases import code, cut, quote
+
+
+def kind_lines(w, st: State) -> None:
+    if st.actions:
+        for k, (name, args, ok, result) in enumerate(st.actions):
+            g = f"act{k}"
+            res = f" → failed: {cut(result, 160)}" if not ok else (f" → {cut(result, 100)}" if result else "")
+            w.add("Actions and results", f"{code(name)} {cut(args, 120)}" + (res if not ok else ""), 1, group=g)
+            w.add("Actions and results", f"{code(name)} {cut(args, 400)}{res}", 3, group=g)
+    if st.kind == "research":
+        for k, (src, text) in enumerate(st.sources[:12]):
+            w.add("Sources", f"{code(cut(src, 120))}: {cut(' '.join(text.split()), 200)}", 2, group=f"src{k}")
+    if st.kind in ("explore", "research") and st.current.words:
+        for k, line in enumerate(st.current.words):
+            w.add("Findings", quote(line, 300), 1 if k < 2 else 2)

@@ -1,0 +1,65 @@
+"""Small wording helpers: every sentence the summary says is built here or in the section writers."""
+from __future__ import annotations
+
+import re
+
+QUOTE_CAP = 300
+
+
+def code(text: str) -> str:
+    """`text` as inline code (backticks inside become quotes)."""
+    t = " ".join(str(text).split()).replace("`", "'")
+    return f"`{t}`" if t else ""
+
+
+def cut(text: str, n: int) -> str:
+    """One line, cut at a word boundary to `n` characters (a path or a code span is never cut inside)."""
+    one = " ".join(str(text).split())
+    if len(one) <= n:
+        return one
+    head = one[:n]
+    if head.count("`") % 2:
+        head = head[:head.rfind("`")]
+    head = head.rsplit(" ", 1)[0] if " " in head else head
+    return head.rstrip(",;:(") + " …"
+
+
+def quote(text: str, n: int = QUOTE_CAP) -> str:
+    return "“" + cut(text, n).replace("“", '"').replace("”", '"') + "”"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def names(items, n: int = 8) -> str:
+    """`a`, `b`, `c` and K more."""
+    items = [x for x in items if x]
+    shown = ", ".join(code(x) for x in items[:n])
+    return shown + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def joined(parts) -> str:
+    parts = [p for p in parts if p]
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def short_hash(h: str) -> str:
+    return h[:9] if re.fullmatch(r"[0-9a-f]{7,40}", h or "") else h
+
+
+def command(cmd: str, n: int = 160) -> str:
+    """A command as code, its here-documents and long arguments shortened."""
+    one = re.sub(r"<<-?\s*'?(\w+)'?.*", "<<…", cmd.split("\n", 1)[0]) if "\n" in cmd else cmd
+    return code(cut(one, n))
+
+
+def check_word(passed) -> str:
+    return {True: "passed", False: "FAILED", None: "result not visible"}[passed]
+
+
+def sentence(text: str) -> str:
+    t = text.strip()
+    return t if not t or t[-1] in ".!?…”\"'`)" else t + "."

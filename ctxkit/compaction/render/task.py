@@ -1,0 +1,126 @@
+"""The Task and the user's requests, in words: a pasted plan reads as its title, its goal and its steps;
+a long request keeps its first line, its key lines and its constraints."""
+from __future__ import annotations
+
+import re
+
+from .phrases import cut
+
+HEAD = re.compile(r"^\s{0,3}(#{1,4})\s+(.+?)\s*#*\s*$")
+ITEM = re.compile(r"^\s{0,3}(?:\d+[.)]|[-*+])\s+(.+)$")
+KEY_VALUE = re.compile(r"^\s*(?:[-*]\s+)?[\w][\w ./()#-]{0,40}:\s*\S")
+CONSTRAINT = re.compile(r"\b(?:must|mustn.t|don.t|do not|never|always|only|required|make sure|be sure|should not|"
+                        r"without|not allowed)\b", re.I)
+STEP_HEAD = re.compile(r"^(?:step|phase|part|stage)\s*\d+|^\d+[.)]\s|^\d+\.\d*\s", re.I)
+
+
+def _clean(line: str) -> str:
+    s = re.sub(r"\*\*|__", "", line.strip())
+    return " ".join(s.split())
+
+
+def plan_digest(text: str, cap: int) -> str | None:
+    """A markdown plan in one line: its lead-in, title, first context sentence and its step headings
+    (or top-level numbered items), within `cap` characters. None when the text is not such a plan."""
+    lines = text.splitlines()
+    heads = [(len(m.group(1)), _clean(m.group(2))) for m in (HEAD.match(ln) for ln in lines) if m]
+    if len(heads) < 2:
+        return None
+    lead = _clean(next((ln for ln in lines if ln.strip()), ""))
+    lead = "" if HEAD.match(lead) else lead.rstrip(":")
+    title = heads[0][1]
+    levels = sorted({lv for lv, _ in heads[1:]})
+    steps = [h for lv, h in heads[1:] if STEP_HEAD.search(h)]
+    if not steps and levels:
+        sub = [h for lv, h in heads[1:] if lv == levels[0]]
+        steps = sub
+    context = ""
+    for k, ln in enumerate(lines):
+        m = HEAD.match(ln)
+        if m and re.search(r"context|background|problem|goal|overview|why", m.group(2), re.I):
+            para = []
+            for nxt in lines[k + 1:]:
+                if HEAD.match(nxt):
+                    break
+                if nxt.strip():
+                    para.append(nxt.strip())
+                elif para:
+                    break
+            context = _clean(" ".join(para))
+            break
+    out = (f"{lead}: " if lead else "") + f"“{title}”"
+    if context:
+        first = re.split(r"(?<=[.!?])\s+", context)[0].rstrip(".")
+        out += f" — {cut(first, 220)}"
+    if steps:
+        detail = cap > 500
+        listed = "; ".join(s + (_under(lines, s, 160 if cap > 1000 else 80) if detail else "") for s in steps)
+        out += f". Its parts: {listed}"
+    return cut(out, cap)
+
+
+def _under(lines: list[str], heading: str, n: int) -> str:
+    """The first words under `heading` in the plan (its first sentence or item), as ` (…)`."""
+    for k, ln in enumerate(lines):
+        m = HEAD.match(ln)
+        if m and _clean(m.group(2)) == heading:
+            for nxt in lines[k + 1:k + 12]:
+                if HEAD.match(nxt):
+                    break
+                t = _clean(ITEM.sub(r"\1", nxt))
+                if t and not t.startswith("```"):
+                    return f" ({cut(t, n)})"
+            break
+    return ""
+
+
+def brief(text: str, cap: int) -> str:
+    """A request on one line within `cap` characters: whole when it fits, else its first line, its
+    `key: value` and numbered lines and its constraints, in their order."""
+    one = " ".join(text.split())
+    if len(one) <= cap:
+        return one
+    digest = plan_digest(text, cap)
+    if digest:
+        return digest
+    lines = [_clean(ln) for ln in text.splitlines() if ln.strip()]
+    if len(lines) < 2:
+        return cut(one, cap)
+    keep = [False] * len(lines)
+    used = 0
+
+    def take(k: int) -> None:
+        nonlocal used
+        if not keep[k] and used + len(lines[k]) + 3 <= cap:
+            keep[k] = True
+            used += len(lines[k]) + 3
+
+    take(0)
+    for k, ln in enumerate(lines):
+        if KEY_VALUE.match(ln) or ITEM.match(ln):
+            take(k)
+    for k, ln in enumerate(lines):
+        if CONSTRAINT.search(ln):
+            take(k)
+    for k in range(len(lines)):
+        take(k)
+    if not keep[0]:
+        return cut(one, cap)
+    out, gap = [], False
+    for k, ln in enumerate(lines):
+        if keep[k]:
+            out.append(("… " if gap else "") + ln)
+            gap = False
+        else:
+            gap = True
+    return " ".join(out) + (" …" if gap else "")
+
+
+def plan_parts(text: str) -> list[str]:
+    """A plan's verification or checklist lines (commands in backticks, `- [ ]` items), for what is left."""
+    out = []
+    for ln in text.splitlines():
+        m = ITEM.match(ln)
+        if m and ("`" in m.group(1) or ln.strip().startswith(("- [ ]", "* [ ]"))):
+            out.append(_clean(m.group(1)).removeprefix("[ ] "))
+    return out

@@ -1,0 +1,60 @@
+"""Plain shell file operations: what `rm`, `mv`, `cp`, `touch`, `mkdir`, `sed -i`, `tee`, a `>` redirect and a
+here-document write change, and what `cat`, `head`, `tail`, `sed -n`, `nl`, `less` and PowerShell's
+Get-Content read. The last entry: it matches any command, so a command no other entry knows still
+yields the files it writes through a redirect."""
+from __future__ import annotations
+
+import re
+
+from ..model import CREATE, DELETE, MODIFY, MOVE, Change, Read
+
+READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "Get-Content", "gc", "type"}
+PATHLIKE = re.compile(r"^[\w~./\\:@+-][\w./\\~:@+ -]*$")
+
+
+def _paths(words) -> list[str]:
+    return [w for w in words if not w.startswith("-") and PATHLIKE.match(w) and ("/" in w or "\\" in w or "." in w.lstrip("."))
+            and not w.isdigit()]
+
+
+class Files:
+    name = "shell files"
+    kind = "file"
+
+    def match(self, argv):
+        return True
+
+    def read(self, argv, command, seg):
+        ev = dict(ts=command.ts)
+        at, ok = command.at, not command.failed
+        out: list = []
+        prog, rest = (argv[0] if argv else ""), list(argv[1:])
+        if seg.op_before == "|":
+            prog = ""   # a filter reading a pipe reads no file
+        if prog == "rm" or prog in ("Remove-Item", "del"):
+            out += [Change(at, path=p, action=DELETE, via="shell", ok=ok, **ev) for p in _paths(rest)]
+        elif prog in ("mv", "Move-Item") and len(_paths(rest)) == 2:
+            src, dst = _paths(rest)
+            out.append(Change(at, path=src, action=MOVE, to=dst, via="shell", ok=ok, **ev))
+        elif prog in ("cp", "Copy-Item") and len(_paths(rest)) == 2:
+            out.append(Change(at, path=_paths(rest)[1], action=CREATE, via="shell", ok=ok, **ev))
+        elif prog == "touch":
+            out += [Change(at, path=p, action=CREATE, via="shell", ok=ok, **ev) for p in _paths(rest)]
+        elif prog == "sed" and any(a == "-i" or a.startswith("-i") for a in rest):
+            out += [Change(at, path=p, action=MODIFY, via="shell", ok=ok, **ev) for p in _paths(rest)[-1:]]
+        elif prog == "sed" and "-n" in rest and not seg.piped_to:
+            out += [Read(at, path=p, text=command.output if seg.count == 1 else "", **ev) for p in _paths(rest)[-1:]]
+        elif prog in READERS and not seg.redirect and not seg.heredoc:
+            paths = _paths(rest)
+            out += [Read(at, path=p, text=command.output if seg.count == 1 and len(paths) == 1 else "", **ev)
+                    for p in paths]
+        elif prog == "tee":
+            out += [Change(at, path=p, action=MODIFY if "-a" in rest else CREATE, via="shell", ok=ok, **ev)
+                    for p in _paths(rest)]
+        if seg.redirect and PATHLIKE.match(seg.redirect):
+            out.append(Change(at, path=seg.redirect, action=MODIFY if seg.append else CREATE, via="shell",
+                              new=seg.heredoc, ok=ok, **ev))
+        return out
+
+
+ENTRIES = [Files()]
