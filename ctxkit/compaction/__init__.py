@@ -28,7 +28,12 @@ def state_of(records: list[dict]) -> State:
     return analyze(events(records))
 
 
-def compact_span(records: list[dict], budget: int, count) -> Summary:
-    """The summary of `records` within `budget` tokens (`count(text) -> int`)."""
+def compact_span(records: list[dict], budget: int, count, raw_from: int = -1) -> Summary:
+    """The summary of `records` within `budget` tokens (`count(text) -> int`). `raw_from`: the records from that
+    index on follow the summary as they were, so it does not repeat what they say."""
     st = state_of(records)
+    if raw_from >= 0:
+        from dataclasses import replace
+
+        st = replace(st, raw_from=raw_from)
     return Summary(state=st, rendered=render(st, budget, count), violations=tuple(selfcheck.violations(st)))

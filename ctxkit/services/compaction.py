@@ -119,11 +119,14 @@ def to_context(r) -> C.Context:
                      sections={name: [C.Item(text=ln.text, done=ln.done) for ln in lines] for name, lines in r.sections})
 
 
-def engine(records: list[dict], budget: int, tok):
-    """The compaction engine's summary of `records` within `budget` tokens."""
+def engine(records: list[dict], budget: int, tok, raw_ids: set | None = None):
+    """The compaction engine's summary of `records` within `budget` tokens; `raw_ids`: the ids of the records
+    that follow the summary as they were."""
     from ..compaction import compact_span
 
-    return compact_span([r for r in records if not is_compaction_summary([r])], max(50, budget), tok.count)
+    recs = [r for r in records if not is_compaction_summary([r])]
+    raw_from = next((i for i, r in enumerate(recs) if raw_ids and r.get("id") in raw_ids), -1)
+    return compact_span(recs, max(50, budget), tok.count, raw_from=raw_from)
 
 
 def summarize_span(span: list[dict], all_records: list[dict], opts: Options, report: Report,
@@ -326,8 +329,9 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     fit_tail(out, at, opts, home, tok, rep)
     kept_tokens = sum(r.get("tokens") or 0 for r in out)
     target = summary_budget(opts, kept_tokens)
+    raw_ids = {r.get("id") for r in out[at:] if r.get("id")}
     summ = build_summary(analyzed, model_ctx, session, ts, meta, tok, target, task=opts.task or "",
-                         workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail, prose=prose)
+                         workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail, prose=prose, raw_ids=raw_ids)
     summ["meta"]["summarizer"] = rep.summarizer   # the model may have rewritten sections as prose
     if rep.degraded:
         summ["meta"]["degraded"] = rep.degraded
@@ -576,7 +580,7 @@ AFTER = ("\n\n## After this summary\n- The most recent records follow as they we
 
 def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, tok, target: int, task: str = "",
                   workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False,
-                  prose=None) -> dict:
+                  prose=None, raw_ids: set | None = None) -> dict:
     """The summary record: the engine's state of `records` written to fill `target` tokens (the header
     included); a model's verified bullets take up to a fifth of it; `prose(ctx, count)`, when given, may
     then rewrite sections in place within the tokens they already had."""
@@ -588,7 +592,7 @@ def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, 
     after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
     room = max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0))
     model_room = room // 5 if model_ctx is not None else 0
-    s = engine(records, room - model_room, tok)
+    s = engine(records, room - model_room, tok, raw_ids)
     ctx = to_context(s.rendered)
     if s.state.env.cwd:
         meta = dict(meta, cwd=s.state.env.cwd)

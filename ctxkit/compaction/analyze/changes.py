@@ -79,6 +79,7 @@ class _Acc:
     intents: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     docs: list = field(default_factory=list)
+    constants: list = field(default_factory=list)
     moved_from: str = ""
 
 
@@ -105,17 +106,23 @@ class Changes:
         self.paths = paths
         self.events: list[tuple[Change, str]] = []   # (event, relative path) of the changes that took effect
         self.commit_of: dict[int, Commit] = {}       # id(change event) -> the commit that holds it
-        last_read: dict[str, str] = {}
-        self.before: dict[int, str] = {}             # id(change) -> the file as last read before it
+        text: dict[str, str] = {}                    # path -> the file's text as last read or written, edits applied
+        self.before: dict[int, str] = {}             # id(change) -> the file's text just before it
         self._files: dict = {}
         for e in evs:
             if isinstance(e, Read) and e.text:
-                last_read[paths.rel(e.path)] = e.text
+                text[paths.rel(e.path)] = code.strip_numbers(e.text)
             elif isinstance(e, Change) and e.ok and e.path:
                 p = paths.rel(e.path)
                 self.events.append((e, p))
-                if p in last_read:
-                    self.before[id(e)] = last_read[p]
+                if p in text:
+                    self.before[id(e)] = text[p]
+                if e.via == "write" and e.new:
+                    text[p] = e.new
+                elif p in text and e.old and e.old in text[p]:
+                    text[p] = text[p].replace(e.old, e.new, 1)
+                elif e.action in (DELETE, MOVE):
+                    text.pop(p, None)
         self._commits(evs)
 
     def _commits(self, evs: list) -> None:
@@ -184,12 +191,15 @@ class Changes:
                     if doc and all(n != d.name for n, _ in a.docs):
                         a.docs.append((d.name, doc))
                 _add(a.tests, code.tests_added(p, "", e.new))
+                _add(a.constants, code.constants(e.new))
             elif e.new or e.old:
-                added, changed, removed = code.edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
+                added, changed, removed, _ = code.edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
                 _add(a.tests, code.tests_added(p, e.old, e.new))
+                old_consts = dict(code.constants(e.old))
+                _add(a.constants, [c for c in code.constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in code.definitions(p, e.new):
                     if d.name in added and all(n != d.name for n, _ in a.docs):
                         doc = code.doc_of(e.new, d.line)
@@ -212,6 +222,7 @@ class Changes:
                           committed_at=a.committed_at, moved_to=a.moved_to, names=tuple(a.names[:12]),
                           lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
                           intents=tuple(a.intents), tests=tuple(a.tests[:40]), docs=tuple(a.docs[:12]),
+                          constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from)
                for a in acc.values()]
         self._files[key] = out

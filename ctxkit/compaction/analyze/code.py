@@ -38,9 +38,19 @@ def definitions(path: str, text: str) -> list[Definition]:
         if len(_MEMO) > 4096:
             _MEMO.clear()
         parser = registry.code_parser()
-        got = parser.definitions(lang, text) if parser is not None and len(text) < 400_000 else None
-        if got is None:
-            got = lang.definitions(text)
+        parsed = parser.definitions(lang, text) if parser is not None and len(text) < 400_000 else None
+        regex = lang.definitions(text)
+        if parsed is None:
+            got = regex
+        else:   # the parser's, and what the regex finds that the tags query does not name (type aliases…)
+            by_line = {d.line: d for d in regex}
+            named = []
+            for d in parsed:    # the regex's fuller name where it reads the same line (`name/arity`)
+                r = by_line.get(d.line)
+                named.append(Definition(r.name, d.kind, d.line, d.end) if r is not None and r.name.startswith(d.name + "/") else d)
+            seen = {d.line for d in named}
+            got = sorted(named + [d for d in regex if d.line not in seen and all(d.name != p.name for p in named)],
+                         key=lambda d: d.line)
         _MEMO[key] = got
     return got
 
@@ -55,7 +65,17 @@ def _names(defs) -> list[str]:
 
 
 BINDING = re.compile(r"^(?:export[ \t]+(?:default[ \t]+)?)?(?:const|let|var|val|static|final|pub[ \t]+(?:const|static))[ \t]+"
-                     r"([A-Za-z_$][\w$]*)|^([A-Z_][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=|^[ \t]*@([a-z_]\w*)[ \t]", re.M)
+                     r"([A-Za-z_$][\w$]*)|^([A-Z_][A-Z0-9_]{2,})[ \t]*(?::[^=\n]*)?=|"
+                     r"^[ \t]*@(?!(?:doc|moduledoc|spec|impl|type|typep|typedoc|callback|behaviour|derive|opaque)\b)([a-z_]\w*)[ \t]",
+                     re.M)
+
+
+def anchors(path: str, text: str) -> list[tuple[int, str, int]]:
+    """(line, name, last line or 0) of every definition and top-level binding (a constant, a module attribute)."""
+    out = [(d.line, d.name, d.end) for d in definitions(path, text)]
+    if registry.language_for(path) is not None:
+        out += [(text.count("\n", 0, m.start()) + 1, next(g for g in m.groups() if g), 0) for m in BINDING.finditer(text)]
+    return sorted(set(out))
 
 
 def enclosing(path: str, text: str, snippet: str) -> str | None:
@@ -69,29 +89,69 @@ def enclosing(path: str, text: str, snippet: str) -> str | None:
     if pos < 0:
         return None
     line = clean.count("\n", 0, pos) + 1
-    anchors = [(d.line, d.name) for d in definitions(path, clean)]
-    anchors += [(clean.count("\n", 0, m.start()) + 1, next(g for g in m.groups() if g)) for m in BINDING.finditer(clean)]
     best = None
-    for at, name in sorted(anchors):
-        if at <= line:
+    for at, name, end in anchors(path, clean):
+        if at <= line and (not end or end >= line):
             best = name
-        else:
+        elif at > line:
             break
     return best
 
 
-def edit_facts(path: str, old: str, new: str, before: str = "") -> tuple[list[str], list[str], list[str]]:
-    """(added, changed, removed) definitions of one edit. `before` is the file as last read, when known,
-    to name the definition an edit inside a body falls in."""
-    old_defs, new_defs = _names(definitions(path, old)), _names(definitions(path, new))
-    added = [n for n in new_defs if n not in old_defs]
-    removed = [n for n in old_defs if n not in new_defs]
-    changed = [n for n in new_defs if n in old_defs]
-    if not (added or removed or changed) and before:
-        name = enclosing(path, before, old or new)
+def bodies(path: str, text: str) -> dict[str, tuple[int, int, str]]:
+    """Each definition's (first line, last line, text) in `text`: from its line to the line before the next
+    definition (1-based, inclusive)."""
+    marks = anchors(path, text)
+    lines = text.split("\n")
+    out: dict[str, tuple[int, int, str]] = {}
+    for k, (line, name, last) in enumerate(marks):
+        nxt = next((m[0] for m in marks[k + 1:] if m[0] > line), len(lines) + 1)
+        end = last if last else max(line, nxt - 1)
+        if name not in out:
+            out[name] = (line, end, "\n".join(lines[line - 1:end]).strip())
+    return out
+
+
+def _touching(spans: dict, first: int, last: int) -> list[str]:
+    """The definitions whose lines meet first..last, the innermost ones (a class or module holding another
+    touched definition is left out)."""
+    hit = [n for n, (a, b, _) in spans.items() if a <= last and b >= first]
+    return [n for n in hit if not any(m != n and spans[n][0] <= spans[m][0] and spans[m][1] <= spans[n][1] and
+                                      (spans[n][0], spans[n][1]) != (spans[m][0], spans[m][1]) for m in hit)]
+
+
+def edit_facts(path: str, old: str, new: str, before: str = "") -> tuple[list[str], list[str], list[str], str | None]:
+    """(added, changed, removed) definitions of one edit, and the file's text after it when known.
+
+    With the file's text before the edit (`before`, as last read or written, edits applied) and the replaced
+    text found in it, the edit is located in the file: a definition is added or removed when the file gains or
+    loses it, changed when its own text differs (not when it only frames the edit). Otherwise the two snippets
+    are compared the same way."""
+    clean = strip_numbers(before) if before else ""
+    if clean and old and old in clean:
+        pos = clean.index(old)
+        after = clean[:pos] + new + clean[pos + len(old):]
+        b_sp, a_sp = bodies(path, clean), bodies(path, after)
+        o_first = clean.count("\n", 0, pos) + 1
+        o_last = o_first + old.count("\n")
+        n_last = o_first + new.count("\n")
+        touched_after = _touching(a_sp, o_first, n_last)
+        touched_before = _touching(b_sp, o_first, o_last)
+        added = [n for n in touched_after if n not in b_sp]
+        removed = [n for n in touched_before if n not in a_sp]
+        changed = [n for n in touched_after if n in b_sp and b_sp[n][2] != a_sp[n][2]]
+        return added, changed, removed, after
+    o_sp, n_sp = bodies(path, old), bodies(path, new)
+    known = bodies(path, clean) if clean else {}
+    added = [n for n in n_sp if n not in o_sp and n not in known]
+    removed = [n for n in o_sp if n not in n_sp]
+    changed = [n for n in n_sp if n in o_sp and o_sp[n][2] != n_sp[n][2]] + \
+        [n for n in n_sp if n not in o_sp and n in known and known[n][2] != n_sp[n][2]]
+    if not (added or changed or removed) and clean:
+        name = enclosing(path, clean, old or new)
         if name:
             changed.append(name)
-    return added, changed, removed
+    return added, changed, removed, None
 
 
 IDENT = re.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)\b")
@@ -157,3 +217,21 @@ def doc_of(text: str, line: int) -> str:
                     break
     first = re.split(r"(?<=[.!?])\s", text_doc.strip(), maxsplit=1)[0] if text_doc else ""
     return first[:200]
+
+
+CONSTANT = re.compile(r"^(?:export[ \t]+)?(?:const|let|var|static|final|pub[ \t]+const)[ \t]+([A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*"
+                      r"([^;\n]{1,48}?)[ \t]*;?[ \t]*$|^[ \t]*@([a-z_]\w*)[ \t]+([^\n#]{1,48}?)[ \t]*$|"
+                      r"^([A-Z_][A-Z0-9_]{2,})[ \t]*(?::[^=\n]+)?=[ \t]*([^\n]{1,48}?)[ \t]*$", re.M)
+LITERAL = re.compile(r"^(?:-?[\d_.]+(?:\s*\*\s*[\d_.]+)*|\"[^\"]*\"|'[^']*'|`[^`]*`|true|false|nil|null|None|True|False|"
+                     r":\w+|~[a-z]\[[^\]]*\]|\d+\s*\*\s*\w+|\[[^\]]{0,40}\])$")
+
+
+def constants(text: str) -> list[tuple[str, str]]:
+    """(name, value) of the constants `text` sets to a literal (`const X = 90`, `@ttl_seconds 90`, `MAX = 5`)."""
+    out = []
+    for m in CONSTANT.finditer(text or ""):
+        name, value = next(((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i)), (None, None))
+        if name and value and LITERAL.match(value.strip()) and name not in ("doc", "moduledoc", "spec", "impl") and \
+                all(n != name for n, _ in out):
+            out.append((name, value.strip()))
+    return out[:12]

@@ -131,15 +131,23 @@ def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str,
         if not cands:
             continue
         path = cands[0][1]
-        for e, p in cands:
-            body = (e.old or "") + "\n" + (e.new or "")
-            if names and any(n in body for n in names):
-                from .code import line_diff
+        from .code import line_diff
 
-                o, n = (e.old or "").strip(), (e.new or "").strip()
-                if o and n and "\n" not in o and "\n" not in n and len(o) <= 100 and len(n) <= 100:
-                    return p, ((o, n),)
-                gone, came = line_diff(e.old, e.new, 1, 100)
-                return p, (((gone[0] if gone else ""), (came[0] if came else "")),) if gone or came else ()
-        return path, ()
+        best, score = None, 0
+        for e, p in cands:     # the change whose changed lines (not its context) name most of what the error names
+            gone, came = line_diff(e.old, e.new, 50, 400)
+            diff = "\n".join(gone + came)
+            hits = sum(1 for n in names if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", diff))
+            if hits > score:
+                best, score = (e, p, gone, came), hits
+        if best is None:
+            return path, ()
+        e, p, gone, came = best
+        o, n = (e.old or "").strip(), (e.new or "").strip()
+        if o and n and "\n" not in o and "\n" not in n and len(o) <= 100 and len(n) <= 100:
+            return p, ((o, n),)
+        short_gone = [x.strip() for x in gone if len(x.strip()) <= 100][:1]
+        short_came = [x.strip() for x in came if len(x.strip()) <= 100][:1]
+        return p, ((short_gone[0] if short_gone else "", short_came[0] if short_came else ""),) \
+            if short_gone or short_came else ()
     return "", ()

@@ -48,7 +48,7 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
             not any(isinstance(e, (Request, Answer)) and e.at > said_at for e in tail):
         waiting = prose.sentences(last_said)[-1] if prose.sentences(last_said) else last_said[-300:]
     return Current(step=len(steps) - 1, uncommitted=tuple(uncommitted), last=last, last_said=last_said,
-                   words=tuple(prose.report(last_said, 4)) if last_said else (),
+                   words=tuple(prose.report(last_said, 4)) if last_said else (), said_at=said_at,
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
                    waiting=waiting)
 

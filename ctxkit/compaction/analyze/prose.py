@@ -54,19 +54,21 @@ def stands_alone(s: str) -> bool:
 def decisions(text: str) -> list[tuple[str, str]]:
     """(choice, reason) pairs: sentences that make a choice, with the reason clause when they give one."""
     out = []
+    prev = ""
     for s in sentences(text):
         m = DECIDE.search(s)
-        if not m or not stands_alone(s):
-            continue
-        if CHOICE_ONLY_WITH_AGENT.fullmatch(m.group(0)) and not FIRST_PERSON.search(s):
-            continue
-        if not (REASON.search(s) or IDENT.search(s)):
+        if not m or not stands_alone(s) or CHOICE_ONLY_WITH_AGENT.fullmatch(m.group(0)) and not FIRST_PERSON.search(s) \
+                or not (REASON.search(s) or IDENT.search(s)):
+            prev = s
             continue
         m = REASON.search(s)
         if m and m.start() > 12:
             out.append((s[:m.start()].rstrip(" ,;—-"), s[m.start():].strip()))
+        elif prev and CAUSE.search(prev) and not NARRATION.match(prev):
+            out.append((s, _cut(prev, 240)))     # the reason the sentence before gave ("The issue is that …")
         else:
             out.append((s, ""))
+        prev = s
     return out
 
 

@@ -28,13 +28,13 @@ class TreeSitter:
             names = caps.get("name") or ()
             if not kinds or not names:
                 continue
-            node = names[0]
+            node, whole = names[0], caps[kinds[0]][0]
             name = data[node.start_byte:node.end_byte].decode("utf-8", "replace")
-            key = (name, node.start_point[0])
+            key = (name, whole.start_point[0])
             if key in seen:
                 continue
             seen.add(key)
-            out.append(Definition(name, kinds[0].split(".", 1)[1], node.start_point[0] + 1))
+            out.append(Definition(name, kinds[0].split(".", 1)[1], whole.start_point[0] + 1, whole.end_point[0] + 1))
         return sorted(out, key=lambda d: d.line)
 
     def _compiled(self, lang):

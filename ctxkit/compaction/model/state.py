@@ -18,6 +18,7 @@ class Definition:
     name: str
     kind: str = ""
     line: int = 0
+    end: int = 0                        # its last line, where a parser says (0: unknown)
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class FileChange:
     intents: tuple[str, ...] = ()       # what the agent said each edit was for, in its words
     tests: tuple[str, ...] = ()         # test cases the changes added
     docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
+    constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets
     moved_from: str = ""
 
 
@@ -168,6 +170,7 @@ class Current:
     last: Event | None = None           # the last action
     last_said: str = ""                 # the agent's last words
     words: tuple[str, ...] = ()         # … the statements in them that stand alone
+    said_at: int = -1                   # … the record they are in
     said_before_last: bool = False      # those words came before its last action
     running: tuple[str, ...] = ()       # commands still running in the background
     waiting: str = ""                   # a question put to the user and not answered
@@ -200,3 +203,4 @@ class State:
     sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research
     related: tuple[tuple[str, str], ...] = ()    # (name, where) the session knows that the latest request names
     related_said: tuple[str, ...] = ()           # the agent's sentences about what the latest request names
+    raw_from: int = -1                  # records from this index on follow the summary as they were (-1: none)

@@ -82,7 +82,7 @@ class Writer:
             if item.done_when:
                 self.add("Current work", f"{label} is done when: " + "; ".join(cut(x, 160) for x in item.done_when[:4]) + ".",
                          1, group="dod")
-            missing = [p for p in item.files if not any(f.path == p or f.path.endswith("/" + p) for f in st.files)]
+            missing = [p for p in item.files if not any(same_file(f.path, p) for f in st.files)]
             if missing:
                 self.add("Current work", f"Files {label} names that no change touched yet: {names(missing, 6)}.", 1)
         elif step is not None and not step.done and step.title:
@@ -107,7 +107,7 @@ class Writer:
         last = self._last_action()
         if last:
             self.add("Current work", last, 1)
-        if cur.words:
+        if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from):
             when = "before its last action" if cur.said_before_last else "at the end"
             self.add("Current work", f"The agent's last words ({when}): " + " ".join(quote(w, 240) for w in cur.words[:3]),
                      2)
@@ -228,12 +228,12 @@ class Writer:
                 body = " ".join(x for x in body.split() if x)
                 body = re.sub(r"Co-Authored-By:.*$|🤖 Generated with.*$", "", body, flags=re.I).strip()
                 if body:
-                    self.add(name, f"{line}: {cut(body, 400)}", lvl + 2, group=f"s{k}c{j}", order=order + (6, j))
+                    self.add(name, f"{line}: {whole_sentences(body, 400)}", lvl + 2, group=f"s{k}c{j}", order=order + (6, j))
             if s.reads and files:
                 self.add(name, f"Read: {names(s.reads, 12)}.", lvl + 3, order=order + (8,))
-            if s.searches:
-                shown = [f"{code(cut(p, 60))}" + (f" in {code(w)}" if w else "") for p, w in s.searches[:8]]
-                self.add(name, "Searched for " + "; ".join(shown) + ".", lvl + 3, order=order + (9,))
+            looked = [w for _, w in s.searches if w and w not in s.reads]
+            if looked:
+                self.add(name, f"Also looked in {names(list(dict.fromkeys(looked)), 8)}.", lvl + 4, order=order + (9,))
             errs = [x for x in s.tool_errors if not re.search(r"sibling tool call", x[2], re.I)]
             if errs:
                 shown = [f"{t} {code(w)}: {cut(x, 100)}" if w else f"{t}: {cut(x, 100)}" for t, w, x in errs[:4]]
@@ -267,11 +267,27 @@ class Writer:
             self.add("Project", sentence("; ".join(parts)), 3)
 
 
+def same_file(a: str, b: str) -> bool:
+    """Two paths for one file, or for files of the same name (a spec naming the file another folder holds)."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a) or a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
+
+
 def rel(st: State, path: str) -> str:
     root = st.env.cwd.rstrip("/")
     if root and path.startswith(root + "/"):
         return path[len(root) + 1:]
     return path
+
+
+def whole_sentences(text: str, n: int) -> str:
+    """As many whole sentences (or list items) of `text` as fit in `n` characters."""
+    parts = re.split(r"(?<=[.!?])\s+|\s+(?=- )", " ".join(text.split()))
+    out = ""
+    for p in parts:
+        if len(out) + len(p) + 1 > n:
+            break
+        out = f"{out} {p}".strip()
+    return out or cut(text, n)
 
 
 def in_progress(st: State):
@@ -350,6 +366,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     defs = [f"{code(a)} ({cut(docs[a], 90)})" if a in docs and n > 10 else code(a) for a in f.added[:n]]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tests = f"; {plural(len(f.tests), 'test')}: {names(f.tests, 6 if n <= 10 else 12)}" if f.tests else ""
+    if f.constants:
+        tests += "; sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:6])
     if f.action == CREATED:
         what = f" ({plural(f.lines, 'line')})" if f.lines else ""
         moved = f", moved here from {code(f.moved_from)}" if f.moved_from else ""
@@ -462,7 +480,7 @@ def then_text(st: State) -> str:
     parts = []
     current = in_progress(st)
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING):
-        missing = [p for p in current.files if not any(f.path == p or f.path.endswith("/" + p) for f in st.files)]
+        missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
         if missing:
             parts.append(f"finish {current.item}: it names files no change touched yet ({names(missing, 4)})")
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST):

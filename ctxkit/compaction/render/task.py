@@ -54,8 +54,15 @@ def plan_digest(text: str, cap: int) -> str | None:
         out += f" — {cut(first, 220)}"
     if steps:
         detail = cap > 500
-        listed = "; ".join(s + (_under(lines, s, 160 if cap > 1000 else 80) if detail else "") for s in steps)
-        out += f". Its parts: {listed}"
+        parts = [s + (_under(lines, s, 160 if cap > 1000 else 80) if detail else "") for s in steps]
+        head = out + ". Its parts: "
+        shown = []
+        for k, p in enumerate(parts):     # whole parts only; the rest counted
+            rest = f"; and {len(parts) - k - 1} more" if k + 1 < len(parts) else ""
+            if len(head) + len("; ".join(shown + [p])) + len(rest) > cap and shown:
+                return head + "; ".join(shown) + f"; and {len(parts) - len(shown)} more"
+            shown.append(p)
+        return head + "; ".join(shown)
     return cut(out, cap)
 
 

@@ -200,12 +200,23 @@ class CargoFmt(Linter):
         return tuple(argv[:2]) == ("cargo", "fmt") and "--check" in argv
 
 
+CREDO_ISSUE = re.compile(r"^┃\s+\[\w\]\s+\S\s+(.+?)\s*\n┃\s+(\S+:\d+(?::\d+)?)", re.M)
+
+
 class Credo(Linter):
     name = "credo"
     skip = 2
 
     def match(self, argv):
         return tuple(argv[:2]) == ("mix", "credo")
+
+    def verdict(self, output):
+        v = super().verdict(output)
+        issues = [f"{loc}: {msg}" for msg, loc in CREDO_ISSUE.findall(output)]
+        if v is not None and not v.passed and issues:
+            return Verdict(False, counts=(("issues", len(issues)),), errors=tuple(dict.fromkeys(issues))[:10],
+                           summary=v.summary, kind=self.kind, runner=self.name)
+        return v
 
     marks = ((r"found no issues", True),
              (r"^\d+ mods?/funs?, found (\d+) .*$", False),
