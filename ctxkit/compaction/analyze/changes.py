@@ -172,8 +172,8 @@ class Changes:
                 a.last_at = e.at
             a.edits += 1
             intent = prose.edit_intent(e.note) if e.note else ""
-            if intent and intent not in a.intents and len(a.intents) < 4:
-                a.intents.append(intent)
+            if intent and intent not in a.intents and len(a.intents) < 4 and (a.action != CREATED or a.edits == 1):
+                a.intents.append(intent)      # a created file is described by what it was created for
             if e.action == MOVE:
                 dst = self.paths.rel(e.to)
                 moved = acc.pop(p)

@@ -133,14 +133,17 @@ def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str,
         path = cands[0][1]
         from .code import line_diff
 
-        best, score = None, 0
-        for e, p in cands:     # the change whose changed lines (not its context) name most of what the error names
+        best, score = None, 0.0
+        diffs = []
+        for e, p in cands:
             gone, came = line_diff(e.old, e.new, 50, 400)
-            diff = "\n".join(gone + came)
-            hits = sum(1 for n in names if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", diff))
+            diffs.append((e, p, gone, came, "\n".join(gone + came)))
+        has = {n: sum(1 for d in diffs if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", d[4])) for n in names}
+        for e, p, gone, came, diff in diffs:   # the change whose changed lines name most of the error's rarest names
+            hits = sum(1.0 / has[n] for n in names if has[n] and re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", diff))
             if hits > score:
                 best, score = (e, p, gone, came), hits
-        if best is None:
+        if best is None or score < 0.5:
             return path, ()
         e, p, gone, came = best
         o, n = (e.old or "").strip(), (e.new or "").strip()

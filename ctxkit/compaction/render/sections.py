@@ -362,8 +362,10 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     lost (with their doc comments), the tests it added, its short replacements."""
     p = code(f.path)
     why = "; ".join(cut(x, 160) for x in f.intents[:2 if n <= 10 else 4])
-    docs = dict(f.docs)
-    defs = [f"{code(a)} ({cut(docs[a], 90)})" if a in docs and n > 10 else code(a) for a in f.added[:n]]
+    docs = {k: _doc(k, v) for k, v in f.docs}
+    width = 60 if n <= 10 else 110
+    defs = [f"{code(a)} ({cut(docs[a], width)})" if docs.get(a) and (n > 10 or k < 6) else code(a)
+            for k, a in enumerate(f.added[:n])]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tests = f"; {plural(len(f.tests), 'test')}: {names(f.tests, 6 if n <= 10 else 12)}" if f.tests else ""
     if f.constants:
@@ -400,9 +402,24 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     return sentence(head + (": " + "; ".join(parts) if parts else "") + tests)
 
 
+def _doc(name: str, doc: str) -> str:
+    """A doc comment without the name it starts with ("isX checks …" -> "checks …") and lint directives."""
+    d = doc.strip()
+    if re.match(r"^(?:nolint|eslint|noqa|type:|pylint|@ts-)", d, re.I):
+        return ""
+    base = name.split("/")[0].split(".")[-1]
+    if d.startswith(base + " "):
+        d = d[len(base) + 1:]
+    return d.rstrip(".")
+
+
 def error_line(e: ErrorState, st: State, detail: bool) -> str:
     src = command(e.source, 70)
-    s = f"Error from {src}: {code(cut(e.text, 220))}"
+    text = e.text
+    m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
+    if m:
+        text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
+    s = f"Error from {src}: {code(cut(text, 220))}"
     if e.repeats > 1:
         s += f" ({e.repeats} times)"
     if e.fixed_at >= 0:
