@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .analyze import analyze, selfcheck
+from .analyze import analyze, violations
 from .extract import events
 from .model import Rendered, State
 from .render import render
@@ -36,4 +36,4 @@ def compact_span(records: list[dict], budget: int, count, raw_from: int = -1) ->
         from dataclasses import replace
 
         st = replace(st, raw_from=raw_from)
-    return Summary(state=st, rendered=render(st, budget, count), violations=tuple(selfcheck.violations(st)))
+    return Summary(state=st, rendered=render(st, budget, count), violations=tuple(violations(st)))

@@ -50,20 +50,30 @@ def dialects_for(fmt: str | None) -> list:
     return own + [d for d in entries("dialects") if "*" in d.formats and d not in own]
 
 
+_BY_EXT: dict = {}
+
+
 def language_for(path: str):
     """The language entry for a file path by its extension, or None."""
     low = path.lower()
+    ext = low.rsplit(".", 1)[-1] if "." in low.rsplit("/", 1)[-1] else ""
+    if ext in _BY_EXT:
+        return _BY_EXT[ext]
+    found = None
     for lang in entries("languages"):
-        if any(low.endswith(ext) for ext in lang.extensions):
-            return lang
-    return None
+        if any(low.endswith(x) for x in lang.extensions):
+            found = lang
+            break
+    if ext:
+        _BY_EXT[ext] = found
+    return found
 
 
 def code_parser():
     """The tree-sitter reader of definitions, or None without the optional `tree-sitter` package (each
     language's regex reads the text then)."""
-    try:
-        import tree_sitter  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("tree_sitter") is None:
         return None
     return importlib.import_module(f"{__package__}.languages.treesitter").PARSER

@@ -1,12 +1,20 @@
 """Events -> state, derived once by one set of rules (`analyze`), then checked against itself."""
 from __future__ import annotations
 
-from ..model import (Action, Change, CheckRun, Commit, Delegate, Fetch, PlanApproved, Read, Search, State, Submit,
-                     Transfer, WebSearch)
-from . import changes as ch, checks, environment, episodes, errors, focus, items, prose, related, requests, selfcheck
-from .changes import Changes, Paths
+from ..model import (Action, Change, CheckRun, Commit, Delegate, Fetch, Read, Search, State, Submit, Transfer,
+                     WebSearch)
+from .changes import Changes, Paths, work_root
+from .checks import states as check_states_of
+from .environment import environment
+from .episodes import steps as steps_of
+from .errors import states as error_states_of
+from .focus import current as current_of, next_step, next_step_placeholder
+from .items import approved_plan, plan as plan_of, states as item_states_of
+from .related import related
+from .requests import states as request_states_of, task_index, task_text
+from .selfcheck import violations
 
-__all__ = ["analyze", "selfcheck"]
+__all__ = ["analyze", "violations"]
 
 
 def _kind(evs: list) -> str:
@@ -27,24 +35,24 @@ def _kind(evs: list) -> str:
 
 
 def analyze(evs: list) -> State:
-    env0 = environment.environment(evs, Changes([], Paths("")))
+    env0 = environment(evs, Changes([], Paths("")))
     changed = [e.path for e in evs if isinstance(e, Change) and e.ok]
-    root = ch.work_root(env0.cwd, changed)
+    root = work_root(env0.cwd, changed)
     chg = Changes(evs, Paths(root))
-    env = environment.environment(evs, chg)
+    env = environment(evs, chg)
     if root != env.cwd:
         env = type(env)(**{**env.__dict__, "cwd": root})
-    check_states = checks.states(evs, chg)
-    errs = errors.states(evs, chg)
-    reqs = requests.states(evs)
-    its = items.states(evs, reqs[0].text if reqs else "")
+    check_states = check_states_of(evs, chg)
+    errs = error_states_of(evs, chg)
+    reqs = request_states_of(evs)
+    its = item_states_of(evs, reqs[0].text if reqs else "")
     kind = _kind(evs)
-    t = requests.task_index(reqs, dialogue=kind == "dialogue")
+    t = task_index(reqs, dialogue=kind == "dialogue")
     titles = {i.item: i.title for i in its}
-    stp = episodes.steps(evs, chg, errs, titles)
+    stp = steps_of(evs, chg, errs, titles)
     files = chg.files()
     unc = chg.uncommitted()
-    cur = focus.current(evs, stp, unc)
+    cur = current_of(evs, stp, unc)
     decisions = tuple(d for s in stp for d in s.decisions)
     outcome, outcome_text = "", ""
     for e in evs:
@@ -52,16 +60,16 @@ def analyze(evs: list) -> State:
             outcome, outcome_text = "submitted", e.text
         elif isinstance(e, Transfer):
             outcome, outcome_text = "transferred", e.reason
-    st = State(kind=kind, task=requests.task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
-               requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=items.plan(evs), files=tuple(files),
+    st = State(kind=kind, task=task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
+               requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=plan_of(evs), files=tuple(files),
                reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path)),
                checks=tuple(check_states), errors=tuple(errs),
                commits=tuple(e for e in evs if isinstance(e, Commit) and e.ok), decisions=decisions,
-               constraints=(), env=env, current=cur, next=focus.next_step_placeholder(),
-               outcome=outcome, outcome_text=outcome_text, plan_text=items.approved_plan(evs),
+               constraints=(), env=env, current=cur, next=next_step_placeholder(),
+               outcome=outcome, outcome_text=outcome_text, plan_text=approved_plan(evs),
                actions=tuple((e.name, e.args, e.ok, e.result) for e in evs if isinstance(e, Action)),
                sources=tuple((getattr(e, "url", "") or getattr(e, "query", ""), e.text[:2000]) for e in evs
                              if isinstance(e, (Fetch, WebSearch))))
-    nxt = focus.next_step(st)
-    rel_names, rel_said = related.related(evs, nxt.target, chg.paths) if nxt.kind == "request" else ((), ())
+    nxt = next_step(st)
+    rel_names, rel_said = related(evs, nxt.target, chg.paths) if nxt.kind == "request" else ((), ())
     return State(**{**st.__dict__, "next": nxt, "related": rel_names, "related_said": rel_said})

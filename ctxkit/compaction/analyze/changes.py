@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from . import code, prose
+from .code import constants, definitions, doc_of, edit_facts, is_code, line_diff, new_names, strip_numbers, tests_added
+from .prose import edit_intent
 
 SHORT = 80
 
@@ -109,9 +110,10 @@ class Changes:
         text: dict[str, str] = {}                    # path -> the file's text as last read or written, edits applied
         self.before: dict[int, str] = {}             # id(change) -> the file's text just before it
         self._files: dict = {}
+        self._facts: dict = {}                       # id(change) -> what the edit did (computed once)
         for e in evs:
             if isinstance(e, Read) and e.text:
-                text[paths.rel(e.path)] = code.strip_numbers(e.text)
+                text[paths.rel(e.path)] = strip_numbers(e.text)
             elif isinstance(e, Change) and e.ok and e.path:
                 p = paths.rel(e.path)
                 self.events.append((e, p))
@@ -171,7 +173,7 @@ class Changes:
                     a.action = MODIFIED if action == CREATED else action
                 a.last_at = e.at
             a.edits += 1
-            intent = prose.edit_intent(e.note) if e.note else ""
+            intent = edit_intent(e.note) if e.note else ""
             if intent and intent not in a.intents and len(a.intents) < 4 and (a.action != CREATED or a.edits == 1):
                 a.intents.append(intent)      # a created file is described by what it was created for
             if e.action == MOVE:
@@ -182,36 +184,39 @@ class Changes:
                 acc[dst] = moved
                 continue
             if e.via == "write" and (e.action == CREATE or a.action == CREATED):
-                defs = code.definitions(p, e.new)
+                defs = definitions(p, e.new)
                 top = [d for d in defs if d.kind not in ("method",)] or defs
                 _add(a.added, [d.name for d in top])
                 a.lines = e.new.count("\n") + 1 if e.new else 0
                 for d in top[:12]:
-                    doc = code.doc_of(e.new, d.line)
+                    doc = doc_of(e.new, d.line)
                     if doc and all(n != d.name for n, _ in a.docs):
                         a.docs.append((d.name, doc))
-                _add(a.tests, code.tests_added(p, "", e.new))
-                _add(a.constants, code.constants(e.new))
+                _add(a.tests, tests_added(p, "", e.new))
+                _add(a.constants, constants(e.new))
             elif e.new or e.old:
-                added, changed, removed, _ = code.edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
+                facts = self._facts.get(id(e))
+                if facts is None:
+                    facts = self._facts[id(e)] = edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
+                added, changed, removed, _ = facts
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
-                _add(a.tests, code.tests_added(p, e.old, e.new))
-                old_consts = dict(code.constants(e.old))
-                _add(a.constants, [c for c in code.constants(e.new) if old_consts.get(c[0]) != c[1]])
-                for d in code.definitions(p, e.new):
+                _add(a.tests, tests_added(p, e.old, e.new))
+                old_consts = dict(constants(e.old))
+                _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
+                for d in definitions(p, e.new):
                     if d.name in added and all(n != d.name for n, _ in a.docs):
-                        doc = code.doc_of(e.new, d.line)
+                        doc = doc_of(e.new, d.line)
                         if doc:
                             a.docs.append((d.name, doc))
                 pair = _short_pair(e.old, e.new)
                 if pair and len(a.replaced) < 3:
                     a.replaced.append(pair)
                 elif not (added or changed or removed):
-                    _add(a.names, code.new_names(e.old, e.new))
+                    _add(a.names, new_names(e.old, e.new))
                     if len(a.lines_out) + len(a.lines_in) < 4:
-                        gone, came = code.line_diff(e.old, e.new)
+                        gone, came = line_diff(e.old, e.new)
                         _add(a.lines_out, gone)
                         _add(a.lines_in, came)
             c = self.commit_of.get(id(e))
@@ -242,7 +247,7 @@ class Changes:
     def edited_after(self, at: int, code_only: bool = True) -> list[str]:
         out = []
         for e, p in self.events:
-            if e.at > at and (not code_only or code.is_code(p)) and p not in out:
+            if e.at > at and (not code_only or is_code(p)) and p not in out:
                 out.append(p)
         return out
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .. import registry
+from ..registry import code_parser, language_for
 from ..model import Definition
 
 READ_PREFIX = re.compile(r"^\s*\d+(?:→|\t|:|\|)", re.M)   # `cat -n` / Read tool line numbers
@@ -29,7 +29,7 @@ def definitions(path: str, text: str) -> list[Definition]:
     """The definitions in `text`, a file or part of one at `path` (one parse per language and text)."""
     if not text:
         return []
-    lang = registry.language_for(path)
+    lang = language_for(path)
     if lang is None:
         return []
     key = (lang.name, text)
@@ -37,7 +37,7 @@ def definitions(path: str, text: str) -> list[Definition]:
     if got is None:
         if len(_MEMO) > 4096:
             _MEMO.clear()
-        parser = registry.code_parser()
+        parser = code_parser()
         parsed = parser.definitions(lang, text) if parser is not None and len(text) < 400_000 else None
         regex = lang.definitions(text)
         if parsed is None:
@@ -73,7 +73,7 @@ BINDING = re.compile(r"^(?:export[ \t]+(?:default[ \t]+)?)?(?:const|let|var|val|
 def anchors(path: str, text: str) -> list[tuple[int, str, int]]:
     """(line, name, last line or 0) of every definition and top-level binding (a constant, a module attribute)."""
     out = [(d.line, d.name, d.end) for d in definitions(path, text)]
-    if registry.language_for(path) is not None:
+    if language_for(path) is not None:
         out += [(text.count("\n", 0, m.start()) + 1, next(g for g in m.groups() if g), 0) for m in BINDING.finditer(text)]
     return sorted(set(out))
 
@@ -98,9 +98,23 @@ def enclosing(path: str, text: str, snippet: str) -> str | None:
     return best
 
 
+_BODIES: dict = {}
+
+
 def bodies(path: str, text: str) -> dict[str, tuple[int, int, str]]:
     """Each definition's (first line, last line, text) in `text`: from its line to the line before the next
-    definition (1-based, inclusive)."""
+    definition (1-based, inclusive). One reading per language and text."""
+    lang = language_for(path)
+    key = (lang.name if lang else "", text)
+    got = _BODIES.get(key)
+    if got is None:
+        if len(_BODIES) > 2048:
+            _BODIES.clear()
+        got = _BODIES[key] = _bodies(path, text)
+    return got
+
+
+def _bodies(path: str, text: str) -> dict[str, tuple[int, int, str]]:
     marks = anchors(path, text)
     lines = text.split("\n")
     out: dict[str, tuple[int, int, str]] = {}
@@ -179,7 +193,7 @@ def line_diff(old: str, new: str, n: int = 2, width: int = 100) -> tuple[list[st
 
 def tests_added(path: str, old: str, new: str) -> list[str]:
     """Test cases the new text defines and the old one did not."""
-    lang = registry.language_for(path)
+    lang = language_for(path)
     fn = getattr(lang, "tests", None)
     if fn is None:
         return []
@@ -212,9 +226,17 @@ def doc_of(text: str, line: int) -> str:
             if 0 <= j < len(lines):
                 m = DOCSTRING.match(lines[j])
                 if m:
-                    rest = [m.group(1)] + [ln.strip() for ln in lines[j + 1:j + 6]]
-                    text_doc = " ".join(x for x in rest if x).split('"""')[0].split("\'\'\'")[0]
+                    got = [m.group(1)]
+                    for ln in lines[j + 1:j + 8]:
+                        if '"""' in ln or "\'\'\'" in ln or re.match(r"^\s*(?:def|defp|class|func|fn)\b", ln):
+                            got.append(re.split(r'"""|\'\'\'', ln)[0])
+                            break
+                        got.append(ln.strip())
+                    text_doc = " ".join(x for x in got if x).split('"""')[0].split("\'\'\'")[0]
                     break
+        one = re.match(r'^[ \t]*@doc[ \t]+"([^"]+)"', lines[line - 2]) if line >= 2 else None
+        if one and not text_doc:
+            text_doc = one.group(1)
     first = re.split(r"(?<=[.!?])\s", text_doc.strip(), maxsplit=1)[0] if text_doc else ""
     return first[:200]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .. import registry
+from ..registry import language_for
 import re
 
 from ..model import Branch, CheckRun, Commit, Environment, Item, Place, Push, Stage
@@ -29,7 +29,7 @@ def environment(evs: list, changes: Changes) -> Environment:
             branch = e.name
     langs = Counter()
     for _, p in changes.events:
-        lang = registry.language_for(p)
+        lang = language_for(p)
         if lang is not None:
             langs[lang.name] += 1
     commands = Counter(plain(e.command) for e in evs if isinstance(e, CheckRun))

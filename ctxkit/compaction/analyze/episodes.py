@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..model import (CheckRun, Commit, Decision, ErrorState, Item, Plan, Read, Request, Said, Search, Step,
                      ToolError)
-from . import prose
+from .prose import decisions as said_decisions, report
 from .changes import Changes
 from .checks import states as check_states
 from .requests import is_follow_up
@@ -90,7 +90,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         decisions = []
         for e in seg:
             if isinstance(e, Said):
-                decisions += [Decision(text=t, why=w, at=e.at) for t, w in prose.decisions(e.text)]
+                decisions += [Decision(text=t, why=w, at=e.at) for t, w in said_decisions(e.text)]
         step_errors = tuple(x for x in errors if x.at >= start_at and (end_at is None or x.at < end_at))
         said = next((e.text for e in reversed(seg) if isinstance(e, Said) and not e.before_action), "")
         title = s["title"] or (commits[0].message.split("\n", 1)[0] if commits else "")
@@ -99,7 +99,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], done=s["done"],
-                        report=tuple(prose.report(said, 4)) if said else ()))
+                        report=tuple(report(said, 4)) if said else ()))
     return _merge_empty(out)
 
 

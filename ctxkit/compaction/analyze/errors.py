@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 from ..model import CheckRun, Command, ErrorState, Said
-from . import prose
+from .code import line_diff
+from .prose import cause as said_cause, fix as said_fix
 from .changes import Changes
 from .checks import BROAD
 
@@ -82,7 +83,7 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         cause = fix = ""
         after = [s for s in saids if s.at >= f["at"] and (end is None or s.at < end)][:3]
         for s in after:
-            c, x = prose.cause(s.text), prose.fix(s.text)
+            c, x = said_cause(s.text), said_fix(s.text)
             if c and c not in used and not cause and _about(c, f["text"]):
                 cause = c
             if x and x not in used and not fix and _about(x, f["text"]):
@@ -131,8 +132,6 @@ def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str,
         if not cands:
             continue
         path = cands[0][1]
-        from .code import line_diff
-
         best, score = None, 0.0
         diffs = []
         for e, p in cands:

@@ -17,7 +17,7 @@ import re
 from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
                      NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Answer, Command, Current, Event, NextStep,
                      Question, Request, Said, State)
-from . import prose
+from .prose import intent, is_final, report, sentences
 from .checks import failing, latest_by_kind
 from .environment import plain
 
@@ -46,9 +46,9 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
         waiting = q.text
     elif last_said and last_said.rstrip().endswith("?") and (last is None or said_at > last.at) and \
             not any(isinstance(e, (Request, Answer)) and e.at > said_at for e in tail):
-        waiting = prose.sentences(last_said)[-1] if prose.sentences(last_said) else last_said[-300:]
+        waiting = sentences(last_said)[-1] if sentences(last_said) else last_said[-300:]
     return Current(step=len(steps) - 1, uncommitted=tuple(uncommitted), last=last, last_said=last_said,
-                   words=tuple(prose.report(last_said, 4)) if last_said else (), said_at=said_at,
+                   words=tuple(report(last_said, 4)) if last_said else (), said_at=said_at,
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
                    waiting=waiting)
 
@@ -94,10 +94,10 @@ def next_step(st: State) -> NextStep:
         return NextStep(NEXT_PLAN, target=pending_plan)
     if pending_item is not None:
         return NextStep(NEXT_ITEM, target=pending_item.item, title=pending_item.title)
-    final = not st.current.said_before_last and prose.is_final(st.current.last_said)
-    intent = prose.intent(st.current.last_said) if not st.current.said_before_last and not final else ""
-    if intent:
-        return NextStep(NEXT_CONTINUE, target=intent)
+    final = not st.current.said_before_last and is_final(st.current.last_said)
+    stated = intent(st.current.last_said) if not st.current.said_before_last and not final else ""
+    if stated:
+        return NextStep(NEXT_CONTINUE, target=stated)
     return NextStep(NEXT_DONE, target=latest.text if latest else "")
 
 

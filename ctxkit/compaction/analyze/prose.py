@@ -138,5 +138,7 @@ def edit_intent(text: str) -> str:
             continue
         if CODE_LINE.search(body) or not CHANGE_VERB.match(body):
             continue
+        if not IDENT.search(body) and len(body.split()) < 6:
+            continue    # "Implement this task": says nothing a reader can use
         return _cut(body[0].upper() + body[1:], 220)
     return ""

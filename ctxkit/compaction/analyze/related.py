@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from ..model import Change, Read, Said
-from . import code, prose
+from .code import definitions, strip_numbers
+from .prose import sentences, stands_alone
 from .changes import Paths
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
@@ -15,14 +16,20 @@ files both rules please help need want used using does done make made just more 
 error errors fix fixing fixed issue issues problem working work""".split())
 
 
+def stem(word: str) -> str:
+    w = word.lower()
+    w = w[:-1] if w.endswith("s") and len(w) > 4 else w
+    return w[:6]
+
+
 def terms(text: str) -> set[str]:
-    """The request's content words, as stems (their first six letters, lower case)."""
-    return {w.lower()[:6] for w in WORD.findall(text) if w.lower() not in STOP}
+    """The request's content words, as stems (singular, their first six letters, lower case)."""
+    return {stem(w) for w in WORD.findall(text) if w.lower() not in STOP}
 
 
 def _hits(name: str, stems: set[str]) -> int:
-    parts = [p.lower() for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
-    return sum(1 for p in parts if len(p) >= 4 and p[:6] in stems)
+    parts = [p for p in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)]
+    return sum(1 for p in parts if len(p) >= 4 and stem(p) in stems)
 
 
 def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tuple, tuple]:
@@ -30,14 +37,14 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
     if not stems:
         return (), ()
     found: dict[str, tuple[int, str]] = {}
-    seen_text: dict[str, str] = {}
+    seen_text: list[tuple[str, str]] = []       # every read and written text: a later partial read hides nothing
     for e in evs:
         if isinstance(e, Read) and e.text:
-            seen_text[paths.rel(e.path)] = code.strip_numbers(e.text)
+            seen_text.append((paths.rel(e.path), strip_numbers(e.text)))
         elif isinstance(e, Change) and e.new:
-            seen_text.setdefault(paths.rel(e.path), e.new)
-    for path, text in seen_text.items():
-        for d in code.definitions(path, text):
+            seen_text.append((paths.rel(e.path), e.new))
+    for path, text in seen_text:
+        for d in definitions(path, text):
             h = _hits(d.name, stems)
             if h and (d.name not in found or found[d.name][0] < h):
                 found[d.name] = (h, path)
@@ -45,8 +52,8 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
     said = []
     for e in reversed(evs):
         if isinstance(e, Said):
-            for s in prose.sentences(e.text):
-                if prose.stands_alone(s) and sum(1 for w in WORD.findall(s) if w.lower()[:6] in stems) >= 2 \
+            for s in sentences(e.text):
+                if stands_alone(s) and sum(1 for w in WORD.findall(s) if stem(w) in stems) >= 2 \
                         and s not in said:
                     said.append(s)
         if len(said) >= 3:

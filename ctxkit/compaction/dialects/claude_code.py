@@ -3,7 +3,6 @@ WebFetch, WebSearch, Task/Agent subagents, TodoWrite, TaskCreate/TaskUpdate, Exi
 AskUserQuestion, Skill."""
 from __future__ import annotations
 
-import json
 import re
 
 from ..model import (CREATE, MODIFY, Answer, Change, Command, Delegate, Fetch, Item, Plan, PlanApproved,
@@ -15,7 +14,6 @@ REJECTED = re.compile(r"^(?:The user doesn't want to (?:proceed|take this action
                       r"Permission to use \w+ has been denied|User rejected)", re.I)
 BACKGROUND_ID = re.compile(r"(?:running in background with ID|with ID|shell ID|task ID)[:\s]+([\w-]+)", re.I)
 TASK_CREATED = re.compile(r"Task #(\w+) created")
-READ_LINE = re.compile(r"^\s*(\d+)→", re.M)
 
 
 def _s(args, *keys) -> str:
@@ -139,13 +137,6 @@ class ClaudeCode:
             return [Skill(call.at, name=_s(args, "skill", "command", "name"), text=result[:2000], **ev)]
         if name in ("EnterPlanMode", "KillShell", "KillBash", "TaskStop"):
             return []
-        return None
-
-
-def _json(text: str):
-    try:
-        return json.loads(text)
-    except (ValueError, TypeError):
         return None
 
 

@@ -12,10 +12,11 @@ import json
 import re
 
 from ...core.requests import CONFIRMATION, REMINDER, request_text
-from .. import registry
+from ..registry import dialects_for, entries
 from ..model import (Answer, Call, Change, CheckRun, Command, Interrupt, Place, Question, Rejected, Request, Said, Skill,
                      Summary, Verdict)
-from . import failures, patch
+from .failures import key_lines, looks_failed, strip_reminders
+from .patch import changes as patch_changes
 from .shell import is_filtered, segments
 
 INTERRUPT = re.compile(r"^\s*\[Request interrupted by user")
@@ -99,7 +100,7 @@ def events(records: list[dict]) -> list:
             if "missing_result" in flags:
                 result = None
             call = Call(at=i, name=str((c.get("function") or {}).get("name") or c.get("name") or ""), args=_args(c),
-                        result=failures.strip_reminders(result) if result else result, error="error" in flags,
+                        result=strip_reminders(result) if result else result, error="error" in flags,
                         id=str(c.get("id") or ""), ts=ts, result_at=j, meta=meta, text=said)
             evs = read_call(call, fmt, memo)
             out.extend(evs)
@@ -113,9 +114,9 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
     if call.result and REJECTED.match(call.result):
         return [Rejected(call.at, tool=call.name, reason=call.result.split("\n", 1)[0][:300], ts=call.ts)]
     got = None
-    for d in registry.dialects_for(fmt):
+    for d in dialects_for(fmt):
         if "*" in d.formats:
-            alias = next((getattr(x, "aliases", {}).get(call.name) for x in registry.dialects_for(fmt)
+            alias = next((getattr(x, "aliases", {}).get(call.name) for x in dialects_for(fmt)
                           if getattr(x, "aliases", None) and call.name in x.aliases), None)
             got = d.read(call, memo, kind=alias)
         else:
@@ -125,7 +126,7 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
     out: list = []
     for e in got or ():
         if getattr(e, "action", None) == "patch":
-            out.extend(Change(**{**c.__dict__, "note": call.text}) for c in patch.changes(e.new, e.at, ok=e.ok, ts=e.ts))
+            out.extend(Change(**{**c.__dict__, "note": call.text}) for c in patch_changes(e.new, e.at, ok=e.ok, ts=e.ts))
         elif isinstance(e, Change) and not e.note and call.text:
             out.append(Change(**{**e.__dict__, "note": call.text}))
         elif isinstance(e, Command):
@@ -138,14 +139,14 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
 def refine(cmd: Command) -> list:
     """A shell command and what it was: check runs, commits, work-item moves, file changes."""
     output = cmd.output or ""
-    failed = cmd.failed or (cmd.exit is None and failures.looks_failed(output) and not cmd.running)
-    lines = failures.key_lines(output) if failed else ()
+    failed = cmd.failed or (cmd.exit is None and looks_failed(output) and not cmd.running)
+    lines = key_lines(output) if failed else ()
     cmd = Command(cmd.at, command=cmd.command, output=output, exit=cmd.exit, failed=failed, error_lines=lines,
                   cwd=cmd.cwd, background=cmd.background, running=cmd.running, ts=cmd.ts)
     out: list = [cmd]
     runs: list[tuple] = []
     segs = segments(cmd.command)
-    tools = registry.entries("trackers") + registry.entries("tools")
+    tools = entries("trackers") + entries("tools")
     for seg in segs:
         if seg.op_before == "|" or not seg.argv:
             continue
@@ -184,7 +185,7 @@ def _verdicts(output: str, kind: str) -> list[Verdict]:
     when there are any, one per runner."""
     tail = output[-TAIL_CHARS:]
     got = []
-    for entry in registry.entries("tools"):
+    for entry in entries("tools"):
         fn = getattr(entry, "verdict", None)
         if fn is None or not getattr(entry, "distinct", True):
             continue
@@ -227,8 +228,10 @@ def judge(runs: list[tuple], cmd: Command) -> list[CheckRun]:
             elif cmd.exit != 0 and (len(runs) == 1 or chain):
                 fields["passed"] = False
                 stop = True   # in an && chain, what comes after the failing run did not run
-        if fields["passed"] is False and not fields["errors"]:
-            fields["errors"] = cmd.error_lines or failures.key_lines(cmd.output or "")
+        if fields["passed"] is False and not fields["errors"] and not fields["failures"]:
+            # the runner's own result line says more than a guessed "first line" of a cut output
+            real = key_lines(cmd.output or "", first_line=False)
+            fields["errors"] = real or ((fields["summary"],) if fields["summary"] else cmd.error_lines[:1])
         if cmd.running and fields["passed"] is None:
             fields["summary"] = fields["summary"] or "still running"
         out.append(CheckRun(**fields))

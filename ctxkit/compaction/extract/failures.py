@@ -28,13 +28,13 @@ def looks_failed(output: str) -> bool:
     return bool(FAIL_MARK.search(output[:20000]))
 
 
-def key_lines(output: str, limit: int = 4) -> tuple[str, ...]:
+def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str, ...]:
     """The lines that say what went wrong, most telling first, each cut to 300 characters."""
     text = output[-40000:] if len(output) > 40000 else output
     out: list[str] = []
 
     def add(line: str) -> None:
-        line = " ".join(line.split())[:300]
+        line = " ".join(line.replace("\\n", " ").split())[:300]
         if line and line not in out:
             out.append(line)
 
@@ -53,7 +53,7 @@ def key_lines(output: str, limit: int = 4) -> tuple[str, ...]:
                 add(line)
                 if len(out) >= limit:
                     break
-    if not out:     # a failure in words of its own ("The following paths are ignored …"): its first line says it
+    if not out and first_line:     # a failure in words of its own ("The following paths are ignored …"): its first line says it
         first = next((ln for ln in text.splitlines() if len(ln.strip()) > 8 and not re.match(r"^\s*(?:Exit code|hint:)", ln)), "")
         if first:
             add(first)

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 
-from ..model import (CREATED, DELETED, MOVED, NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX,
-                     NEXT_ITEM, NEXT_ITEM_REST, NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Change, CheckRun,
-                     CheckState, Command, Commit, ErrorState, FileChange, Read, Search, State, Step)
+from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
-from .phrases import check_word, code, command, cut, joined, names, plural, quote, sentence, short_hash
-from .task import brief, plan_parts
+from .phrases import code, command, cut, joined, names, plural, quote, sentence, short_hash
+from .facts import (check_history, check_line, error_line, file_fact, in_progress, item_name, rel, same_file,
+                    step_name, step_status, step_title, whole_sentences)
+from .next import next_text, then_text
+from .task import brief
 
 SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Work items", "User requests", "Project"]
 
@@ -153,7 +154,7 @@ class Writer:
 
     # -- next step -----------------------------------------------------------------------------
     def next_step(self) -> None:
-        st, n = self.st, self.st.next
+        st = self.st
         text = next_text(st)
         then = then_text(st)
         self.add("Next step", text + (f" Then: {then}" if then else ""), 0, group="next")
@@ -193,9 +194,10 @@ class Writer:
             order = (1000 + k,)
             lvl = 1 if recent else 2
             files = [f for f in s.files]
-            short = f"{cut(step_title(s, st), 90)} ({step_status(k, s, total)})"
-            self.add("Progress", short, 2, order=(k,))
-            self.pieces[-1].redundant_with = (f"s{k}head",)
+            if s.title:
+                short = f"{cut(step_title(s, st), 90)} ({step_status(k, s, total)})"
+                self.add("Progress", short, 2, order=(k,))
+                self.pieces[-1].redundant_with = (f"s{k}head",)
             facts = [file_fact(f) for f in files]
             if files:
                 paths = [f.path for f in files]
@@ -204,8 +206,7 @@ class Writer:
             elif s.reads:
                 self.add(name, f"Read {names(s.reads, 8)}; changed nothing.", lvl + 1, group=f"s{k}head",
                          order=order + (1,))
-            elif s.commits or s.checks or s.errors:
-                self.add(name, "Changed no file.", lvl + 1, group=f"s{k}head", order=order + (1,))
+
             for j, fact in enumerate(facts):
                 if fact:
                     self.add(name, fact, lvl + 1, group=f"s{k}f{j}", order=order + (2, j))
@@ -265,264 +266,3 @@ class Writer:
             parts.append("before committing the agent ran " + names(env.finish, 4))
         if parts:
             self.add("Project", sentence("; ".join(parts)), 3)
-
-
-def same_file(a: str, b: str) -> bool:
-    """Two paths for one file, or for files of the same name (a spec naming the file another folder holds)."""
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a) or a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
-
-
-def rel(st: State, path: str) -> str:
-    root = st.env.cwd.rstrip("/")
-    if root and path.startswith(root + "/"):
-        return path[len(root) + 1:]
-    return path
-
-
-def whole_sentences(text: str, n: int) -> str:
-    """As many whole sentences (or list items) of `text` as fit in `n` characters."""
-    parts = re.split(r"(?<=[.!?])\s+|\s+(?=- )", " ".join(text.split()))
-    out = ""
-    for p in parts:
-        if len(out) + len(p) + 1 > n:
-            break
-        out = f"{out} {p}".strip()
-    return out or cut(text, n)
-
-
-def in_progress(st: State):
-    """The work item in progress (the innermost: never an epic whose child is in progress)."""
-    parents = {i.parent for i in st.items if i.parent}
-    return next((i for i in reversed(st.items) if i.status == "in_progress" and i.item not in parents), None)
-
-
-def item_name(i) -> str:
-    if i.tracker == "tasks":
-        label = f"task #{i.item}"
-    elif i.tracker == "github":
-        label = f"issue {i.item}"
-    else:
-        label = i.item
-    return f"{label} “{cut(i.title, 160)}”" if i.title else label
-
-
-def step_status(k: int, s: Step, total: int) -> str:
-    busy = s.files or s.commits or s.checks
-    status = "done" if s.done else ("in progress" if k == total else "left unfinished" if busy else "read only")
-    if s.commits and s.commits[-1].hash:
-        status += f", committed {short_hash(s.commits[-1].hash)}"
-    elif s.files and not s.commits and any(not f.commit for f in s.files):
-        status += ", not committed" if s.done or k == total else ""
-    return status
-
-
-def step_title(s: Step, st: State) -> str:
-    title = s.title
-    if s.source == "item" and s.item:
-        it = next((i for i in st.items if i.item == s.item), None)
-        title = item_name(it) if it else s.title
-    return brief(title, 110) if title else "work"
-
-
-def step_name(k: int, s: Step, total: int, st: State) -> str:
-    return f"Step {k}: {step_title(s, st)} ({step_status(k, s, total)})"
-
-
-KIND_NAME = {"test": "Tests", "lint": "Lint", "typecheck": "Type check", "build": "Build", "format": "Format check"}
-
-
-def check_line(c: CheckState) -> str:
-    s = f"{KIND_NAME.get(c.kind, 'Check')}: {command(c.command, 110)} {check_word(c.passed)}"
-    if c.summary and c.summary != "no output":
-        s += f" ({cut(c.summary, 120)})"
-    if c.passed is False and c.failures:
-        s += f"; failing: {names(c.failures, 6)}"
-    elif c.passed is False and c.errors:
-        s += f": {code(cut(c.errors[0], 200))}"
-    if c.passed is False and not c.failures and c.truncated:
-        s += "; the output was cut by a filter before the failures, so which ones failed is not in it"
-    if c.edited_after:
-        s += f", before the last edits (not run since; changed after it: {names(c.edited_after, 3)})"
-    else:
-        s += ", after the last edit"
-    return s
-
-
-def check_history(c: CheckState) -> str:
-    hist = [h for h in c.history if h is not None]
-    runs = ""
-    if len(hist) > 1:
-        runs = " → ".join(check_word(h) for h in hist[-4:])
-        return f"{code(c.runner)} {runs}"
-    return f"{code(c.runner)} {check_word(c.passed)}" + (f" ({cut(c.summary, 80)})" if c.summary and c.summary != "no output" else "")
-
-
-def file_fact(f: FileChange, n: int = 10) -> str:
-    """What changed in one file: what it is for (the agent's words), the definitions it gained, changed or
-    lost (with their doc comments), the tests it added, its short replacements."""
-    p = code(f.path)
-    why = "; ".join(cut(x, 160) for x in f.intents[:2 if n <= 10 else 4])
-    docs = {k: _doc(k, v) for k, v in f.docs}
-    width = 60 if n <= 10 else 110
-    defs = [f"{code(a)} ({cut(docs[a], width)})" if docs.get(a) and (n > 10 or k < 6) else code(a)
-            for k, a in enumerate(f.added[:n])]
-    more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
-    tests = f"; {plural(len(f.tests), 'test')}: {names(f.tests, 6 if n <= 10 else 12)}" if f.tests else ""
-    if f.constants:
-        tests += "; sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:6])
-    if f.action == CREATED:
-        what = f" ({plural(f.lines, 'line')})" if f.lines else ""
-        moved = f", moved here from {code(f.moved_from)}" if f.moved_from else ""
-        body = f": defines {', '.join(defs)}{more}" if defs and not f.tests else ""
-        return sentence(f"Created {p}{what}{moved}" + (f" — {why}" if why else "") + body + tests)
-    if f.action == DELETED:
-        return f"Deleted {p}."
-    if f.action == MOVED:
-        return sentence(f"Moved {code(f.moved_from)} to {p}" + (f" — {why}" if why else ""))
-    parts = []
-    if f.added and not f.tests:
-        parts.append(f"added {', '.join(defs)}{more}")
-    if f.changed:
-        parts.append(f"changed {names(f.changed, n)}")
-    if f.removed:
-        parts.append(f"removed {names(f.removed, n)}")
-    if f.replaced:
-        parts.append("replaced " + joined([f"{code(o)} with {code(x)}" if o else f"added {code(x)}"
-                                           for o, x in f.replaced[:2]]))
-    if not (f.added or f.changed or f.removed or f.replaced):
-        if f.lines_out:
-            parts.append("removed the line" + ("s " if len(f.lines_out) > 1 else " ") + names(f.lines_out, 3))
-        if f.lines_in:
-            parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, 3))
-        elif f.names:
-            parts.append(f"brought in {names(f.names, min(n, 8))}")
-    if not parts and not why and not tests:
-        return ""
-    head = f"Edited {p}" + (f" — {why}" if why else "")
-    return sentence(head + (": " + "; ".join(parts) if parts else "") + tests)
-
-
-def _doc(name: str, doc: str) -> str:
-    """A doc comment without the name it starts with ("isX checks …" -> "checks …") and lint directives."""
-    d = doc.strip()
-    if re.match(r"^(?:nolint|eslint|noqa|type:|pylint|@ts-)", d, re.I):
-        return ""
-    base = name.split("/")[0].split(".")[-1]
-    if d.startswith(base + " "):
-        d = d[len(base) + 1:]
-    return d.rstrip(".")
-
-
-def error_line(e: ErrorState, st: State, detail: bool) -> str:
-    src = command(e.source, 70)
-    text = e.text
-    m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
-    if m:
-        text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
-    s = f"Error from {src}: {code(cut(text, 220))}"
-    if e.repeats > 1:
-        s += f" ({e.repeats} times)"
-    if e.fixed_at >= 0:
-        if e.fix_how:
-            o, x = e.fix_how[0]
-            how = f"{code(o)} → {code(x)}" if o and x else (f"removed {code(o)}" if o else f"added {code(x)}")
-            fixed = f"fixed in {code(rel(st, e.fix_change))} ({how})"
-        elif e.fix_change:
-            fixed = f"fixed by editing {code(rel(st, e.fix_change))}"
-        elif e.fix_files:
-            fixed = f"fixed by editing {names([rel(st, p) for p in e.fix_files], 3)}"
-        else:
-            fixed = "cleared"
-        s += f" → {fixed}; the next run {'passed' if e.kind else 'succeeded'}"
-    else:
-        s += " → still open"
-    if detail and e.cause:
-        s += f". Why: {quote(e.cause, 240)}"
-    elif detail and e.fix:
-        s += f". Fix: {quote(e.fix, 240)}"
-    return sentence(s)
-
-
-def next_text(st: State) -> str:
-    n = st.next
-    if n.kind == NEXT_REQUEST:
-        return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
-    if n.kind == NEXT_ANSWER:
-        return f"Wait for the user's answer to the agent's question ({quote(n.target, 240)}), then go on as they say."
-    if n.kind == NEXT_RUNNING:
-        return f"Read the result of {command(n.target)}, which was still running, and act on it."
-    if n.kind == NEXT_FIX:
-        check = next((c for c in reversed(st.checks) if c.command == n.target), None)
-        kind = {"test": "failing tests", "lint": "lint errors", "typecheck": "type errors", "build": "build errors",
-                "format": "formatting"}.get(n.title, "failures")
-        if check is not None and not check.failures and check.truncated and check.passed is False:
-            return (f"Find and fix the {kind}: {command(n.target)} ended in {code(cut(check.summary or 'a failure', 140))}, "
-                    f"but its output was cut by a filter before the failing ones; run it again without the filter to "
-                    f"see them, fix them, and run it until it passes.")
-        what = names([d for d in n.detail], 6) if n.detail else "the failures"
-        return f"Fix the {kind} of {command(n.target)} ({what}), then run it again until it passes."
-    if n.kind == NEXT_RUN:
-        cmds = [n.target] + [d for d in n.detail if " " in d and not d.startswith(("cmd/", "src/"))][:2]
-        files = [d for d in n.detail if d not in cmds]
-        return (f"Run {names(cmds, 3)} again: code changed since {'they' if len(cmds) > 1 else 'it'} last ran"
-                + (f" ({names(files, 4)})" if files else "") + ".")
-    if n.kind == NEXT_ITEM_REST:
-        it = next((i for i in st.items if i.item == n.target), None)
-        label = item_name(it) if it else n.target
-        rest = f" What is left of its plan: {names(n.detail, 6)}." if n.detail else ""
-        return f"Finish {label}, in progress.{rest}"
-    if n.kind == NEXT_PLAN:
-        return f"Carry on with the plan step {quote(n.target, 240)}."
-    if n.kind == NEXT_FINISH:
-        how = f"run {names(n.detail, 3)}, then " if n.detail else ""
-        return f"Finish the uncommitted work ({n.target}) as this project does: {how}commit it."
-    if n.kind == NEXT_ITEM:
-        it = next((i for i in st.items if i.item == n.target), None)
-        return f"Start the next open work item: {item_name(it) if it else n.target}."
-    if n.kind == NEXT_CONTINUE:
-        return f"Go on as the agent said it would: {quote(n.target, 300)}"
-    if st.outcome == "submitted":
-        return "Nothing: the work was submitted."
-    if st.outcome == "transferred":
-        return "Nothing for the agent: the conversation is with a human agent now."
-    return "The work asked for is done: wait for the user's next request."
-
-
-def then_text(st: State) -> str:
-    """The open work after the next step: finishing the item in progress the way the earlier ones were
-    finished, then the next open item or plan step."""
-    n = st.next
-    if n.kind in (NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_DONE, NEXT_CONTINUE, NEXT_REQUEST):
-        return ""
-    parts = []
-    current = in_progress(st)
-    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING):
-        missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
-        if missing:
-            parts.append(f"finish {current.item}: it names files no change touched yet ({names(missing, 4)})")
-    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST):
-        how = []
-        if st.env.closes_items:
-            how.append(f"close {current.item}")
-        if st.env.commits:
-            forced = [p for p in st.env.forced if any(f.path == p for f in st.current.uncommitted)]
-            how.append("commit" + (f" (stage {names(forced, 2)} with `git add -f`: git ignores it)" if forced else ""))
-        if st.env.pushes:
-            how.append("push")
-        if how:
-            parts.append(f"{joined(how)} as the earlier items were")
-    elif n.kind in (NEXT_FIX, NEXT_RUN) and st.current.uncommitted and st.env.commits:
-        parts.append("commit the work, as the project does")
-    parents = {i.parent for i in st.items if i.parent}
-    nxt = next((i for i in st.items if i.status == "open" and i.item not in parents), None)
-    if nxt is not None and (n.kind != NEXT_ITEM_REST or nxt.item != n.target):
-        how = ""
-        if nxt.summary or nxt.detail:
-            steps = plan_parts(nxt.detail)
-            how = f" ({names(steps, 3)})" if steps else f" ({cut(nxt.summary or nxt.detail, 160)})"
-        parts.append(f"the next open item, {item_name(nxt)}{how}")
-    else:
-        step = next((t for t, s in st.plan if s == "pending"), None)
-        if step and n.kind != NEXT_PLAN:
-            parts.append(f"the next plan step, {quote(step, 200)}")
-    return sentence("; then ".join(parts)) if parts else ""

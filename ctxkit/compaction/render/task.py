@@ -67,16 +67,21 @@ def plan_digest(text: str, cap: int) -> str | None:
 
 
 def _under(lines: list[str], heading: str, n: int) -> str:
-    """The first words under `heading` in the plan (its first sentence or item), as ` (…)`."""
+    """What the plan says under `heading`: its first lines that are whole statements (a line ending in a colon
+    introduces the list after it, which is taken instead), as ` (…; …)`."""
     for k, ln in enumerate(lines):
         m = HEAD.match(ln)
         if m and _clean(m.group(2)) == heading:
-            for nxt in lines[k + 1:k + 12]:
-                if HEAD.match(nxt):
+            got = []
+            for nxt in lines[k + 1:k + 20]:
+                if HEAD.match(nxt) or len("; ".join(got)) > n:
                     break
                 t = _clean(ITEM.sub(r"\1", nxt))
-                if t and not t.startswith("```"):
-                    return f" ({cut(t, n)})"
+                if not t or t.startswith("```") or t.endswith(":") or t.startswith("|"):
+                    continue
+                got.append(t)
+            if got:
+                return f" ({cut('; '.join(got), n)})"
             break
     return ""
 

@@ -1,0 +1,194 @@
+"""What each step, file, check and error says, in words: the lines the sections are made of."""
+from __future__ import annotations
+
+import re
+
+from ..model import CREATED, DELETED, MOVED, CheckState, ErrorState, FileChange, State, Step
+from .phrases import check_word, code, command, cut, joined, names, plural, quote, sentence, short_hash
+from .task import brief
+
+
+def same_file(a: str, b: str) -> bool:
+    """Two paths for one file, or for files of the same name (a spec naming the file another folder holds)."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a) or a.rsplit("/", 1)[-1] == b.rsplit("/", 1)[-1]
+
+
+def rel(st: State, path: str) -> str:
+    root = st.env.cwd.rstrip("/")
+    if root and path.startswith(root + "/"):
+        return path[len(root) + 1:]
+    return path
+
+
+def whole_sentences(text: str, n: int) -> str:
+    """As many whole sentences (or list items) of `text` as fit in `n` characters."""
+    parts = re.split(r"(?<=[.!?])\s+|\s+(?=- )", " ".join(text.split()))
+    out = ""
+    for p in parts:
+        if len(out) + len(p) + 1 > n:
+            break
+        out = f"{out} {p}".strip()
+    return out or cut(text, n)
+
+
+def in_progress(st: State):
+    """The work item in progress (the innermost: never an epic whose child is in progress)."""
+    parents = {i.parent for i in st.items if i.parent}
+    return next((i for i in reversed(st.items) if i.status == "in_progress" and i.item not in parents), None)
+
+
+def item_name(i) -> str:
+    if i.tracker == "tasks":
+        label = f"task #{i.item}"
+    elif i.tracker == "github":
+        label = f"issue {i.item}"
+    else:
+        label = i.item
+    return f"{label} “{cut(i.title, 160)}”" if i.title else label
+
+
+def step_status(k: int, s: Step, total: int) -> str:
+    busy = s.files or s.commits or s.checks
+    status = "done" if s.done else ("in progress" if k == total else "left unfinished" if busy else "read only")
+    if s.commits and s.commits[-1].hash:
+        status += f", committed {short_hash(s.commits[-1].hash)}"
+    elif s.files and not s.commits and any(not f.commit for f in s.files):
+        status += ", not committed" if s.done or k == total else ""
+    return status
+
+
+def step_title(s: Step, st: State) -> str:
+    title = s.title
+    if s.source == "item" and s.item:
+        it = next((i for i in st.items if i.item == s.item), None)
+        title = item_name(it) if it else s.title
+    return brief(title, 110) if title else "work"
+
+
+def step_name(k: int, s: Step, total: int, st: State) -> str:
+    return f"Step {k}: {step_title(s, st)} ({step_status(k, s, total)})"
+
+
+KIND_NAME = {"test": "Tests", "lint": "Lint", "typecheck": "Type check", "build": "Build", "format": "Format check"}
+
+
+def check_line(c: CheckState) -> str:
+    s = f"{KIND_NAME.get(c.kind, 'Check')}: {command(c.command, 110)} {check_word(c.passed)}"
+    if c.summary and c.summary != "no output":
+        s += f" ({cut(c.summary, 120)})"
+    if c.passed is False and c.failures:
+        s += f"; failing: {names(c.failures, 6)}"
+    elif c.passed is False and c.errors:
+        s += f": {code(cut(c.errors[0], 200))}"
+    if c.passed is False and not c.failures and c.truncated:
+        s += "; the output was cut by a filter before the failures, so which ones failed is not in it"
+    if c.edited_after:
+        s += f", before the last edits (not run since; changed after it: {names(c.edited_after, 3)})"
+    else:
+        s += ", after the last edit"
+    return s
+
+
+def check_history(c: CheckState) -> str:
+    """A check's runs in a step, told briefly: "passed", "failed twice, then passed"."""
+    hist = [h for h in c.history if h is not None]
+    summary = f" ({cut(c.summary, 80)})" if c.summary and c.summary != "no output" and c.passed else ""
+    if len(hist) > 1 and not all(h == hist[-1] for h in hist):
+        fails = sum(1 for h in hist[:-1] if h is False)
+        times = {1: "once", 2: "twice"}.get(fails, f"{fails} times")
+        return f"{code(c.runner)} failed {times}, then {check_word(hist[-1])}{summary}"
+    return f"{code(c.runner)} {check_word(c.passed)}{summary}"
+
+
+def file_fact(f: FileChange, n: int = 10) -> str:
+    """What changed in one file: what the agent did it for (its own words), the definitions it gained (with
+    what their doc comments say), changed or lost, the constants it sets, the tests it added, short edits."""
+    p = code(f.path)
+    why = "; ".join(cut(x.rstrip("."), 160) for x in f.intents[:2 if n <= 10 else 4])
+    docs = {k: _doc(k, v) for k, v in f.docs}
+    width = 60 if n <= 10 else 110
+    defs = [f"{code(a)} ({cut(docs[a], width)})" if docs.get(a) and (n > 10 or k < 6) else code(a)
+            for k, a in enumerate(f.added[:n]) if not f.tests or a not in f.tests]
+    more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
+    tail = []
+    if f.tests:
+        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in f.tests[:3 if n <= 10 else 8])
+                    + (", …" if len(f.tests) > (3 if n <= 10 else 8) else "") + ")")
+    if f.constants:
+        tail.append("sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:5]))
+    if f.action == CREATED:
+        what = f" ({plural(f.lines, 'line')}" + (f", moved here from {code(f.moved_from)}" if f.moved_from else "") + ")"
+        head = f"Created {p}{what}" + (f": {why}" if why else "")
+        body = [f"defines {', '.join(defs)}{more}"] if defs and not f.tests else []
+        return sentence(head + (". " if why else ": " if body or tail else "") + "; ".join(body + tail)) \
+            if body or tail else sentence(head)
+    if f.action == DELETED:
+        return f"Deleted {p}."
+    if f.action == MOVED:
+        return sentence(f"Moved {code(f.moved_from)} to {p}" + (f": {why}" if why else ""))
+    parts = []
+    if f.added and not f.tests and defs:
+        parts.append(f"added {', '.join(defs)}{more}")
+    if f.changed:
+        parts.append(f"changed {names(f.changed, n)}")
+    if f.removed:
+        parts.append(f"removed {names(f.removed, n)}")
+    if f.replaced:
+        parts.append("replaced " + joined([f"{code(o)} with {code(x)}" if o else f"added {code(x)}"
+                                           for o, x in f.replaced[:2]]))
+    if not (f.added or f.changed or f.removed or f.replaced):
+        if f.lines_out:
+            parts.append("removed the line" + ("s " if len(f.lines_out) > 1 else " ") + names(f.lines_out, 3))
+        if f.lines_in:
+            parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, 3))
+        elif f.names:
+            parts.append(f"brought in {names(f.names, min(n, 8))}")
+    parts += tail
+    if not parts and not why:
+        return ""
+    head = f"Edited {p}" + (f": {why}" if why else "")
+    if not parts:
+        return sentence(head)
+    return sentence(head + (". " + parts[0][0].upper() + parts[0][1:] if why else ": " + parts[0]) +
+                    ("; " + "; ".join(parts[1:]) if parts[1:] else ""))
+
+
+def _doc(name: str, doc: str) -> str:
+    """A doc comment without the name it starts with ("isX checks …" -> "checks …") and lint directives."""
+    d = doc.strip()
+    if re.match(r"^(?:nolint|eslint|noqa|type:|pylint|@ts-)", d, re.I):
+        return ""
+    base = name.split("/")[0].split(".")[-1]
+    if d.startswith(base + " "):
+        d = d[len(base) + 1:]
+    return d.rstrip(".")
+
+
+def error_line(e: ErrorState, st: State, detail: bool) -> str:
+    src = command(e.source, 70)
+    text = e.text
+    m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
+    if m:
+        text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
+    s = f"Error from {src}: {code(cut(text, 220))}"
+    if e.repeats > 1:
+        s += f" ({e.repeats} times)"
+    if e.fixed_at >= 0:
+        if e.fix_how:
+            o, x = e.fix_how[0]
+            how = f"{code(o)} → {code(x)}" if o and x else (f"removed {code(o)}" if o else f"added {code(x)}")
+            fixed = f"fixed in {code(rel(st, e.fix_change))} ({how})"
+        elif e.fix_change:
+            fixed = f"fixed by editing {code(rel(st, e.fix_change))}"
+        elif e.fix_files:
+            fixed = f"fixed by editing {names([rel(st, p) for p in e.fix_files], 3)}"
+        else:
+            fixed = "cleared"
+        s += f" → {fixed}; the next run {'passed' if e.kind else 'succeeded'}"
+    else:
+        s += " → still open"
+    if detail and e.cause:
+        s += f". Why: {quote(e.cause, 240)}"
+    elif detail and e.fix:
+        s += f". Fix: {quote(e.fix, 240)}"
+    return sentence(s)

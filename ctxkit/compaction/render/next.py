@@ -1,0 +1,93 @@
+"""The next step and what comes after it, in words."""
+from __future__ import annotations
+
+from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
+                     NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, State)
+from .phrases import code, command, cut, joined, names, quote, sentence
+from .facts import in_progress, item_name, same_file
+from .task import plan_parts
+
+
+def next_text(st: State) -> str:
+    n = st.next
+    if n.kind == NEXT_REQUEST:
+        return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
+    if n.kind == NEXT_ANSWER:
+        return f"Wait for the user's answer to the agent's question ({quote(n.target, 240)}), then go on as they say."
+    if n.kind == NEXT_RUNNING:
+        return f"Read the result of {command(n.target)}, which was still running, and act on it."
+    if n.kind == NEXT_FIX:
+        check = next((c for c in reversed(st.checks) if c.command == n.target), None)
+        kind = {"test": "failing tests", "lint": "lint errors", "typecheck": "type errors", "build": "build errors",
+                "format": "formatting"}.get(n.title, "failures")
+        if check is not None and not check.failures and check.truncated and check.passed is False:
+            return (f"Find and fix the {kind}: {command(n.target)} ended in {code(cut(check.summary or 'a failure', 140))}, "
+                    f"but its output was cut by a filter before the failing ones; run it again without the filter to "
+                    f"see them, fix them, and run it until it passes.")
+        what = names([d for d in n.detail], 6) if n.detail else "the failures"
+        return f"Fix the {kind} of {command(n.target)} ({what}), then run it again until it passes."
+    if n.kind == NEXT_RUN:
+        cmds = [n.target] + [d for d in n.detail if " " in d and not d.startswith(("cmd/", "src/"))][:2]
+        files = [d for d in n.detail if d not in cmds]
+        return (f"Run {names(cmds, 3)} again: code changed since {'they' if len(cmds) > 1 else 'it'} last ran"
+                + (f" ({names(files, 4)})" if files else "") + ".")
+    if n.kind == NEXT_ITEM_REST:
+        it = next((i for i in st.items if i.item == n.target), None)
+        label = item_name(it) if it else n.target
+        rest = f" What is left of its plan: {names(n.detail, 6)}." if n.detail else ""
+        return f"Finish {label}, in progress.{rest}"
+    if n.kind == NEXT_PLAN:
+        return f"Carry on with the plan step {quote(n.target, 240)}."
+    if n.kind == NEXT_FINISH:
+        how = f"run {names(n.detail, 3)}, then " if n.detail else ""
+        return f"Finish the uncommitted work ({n.target}) as this project does: {how}commit it."
+    if n.kind == NEXT_ITEM:
+        it = next((i for i in st.items if i.item == n.target), None)
+        return f"Start the next open work item: {item_name(it) if it else n.target}."
+    if n.kind == NEXT_CONTINUE:
+        return f"Go on as the agent said it would: {quote(n.target, 300)}"
+    if st.outcome == "submitted":
+        return "Nothing: the work was submitted."
+    if st.outcome == "transferred":
+        return "Nothing for the agent: the conversation is with a human agent now."
+    return "The work asked for is done: wait for the user's next request."
+
+
+def then_text(st: State) -> str:
+    """The open work after the next step: finishing the item in progress the way the earlier ones were
+    finished, then the next open item or plan step."""
+    n = st.next
+    if n.kind in (NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_DONE, NEXT_CONTINUE, NEXT_REQUEST):
+        return ""
+    parts = []
+    current = in_progress(st)
+    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING):
+        missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
+        if missing:
+            parts.append(f"finish {current.item}: it names files no change touched yet ({names(missing, 4)})")
+    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST):
+        how = []
+        if st.env.closes_items:
+            how.append(f"close {current.item}")
+        if st.env.commits:
+            forced = [p for p in st.env.forced if any(f.path == p for f in st.current.uncommitted)]
+            how.append("commit" + (f" (stage {names(forced, 2)} with `git add -f`: git ignores it)" if forced else ""))
+        if st.env.pushes:
+            how.append("push")
+        if how:
+            parts.append(f"{joined(how)} as the earlier items were")
+    elif n.kind in (NEXT_FIX, NEXT_RUN) and st.current.uncommitted and st.env.commits:
+        parts.append("commit the work, as the project does")
+    parents = {i.parent for i in st.items if i.parent}
+    nxt = next((i for i in st.items if i.status == "open" and i.item not in parents), None)
+    if nxt is not None and (n.kind != NEXT_ITEM_REST or nxt.item != n.target):
+        how = ""
+        if nxt.summary or nxt.detail:
+            steps = plan_parts(nxt.detail)
+            how = f" ({names(steps, 3)})" if steps else f" ({cut(nxt.summary or nxt.detail, 160)})"
+        parts.append(f"the next open item, {item_name(nxt)}{how}")
+    else:
+        step = next((t for t, s in st.plan if s == "pending"), None)
+        if step and n.kind != NEXT_PLAN:
+            parts.append(f"the next plan step, {quote(step, 200)}")
+    return sentence("; then ".join(parts)) if parts else ""
