@@ -116,10 +116,10 @@ def _merge_empty(steps: list[Step]) -> list[Step]:
                         "decisions": carry.decisions + s.decisions,
                         "title": s.title or carry.title, "source": s.source if s.title else carry.source})
             carry = None
-        if not busy and s.source in ("work",) and s is not steps[-1]:
+        if not busy and s.source in ("work",):
             carry = s
             continue
         out.append(s)
-    if carry is not None:
+    if carry is not None and (carry.reads or carry.decisions or carry.searches or carry.tool_errors):
         out.append(carry)
     return out

@@ -8,11 +8,18 @@ from .phrases import code, cut, quote
 
 def kind_lines(w, st: State) -> None:
     if st.actions:
-        for k, (name, args, ok, result) in enumerate(st.actions):
+        runs: list[list] = []   # the same call made again in a row is one line with its count
+        for a in st.actions:
+            if runs and runs[-1][0] == a:
+                runs[-1][1] += 1
+            else:
+                runs.append([a, 1])
+        for k, ((name, args, ok, result), n) in enumerate(runs):
             g = f"act{k}"
+            times = f" ({n} times)" if n > 1 else ""
             res = f" → failed: {cut(result, 160)}" if not ok else (f" → {cut(result, 100)}" if result else "")
-            w.add("Actions and results", f"{code(name)} {cut(args, 120)}" + (res if not ok else ""), 1, group=g)
-            w.add("Actions and results", f"{code(name)} {cut(args, 400)}{res}", 3, group=g)
+            w.add("Actions and results", f"{k + 1}. {code(name)} {cut(args, 120)}{times}" + (res if not ok else ""), 1, group=g)
+            w.add("Actions and results", f"{k + 1}. {code(name)} {cut(args, 400)}{times}{res}", 3, group=g)
     if st.kind == "research":
         for k, (src, text) in enumerate(st.sources[:12]):
             w.add("Sources", f"{code(cut(src, 120))}: {cut(' '.join(text.split()), 200)}", 2, group=f"src{k}")

@@ -1,0 +1,321 @@
+"""The compaction engine, piece by piece: what extract makes of a tool call and a shell line (dialects, tools,
+trackers), what a language entry finds in code, and the state analyze derives from the events (check state
+after the last edit, commit state, errors and their fixes, work items, the one next step)."""
+import json
+
+import pytest
+
+from ctxkit.compaction import compact_span, state_of
+from ctxkit.compaction.analyze.code import constants, doc_of, edit_facts
+from ctxkit.compaction.extract import events
+from ctxkit.compaction.extract.shell import segments
+from ctxkit.compaction.model import (Change, CheckRun, Commit, Item, Plan, Push, Read, Request, Said, Search, Stage)
+from ctxkit.compaction.registry import code_parser, language_for
+
+N = [0]
+
+
+def rec(role, content="", fmt="claude-code", **kw):
+    N[0] += 1
+    r = {"v": 1, "kind": "message", "session": "s", "id": f"r{N[0]}", "role": role, "content": content,
+         "source": {"format": fmt}}
+    r.update(kw)
+    return r
+
+
+def call(name, fmt="claude-code", result="", error=False, text="", **args):
+    """An assistant record making one call, and its result record."""
+    N[0] += 1
+    cid = f"c{N[0]}"
+    a = rec("assistant", text, fmt=fmt, tool_calls=[{"id": cid, "type": "function",
+                                                     "function": {"name": name, "arguments": json.dumps(args)}}])
+    r = rec("tool", result, fmt=fmt, tool_call_id=cid, name=name, flags=["error"] if error else [])
+    return [a, r]
+
+
+def bash(cmd, output="", code=0, **kw):
+    out = (f"Exit code {code}\n" + output) if code else output
+    return call("Bash", result=out, error=bool(code), command=cmd, **kw)
+
+
+def kinds(evs, cls):
+    return [e for e in evs if isinstance(e, cls)]
+
+
+# -- the shell ---------------------------------------------------------------------------------------------
+
+def test_a_shell_line_splits_into_simple_commands_with_pipes_heredocs_and_directories():
+    segs = segments("cd web && FOO=1 npx vitest run | tail -5; git commit -m \"$(cat <<'EOF'\nfix: a && b\nEOF\n)\"")
+    assert [s.argv[0] for s in segs] == ["cd", "vitest", "tail", "git"]
+    assert segs[1].piped_to == ("tail",) and segs[1].cwd == "web"
+    assert segs[3].heredoc == "fix: a && b"
+
+
+def test_windows_paths_keep_their_backslashes():
+    seg = segments(r"Get-Content C:\Users\k\app\main.ts")[0]
+    assert seg.argv[1] == r"C:\Users\k\app\main.ts"
+
+
+# -- checks: each runner's own output, the exit status where it speaks ----------------------------------
+
+@pytest.mark.parametrize("cmd,output,code,passed,summary", [
+    ("pytest -q", "....F\nFAILED tests/test_a.py::test_x - assert 1 == 2\n1 failed, 4 passed in 0.2s", 1, False, "1 failed, 4 passed"),
+    ("python -m pytest", "5 passed in 0.1s", 0, True, "5 passed"),
+    ("go test ./...", "--- FAIL: TestInstall (0.01s)\nFAIL\nFAIL\tgithub.com/x/y\t0.598s", 1, False, "FAIL github.com/x/y 0.598s"),
+    ("cargo test", "test result: ok. 12 passed; 0 failed; 0 ignored", 0, True, "12 passed; 0 failed"),
+    ("npx vitest run", " Test Files  1 failed | 3 passed (4)\n      Tests  2 failed | 10 passed (12)", 1, False, "2 failed | 10 passed"),
+    ("bun test", " 1309 pass\n 0 fail\nRan 1309 tests across 58 files. [783.00ms]", 0, True, "1309 pass, 0 fail"),
+    ("mix test", "14 doctests, 386 tests, 0 failures", 0, True, "386 tests, 0 failures"),
+    ("bundle exec rspec", "10 examples, 2 failures", 1, False, "10 examples, 2 failures"),
+    ("dotnet test", "Failed!  - Failed:     1, Passed:    10, Skipped:     0, Total:    11", 1, False, "Failed: 1"),
+    ("flutter test", "00:03 +12 -2: Some tests failed.", 1, False, "Some tests failed"),
+])
+def test_test_runners_are_judged_by_their_own_result_lines(cmd, output, code, passed, summary):
+    runs = kinds(events(bash(cmd, output, code)), CheckRun)
+    assert len(runs) == 1 and runs[0].kind == "test" and runs[0].passed is passed
+    assert summary in runs[0].summary
+
+
+def test_a_run_cut_by_tail_is_failed_by_its_own_fail_line_whatever_tails_status():
+    """`go test … | tail -50` exits 0 (tail's status) and the failing tests are cut off: the FAIL line decides."""
+    out = "--- PASS: TestA (0.00s)\nFAIL\tgithub.com/x/openclaw\t0.598s"
+    run = kinds(events(bash("go test ./... -v | tail -50", out)), CheckRun)[0]
+    assert run.passed is False and run.truncated and run.failures == ()
+    assert run.command == "go test ./... -v | tail -50"
+
+
+def test_a_piped_run_with_no_result_line_is_unknown_not_passed():
+    run = kinds(events(bash("pytest -q 2>&1 | head -3", "....")), CheckRun)[0]
+    assert run.passed is None
+
+
+def test_wrapped_checks_are_named_by_their_target_and_judged_by_the_wrapped_tools_output():
+    evs = events(bash("mise run lint && mise run test", "[lint] $ golangci-lint run\n0 issues.\nok  \tgithub.com/x\t0.2s"))
+    runs = kinds(evs, CheckRun)
+    assert [(r.kind, r.runner, r.passed) for r in runs] == [("lint", "mise run lint", True), ("test", "mise run test", True)]
+
+
+def test_in_an_and_chain_a_failure_stops_what_comes_after():
+    evs = events(bash("npm run lint && npm test", "✖ 3 problems (3 errors, 0 warnings)", code=1))
+    runs = kinds(evs, CheckRun)
+    assert [(r.runner, r.passed) for r in runs] == [("npm run lint", False)]
+
+
+def test_linters_type_checkers_and_builds():
+    assert kinds(events(bash("ruff check .", "All checks passed!")), CheckRun)[0].passed is True
+    assert kinds(events(bash("mypy src", "Found 2 errors in 1 file (checked 3 source files)", 1)), CheckRun)[0].passed is False
+    tsc = kinds(events(bash("npx tsc --noEmit", "src/a.ts(3,5): error TS2322: Type 'x' is not assignable", 2)), CheckRun)[0]
+    assert tsc.kind == "typecheck" and tsc.passed is False and "TS2322" in tsc.errors[0]
+    assert kinds(events(bash("go build ./...", "")), CheckRun)[0].passed is True
+    credo = kinds(events(bash("mix credo --strict", "┃ [R] ↘ Prefer an implicit try.\n┃       lib/a.ex:12:5 #(A.f)\n"
+                                                     "10 mods/funs, found 1 code readability issue.", 6)), CheckRun)[0]
+    assert credo.passed is False and credo.errors == ("lib/a.ex:12:5: Prefer an implicit try.",)
+
+
+# -- git, packages, trackers ------------------------------------------------------------------------------
+
+def test_git_commits_stages_pushes_and_branches():
+    evs = events(bash("git add -A && git commit -m 'feat: x' && git push -u origin feat",
+                      "[feat 1a2b3c4] feat: x\n 2 files changed, 3 insertions(+)\n create mode 100644 src/x.py\n"
+                      " * [new branch]      feat -> feat"))
+    c = kinds(evs, Commit)[0]
+    assert (c.hash, c.message, c.count, c.files) == ("1a2b3c4", "feat: x", 2, ("src/x.py",))
+    assert kinds(evs, Stage)[0].all and kinds(evs, Push)[0].ok
+    assert not kinds(events(bash("git commit -m x", "nothing to commit, working tree clean", 1)), Commit)[0].ok
+
+
+def test_adding_a_package_changes_its_manifest_and_lock_file():
+    evs = events(bash("cd assets && npm install highlight.js", "added 1 package"))
+    assert {c.path for c in kinds(evs, Change)} == {"assets/package.json", "assets/package-lock.json"}
+
+
+def test_beads_and_github_items_move_through_their_trackers():
+    evs = events(bash("bd update app-7 --status in_progress", "ok") + bash("bd close app-7 --reason done", "✓ Closed app-7")
+                 + bash("gh issue close 12", "✓ Closed issue #12"))
+    assert [(i.tracker, i.item, i.action) for i in kinds(evs, Item)] == [
+        ("beads", "app-7", "claim"), ("beads", "app-7", "close"), ("github", "#12", "close")]
+    listed = events(bash("bd ready", "📋 Ready work (2 issues with no blockers):\n\n1. [● P2] [task] app-7.2: Add the retry"))
+    assert [(i.item, i.title, i.action) for i in kinds(listed, Item)] == [("app-7.2", "Add the retry", "list")]
+
+
+def test_claude_code_task_lists_and_todo_lists():
+    evs = events(call("TaskCreate", result="Task #3 created successfully: Write tests", subject="Write tests")
+                 + call("TaskUpdate", result="Updated task #3 status", taskId="3", status="in_progress")
+                 + call("TodoWrite", result="ok", todos=[{"content": "a", "status": "completed"},
+                                                        {"content": "b", "status": "in_progress"}]))
+    assert [(i.item, i.action) for i in kinds(evs, Item)] == [("3", "create"), ("3", "claim")]
+    assert kinds(evs, Plan)[0].steps == (("a", "completed"), ("b", "in_progress"))
+
+
+# -- dialects ----------------------------------------------------------------------------------------------
+
+def test_codex_commands_patches_and_running_sessions():
+    recs = call("exec_command", fmt="codex", cmd="bun test a.test.ts", workdir="/w",
+                result="Chunk ID: 1\nWall time: 30 seconds\nProcess running with session ID 42\nOutput:\n(pass) a")
+    recs += call("write_stdin", fmt="codex", session_id=42, chars="",
+                 result="Chunk ID: 2\nProcess exited with code 0\nOutput:\n 3 pass\n 0 fail\n")
+    patch = "*** Begin Patch\n*** Update File: /w/src/a.ts\n@@\n-const a = 1\n+const a = 2\n*** End Patch"
+    N[0] += 1
+    recs += [rec("assistant", fmt="codex", tool_calls=[{"id": "p1", "type": "function",
+                                                        "function": {"name": "apply_patch", "arguments": patch}}]),
+             rec("tool", "Exit code: 0\nOutput:\nSuccess.", fmt="codex", tool_call_id="p1")]
+    evs = events(recs)
+    runs = kinds(evs, CheckRun)
+    assert [r.passed for r in runs] == [None, True] and runs[1].command == "bun test a.test.ts"
+    ch = kinds(evs, Change)[0]
+    assert (ch.path, ch.old, ch.new) == ("/w/src/a.ts", "const a = 1", "const a = 2")
+
+
+def test_generic_and_other_agents_tools_are_read_by_what_they_do():
+    evs = events(call("run_shell_command", fmt="gemini-cli", command="pytest", result="3 passed in 0.1s")
+                 + call("replace", fmt="gemini-cli", file_path="a.py", old_string="x = 1", new_string="x = 2", result="ok")
+                 + call("str_replace_editor", fmt="openhands", command="view", path="b.py", result="1\tprint(1)")
+                 + call("update_plan", fmt="codex", plan=[{"step": "write it", "status": "in_progress"}], result="ok"))
+    assert kinds(evs, CheckRun)[0].passed is True
+    assert kinds(evs, Change)[0].path == "a.py" and kinds(evs, Read)[0].path == "b.py"
+    assert kinds(evs, Plan)[0].steps == (("write it", "in_progress"),)
+
+
+def test_a_rejected_call_and_a_refused_edit_change_nothing():
+    evs = events(call("Edit", result="The user doesn't want to proceed with this tool use.", file_path="a.py",
+                      old_string="a", new_string="b")
+                 + call("Edit", result="<tool_use_error>String to replace not found in file.</tool_use_error>",
+                        error=True, file_path="a.py", old_string="a", new_string="b"))
+    assert not [c for c in kinds(evs, Change) if c.ok]
+
+
+def test_the_clients_reminders_are_not_the_agents_words_or_the_tools_output():
+    evs = events([rec("assistant", "Done with the edit.<system-reminder>You have 10 tokens left</system-reminder>")]
+                 + call("Read", file_path="a.py", result="1→x = 1\n\n<system-reminder>malware check</system-reminder>"))
+    assert kinds(evs, Said)[0].text == "Done with the edit."
+    assert "system-reminder" not in kinds(evs, Read)[0].text
+
+
+# -- languages ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("path,text,names", [
+    ("a.py", "class A:\n    def m(self):\n        pass\n\ndef f():\n    pass\n", {"A", "f"}),
+    ("a.ts", "export function f() {}\nexport const g = (x: number) => x\ninterface I {}\ntype T = 1\n", {"f", "g", "I", "T"}),
+    ("a.go", "package a\nfunc (a *A) Name() string { return \"\" }\nfunc F() {}\ntype A struct{}\n", {"Name", "F", "A"}),
+    ("a.rs", "pub fn f() {}\nstruct S;\ntrait T {}\n", {"f", "S", "T"}),
+    ("A.java", "public class A {\n  public int m() { return 1; }\n}\n", {"A", "m"}),
+    ("a.rb", "class A\n  def m\n  end\nend\n", {"A", "m"}),
+    ("A.cs", "public class A {\n  public void M() {}\n}\n", {"A", "M"}),
+    ("a.ex", "defmodule A.B do\n  def f(a, b), do: a\n  defp g(x), do: x\nend\n", {"A.B", "f/2", "g/1"}),
+    ("a.dart", "class A {\n  void m() {}\n}\nint f() { return 1; }\n", {"A", "f"}),
+])
+def test_every_language_entry_finds_definitions(path, text, names):
+    lang = language_for(path)
+    assert names <= {d.name for d in lang.definitions(text)}
+    parser = code_parser()
+    if parser is not None and path.endswith(".ex") is False:
+        got = parser.definitions(lang, text)
+        assert got is None or names - {"T", "g"} <= {d.name for d in got} | {"T", "g"}
+
+
+def test_an_edit_located_in_the_file_names_what_it_changed_not_what_frames_it():
+    before = "def a():\n    return 1\n\ndef b():\n    return 2\n"
+    added, changed, removed, after = edit_facts("m.py", "    return 2\n", "    return 3\n\ndef c():\n    return 4\n", before)
+    assert (added, changed, removed) == (["c"], ["b"], []) and "def c" in after
+    added, changed, removed, _ = edit_facts("m.py", "def a():\n    return 1\n", "def a():\n    return 1\n\n\ndef z():\n    pass\n", before)
+    assert added == ["z"] and changed == []     # `a` only anchored the insertion
+
+
+def test_doc_comments_and_constants_of_new_code():
+    go = "// isInstalled checks the marker and the mode.\nfunc isInstalled() bool { return true }\n"
+    assert doc_of(go, 2) == "isInstalled checks the marker and the mode."
+    py = 'def f():\n    """Return one."""\n    return 1\n'
+    assert doc_of(py, 1) == "Return one."
+    assert constants("@ttl_seconds 90\nconst MAX_TRIES = 5;\nDEFAULT = 'x'\n") == [("ttl_seconds", "90"),
+                                                                                   ("MAX_TRIES", "5"), ("DEFAULT", "'x'")]
+
+
+def test_test_cases_a_file_gains_are_named():
+    assert language_for("a_test.go").tests("func TestA(t *testing.T) {}") == ["TestA"]
+    assert language_for("a.test.ts").tests("it('adds', () => {}); test(\"subtracts\", () => {})") == ["adds", "subtracts"]
+    assert language_for("a_test.exs").tests('test "renders" do') == ["renders"]
+
+
+# -- state -------------------------------------------------------------------------------------------------
+
+def edit(path, old="a", new="b", **kw):
+    return call("Edit", file_path=path, old_string=old, new_string=new, result="The file has been updated.", **kw)
+
+
+def test_a_check_before_the_last_edit_is_not_run_since():
+    st = state_of([rec("user", "fix it")] + bash("pytest", "3 passed in 0.1s") + edit("/w/a.py"))
+    c = next(c for c in st.checks if c.kind == "test")
+    assert c.passed and c.edited_after == ("/w/a.py",) and st.next.kind == "run"
+
+
+def test_a_failing_check_is_the_next_step_until_a_later_run_passes():
+    fail = "FAILED tests/t.py::test_x - assert 1 == 2\n1 failed in 0.1s"
+    recs = [rec("user", "fix the bug")] + edit("/w/a.py") + bash("pytest", fail, 1)
+    st = state_of(recs)
+    assert st.next.kind == "fix" and "tests/t.py::test_x" in st.next.detail
+    assert [e.fixed_at for e in st.errors] == [-1]
+    st = state_of(recs + edit("/w/a.py", "b", "c") + bash("pytest", "2 passed in 0.1s"))
+    assert st.next.kind != "fix" and all(e.fixed_at >= 0 for e in st.errors)
+
+
+def test_a_commit_holds_the_changes_staged_before_it_and_outside_files_are_not_the_projects():
+    recs = [rec("user", "add it", meta={"cwd": "/w"})] + edit("/w/a.py") + edit("/w/b.py") + \
+        call("Write", file_path="/home/u/.claude/plans/p.md", content="# plan", result="File created successfully") + \
+        bash("git add a.py && git commit -m 'feat: a'", "[main 9f8e7d6] feat: a\n 1 file changed")
+    st = state_of(recs)
+    assert {f.path: f.commit for f in st.files}["a.py"] == "9f8e7d6"
+    assert [f.path for f in st.current.uncommitted] == ["b.py"]
+
+
+def test_commit_all_holds_every_change_so_far():
+    recs = [rec("user", "x", meta={"cwd": "/w"})] + edit("/w/a.py") + edit("/w/b.py") + \
+        bash("git commit -am 'wip'", "[main abc1234] wip\n 2 files changed")
+    st = state_of(recs)
+    assert st.current.uncommitted == () and all(f.commit == "abc1234" for f in st.files)
+
+
+def test_the_latest_request_not_acted_on_is_the_next_step():
+    st = state_of([rec("user", "write the parser")] + edit("/w/p.py") + [rec("user", "also handle empty input please")])
+    assert st.next.kind == "request" and st.next.target == "also handle empty input please"
+
+
+def test_the_item_in_progress_and_then_the_next_one():
+    recs = [rec("user", "work on app-1")] + bash("bd update app-1.1 --status in_progress", "ok") + edit("/w/a.py") + \
+        bash("bd close app-1.1", "closed") + bash("git commit -am 'one'", "[main 1111111] one") + \
+        bash("bd create --title 'Second part' --json", '{"id": "app-1.2", "title": "Second part"}')
+    st = state_of(recs)
+    assert [(i.item, i.status) for i in st.items] == [("app-1.1", "closed"), ("app-1.2", "open")]
+    assert st.next.kind == "next_item" and st.next.target == "app-1.2"
+    assert st.steps[-1].done and st.steps[-1].commits[0].hash == "1111111"
+
+
+def test_errors_are_fixed_by_the_change_that_touches_what_they_name():
+    lint = "internal/a.go:10:2: G306: Expect WriteFile permissions to be 0600 or less (gosec)\n1 issues:"
+    recs = [rec("user", "lint it", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/internal/a.go", content="package a\nfunc W() { os.WriteFile(p, b, 0o644) }\n",
+             result="File created successfully") + bash("golangci-lint run ./...", lint, 1) + \
+        edit("/w/internal/a.go", "os.WriteFile(p, b, 0o644)", "os.WriteFile(p, b, 0o600)") + \
+        bash("golangci-lint run ./...", "0 issues.")
+    err = state_of(recs).errors[0]
+    assert err.fixed_at >= 0 and err.fix_change == "internal/a.go"
+    assert err.fix_how == (("os.WriteFile(p, b, 0o644)", "os.WriteFile(p, b, 0o600)"),)
+
+
+# -- the summary -------------------------------------------------------------------------------------------
+
+def count(text):
+    return len(text) // 4 + 1
+
+
+def test_the_summary_stays_within_its_budget_and_says_where_the_work_stands():
+    recs = [rec("user", "add retries to fetch_page")] + edit("/w/fetch.py", "def fetch_page():\n    pass\n",
+                                                            "def fetch_page():\n    retry()\n") + \
+        bash("pytest", "FAILED tests/t.py::test_retry - AssertionError\n1 failed in 0.1s", 1)
+    for budget in (60, 200, 800):
+        s = compact_span(recs, budget, count)
+        assert s.rendered.tokens <= budget
+    r = compact_span(recs, 800, count).rendered
+    sections = dict(r.sections)
+    assert "add retries" in r.task
+    assert any("FAILED" in ln.text for ln in sections["Current work"])
+    assert "test_retry" in sections["Next step"][0].text
