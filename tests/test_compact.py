@@ -7,7 +7,7 @@ import subprocess
 
 from conftest import PY, ROOT, corpus, ctx_subprocess_env, log_events, run
 from ctxkit.core import context_md as C
-from ctxkit.core.artifacts import shell_actions, trail
+from ctxkit.compaction import state_of
 from ctxkit.core.hygiene import clean, faithful, is_meta, unsupported
 from ctxkit.core.model_output import parse_output, verify
 
@@ -106,12 +106,12 @@ def test_extractive_failure_falls_to_truncate(ctx_home, monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("injected")
 
-    monkeypatch.setattr(svc, "summarize", boom)
+    monkeypatch.setattr(svc, "engine", boom)
     path = corpus(CC)
     res = run("compact", path, "--budget", budget_for(path), "--force")
     assert res.code == 0
     ev = log_events("compaction")[-1]
-    assert ev["summarizer"] == "truncate" and "extractive failed: injected" in ev["degraded"]
+    assert ev["summarizer"] == "truncate" and "extractive failed: RuntimeError: injected" in ev["degraded"]
 
 
 def test_hygiene():
@@ -139,19 +139,30 @@ def test_model_output_verification_discards_hallucinations():
 
 
 def test_artifact_trail():
-    assert shell_actions("rm -rf build/out.o && mv a.py b.py") == [("deleted", "build/out.o"), ("deleted", "a.py"),
-                                                                   ("created", "b.py")]
-    recs = [{"role": "assistant", "tool_calls": [
-        {"id": "1", "function": {"name": "Write", "arguments": json.dumps({"file_path": "new.py"})}},
-        {"id": "2", "function": {"name": "Edit", "arguments": json.dumps({"file_path": "new.py"})}},
-        {"id": "3", "function": {"name": "Read", "arguments": json.dumps({"file_path": "old.py"})}},
-        {"id": "4", "function": {"name": "Edit", "arguments": json.dumps({"file_path": "old.py"})}},
-        {"id": "5", "function": {"name": "Read", "arguments": json.dumps({"file_path": "old.py"})}},
-        {"id": "6", "function": {"name": "shell", "arguments": json.dumps(
-            {"command": ["apply_patch", "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch"]})}}]}]
-    assert trail(recs) == {"new.py": "created", "old.py": "modified", "gone.txt": "deleted"}
+    """Files created, modified, deleted and moved, from tool calls and shell commands, never from a model."""
+    def files(recs):
+        st = state_of(recs)
+        return {f.path: f.action for f in st.files}
+
+    shell = [{"v": 1, "kind": "message", "role": "assistant", "id": "a", "tool_calls": [
+        {"id": "1", "function": {"name": "Bash", "arguments": json.dumps({"command": "rm -rf build/out.o && mv a.py b.py"})}}]},
+        {"v": 1, "kind": "message", "role": "tool", "id": "t", "tool_call_id": "1", "content": ""}]
+    assert files(shell) == {"build/out.o": "deleted", "b.py": "moved"}
+    calls = [("Write", {"file_path": "new.py", "content": "x = 1\n"}), ("Edit", {"file_path": "new.py", "old_string": "x", "new_string": "y"}),
+             ("Read", {"file_path": "old.py"}), ("Edit", {"file_path": "old.py", "old_string": "a", "new_string": "b"}),
+             ("Read", {"file_path": "old.py"}),
+             ("shell", {"command": ["apply_patch", "*** Begin Patch\n*** Delete File: gone.txt\n*** End Patch"]})]
+    recs = []
+    for k, (name, args) in enumerate(calls):
+        fmt = "codex" if name == "shell" else "claude-code"
+        recs += [{"v": 1, "kind": "message", "role": "assistant", "id": f"a{k}", "source": {"format": fmt},
+                  "tool_calls": [{"id": str(k), "function": {"name": name, "arguments": json.dumps(args)}}]},
+                 {"v": 1, "kind": "message", "role": "tool", "id": f"t{k}", "tool_call_id": str(k), "content": "ok",
+                  "source": {"format": fmt}}]
+    assert files(recs) == {"new.py": "created", "old.py": "modified", "gone.txt": "deleted"}
     swe = run("import", corpus("swe-agent_pydicom__pydicom-1458.traj")).records()
-    assert trail(swe) == {"pydicom/pixel_data_handlers/numpy_handler.py": "modified", "reproduce_bug.py": "deleted"}
+    got = files(swe)
+    assert got.get("pydicom/pixel_data_handlers/numpy_handler.py") == "modified" and got.get("reproduce_bug.py") == "deleted"
 
 
 def test_context_md_roundtrip_and_malformed_edit(ctx_home):

@@ -1,12 +1,13 @@
 """One definition of "current work": the plan step in progress, the work item claimed and not
-closed, and the agent's last words are what compaction's Current work says (core.focus) and what
-relevance scoring scores against (core.working_set, streaming), by the same functions."""
+closed, the agent's last words and the open errors are what the compaction engine's state says
+(`ctxkit.compaction.state_of`) and what relevance scoring scores against (core.working_set,
+streaming, through the engine's reading of each call)."""
 import json
 
 import pytest
 
 from conftest import CORPUS_FILES, corpus, run
-from ctxkit.core.focus import for_span
+from ctxkit.compaction import state_of
 from ctxkit.core.working_set import ERROR_SPAN, focus_of
 from ctxkit.io.adapters import open_records
 from ctxkit.io.jsonl import Source
@@ -16,19 +17,35 @@ def scorer_item(w) -> list[str]:
     return [p.split()[1] for p in w.plan if p.startswith("issue ") and p.endswith("(in progress)")]
 
 
+class For:
+    """The engine's current work, as the old tests read it."""
+
+    def __init__(self, recs):
+        st = state_of(list(recs))
+        self.last_words = st.current.intention
+        claimed = [i for i in st.items if i.status == "in_progress" and i.claimed_at >= 0]
+        self.item = claimed[-1].item if claimed else None
+        self.plan_step = next((t for t, s in st.plan if s == "in_progress"), None)
+        self.open_errors = [e for e in st.errors if e.fixed_at < 0]
+
+
+def for_span(recs):
+    return None, For(recs)
+
+
 @pytest.mark.parametrize("name", CORPUS_FILES)
 def test_compaction_and_scoring_agree_on_the_current_work(name):
-    recs = list(open_records(Source(corpus(name))))
+    recs = list(open_records(Source(corpus(name)), skip_invalid=True))
     for cut in (0.6, 1.0):
         span = recs[: int(len(recs) * cut)]
-        _, f = for_span(span)
+        f = For(span)
         w = focus_of(span)
         assert w.intention == f.last_words
         assert scorer_item(w) == ([f.item] if f.item else [])
         steps = [p for p in w.plan if not p.startswith("issue ")]
         assert steps == ([f.plan_step] if f.plan_step else [])
         tail = [r for r in span if r.get("kind") == "message"][-ERROR_SPAN:]
-        assert w.errors == [e.text for e in (for_span(tail)[1] if len(tail) < len(span) else f).open_errors]
+        assert w.errors == [e.text for e in For(tail).open_errors]
 
 
 def test_an_open_error_is_in_play_until_its_check_passes():

@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .analyze import analyze, violations
-from .extract import events
+from .analyze.prose import last_words
+from .extract import call_args, events, read_call
+from .model import Call
 from .model import Rendered, State
 from .render import render
 
-__all__ = ["Summary", "compact_span", "state_of"]
+__all__ = ["Summary", "call_events", "compact_span", "last_words", "open_errors", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,15 @@ def compact_span(records: list[dict], budget: int, count, raw_from: int = -1) ->
 
         st = replace(st, raw_from=raw_from)
     return Summary(state=st, rendered=render(st, budget, count), violations=tuple(violations(st)))
+
+
+def call_events(call: dict, fmt: str | None, memo: dict) -> list:
+    """What one tool call does, read before its result is known (for a reader that streams records): file
+    changes and reads, plan updates, work-item moves. `memo` keeps a dialect's state between calls."""
+    name = str((call.get("function") or {}).get("name") or call.get("name") or "")
+    return read_call(Call(at=0, name=name, args=call_args(call), id=str(call.get("id") or "")), fmt, memo)
+
+
+def open_errors(records: list[dict]) -> list[str]:
+    """The errors `records` leave open: a failed check or command no later run cleared."""
+    return [e.text for e in state_of(records).errors if e.fixed_at < 0]

@@ -44,9 +44,13 @@ def entries(axis: str) -> list:
     return got
 
 
+DEFAULT_DIALECT = "claude-code"    # records that name no format are read as the most common agent's, then generically
+
+
 def dialects_for(fmt: str | None) -> list:
     """The dialects that read a transcript of format `fmt`, most specific first; the generic one last."""
-    own = [d for d in entries("dialects") if fmt and fmt in d.formats]
+    fmt = fmt or DEFAULT_DIALECT
+    own = [d for d in entries("dialects") if fmt in d.formats]
     return own + [d for d in entries("dialects") if "*" in d.formats and d not in own]
 
 

@@ -13,11 +13,10 @@ of any size. `Focus` holds the facts:
 - intention     the agent's last stated intention: its last words (its newest text turn's last
                 sentences)
 
-The plan step, the work item and the last words are compaction's Current work, by the same
-functions (core.focus: plan_steps, step_in_progress, items_claimed, items_closed, last_words),
-read here one record at a time.
-- errors        the open errors: compaction's (core.focus.open_errors: a failed check or git step
-                not resolved since, after the last commit), read from the last ERROR_SPAN records
+The plan step, the work item, the files and the last words are the compaction engine's reading of each
+call (`ctxkit.compaction.call_events`, `last_words`), one record at a time.
+- errors        the open errors: compaction's (`ctxkit.compaction.open_errors`: a failed check or
+                command no later run cleared), read from the last ERROR_SPAN records
 - recent        identifiers and paths in the last turns (assistant text and tool calls)
 
 `query()` is the text to score against; `terms()` the working set: identifiers and paths whose
@@ -32,8 +31,16 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from .. import records as R
-from .artifacts import CREATED, MODIFIED, READ, _args, call_actions
 from .requests import CONFIRMATION, NOT_USER_FLAGS, brief, request_text
+
+CREATED, MODIFIED, READ, SEARCHED = "created", "modified", "read", "searched"
+
+
+def call_args(call: dict):
+    """A tool call's arguments (the compaction engine's one reading)."""
+    from ..compaction.extract import call_args as read
+
+    return read(call)
 
 # A request that only says "keep going": it names nothing to score against.
 CONTINUATION = re.compile(
@@ -179,6 +186,7 @@ class FocusTracker:
         self.actions: list = []          # (action, path) of the calls fed since the caller last cleared it
         self.record: list | None = None  # when a list: every operation applied is appended to it
         self.resolve = None              # (ref) -> the text of a turn `replay` was given no text for
+        self.memo: dict = {}             # the engine's dialects' state between calls (background shells)
 
     def feed(self, r: dict) -> None:
         if not isinstance(r, dict) or r.get("kind") != "message":
@@ -209,7 +217,7 @@ class FocusTracker:
 
         def args_of(call):  # each call's arguments parsed once per record
             if id(call) not in parsed:
-                parsed[id(call)] = _args(call)
+                parsed[id(call)] = call_args(call)
             return parsed[id(call)]
 
         if role == "user" and not r.get("tool_call_id"):
@@ -224,14 +232,12 @@ class FocusTracker:
         if role == "assistant":
             text = (r.get("content") or "").strip()
             if text and "thinking" not in fl and "reasoning" not in fl:
-                from .focus import last_words
+                from ..compaction import last_words
 
                 out.append(("i", last_words(text)))
+            fmt = (r.get("source") or {}).get("format") if isinstance(r.get("source"), dict) else None
             for call in r.get("tool_calls") or ():
-                self._call(call, args_of(call), out)
-            meta = r.get("meta") if isinstance(r.get("meta"), dict) else {}
-            if isinstance(meta.get("action"), str):
-                self._shell(meta["action"], out)
+                self._call(call, fmt, out)
         if role == "assistant" or (role == "user" and not r.get("tool_call_id") and "meta" not in fl):
             parts = [r.get("content") or ""] + [call_values(c, args_of(c)) for c in r.get("tool_calls") or ()]
             out.append(("t", "\n".join(parts)[:TEXT_CAP]))
@@ -263,30 +269,28 @@ class FocusTracker:
         elif kind == "t":
             self.turns.append(op[1])
 
-    def _call(self, call: dict, args, out: list) -> None:
-        fn = (call.get("function") or {}).get("name") or ""
-        from .focus import plan_steps, step_in_progress
+    def _call(self, call: dict, fmt, out: list) -> None:
+        """What a call does, as the compaction engine reads it (one definition of what edits a file, what
+        moves a work item, what the plan is)."""
+        from ..compaction import call_events
+        from ..compaction.model import CREATE, Change, Item, Plan, Read, Search
 
-        steps = plan_steps(fn, args)
-        if steps is not None:
-            step = step_in_progress(steps)
-            out.append(("p", (step,) if step else ()))
-        if isinstance(args, dict):
-            cmd = args.get("command") or args.get("cmd")
-            if isinstance(cmd, list):
-                cmd = " ".join(map(str, cmd))
-            if isinstance(cmd, str):
-                self._shell(cmd, out)
-        for action, path in call_actions(call, args=args):
-            out.append(("a", action, path))
-
-    def _shell(self, cmd: str, out: list) -> None:
-        from .focus import items_claimed, items_closed
-
-        claimed = items_claimed(cmd)
-        out += [("b", item) for item in claimed]
-        if not claimed:   # as compaction reads a command: one that claims an item closes none
-            out += [("x", item) for item in items_closed(cmd)]
+        claimed = False
+        for e in call_events(call, fmt, self.memo):
+            if isinstance(e, Plan):
+                step = next((t for t, status in e.steps if status == "in_progress"), None)
+                out.append(("p", (step,) if step else ()))
+            elif isinstance(e, Item) and e.action == "claim":
+                out.append(("b", e.item))
+                claimed = True
+            elif isinstance(e, Item) and e.action == "close" and not claimed:
+                out.append(("x", e.item))   # as compaction reads a command: one that claims an item closes none
+            elif isinstance(e, Change) and e.ok and e.path:
+                out.append(("a", CREATED if e.action == CREATE else MODIFIED, e.path))
+            elif isinstance(e, Read) and e.path:
+                out.append(("a", READ, e.path))
+            elif isinstance(e, Search) and e.path:
+                out.append(("a", SEARCHED, e.path))
 
     def focus(self) -> Focus:
         f = self.f
@@ -318,7 +322,7 @@ def turn_texts(records: Iterable[dict]) -> list[str]:
 def call_values(call: dict, args=None) -> str:
     """A tool call's name and argument values (not the argument names the tool schema gives;
     `args`: the call's parsed arguments, when the caller has them)."""
-    args = _args(call) if args is None else args
+    args = call_args(call) if args is None else args
     name = (call.get("function") or {}).get("name") or ""
     if not isinstance(args, dict):
         return f"{name} {args}"
@@ -337,8 +341,8 @@ def focus_of(records: Iterable[dict]) -> Focus:
 
 def with_open_errors(f: Focus, tail: Iterable[dict]) -> Focus:
     """The focus with the errors `tail` (a stream's last message records) leaves open, by
-    compaction's definition (core.focus.open_errors)."""
-    from .focus import open_errors
+    compaction's definition."""
+    from ..compaction import open_errors
 
     f.errors = open_errors(list(tail))
     return f
@@ -348,7 +352,15 @@ def reads_of(group: Iterable[dict] = (), actions=None) -> tuple[set[str], set[st
     """(paths a chunk reads, paths it writes whole) through its tool calls (or of the
     (action, path) pairs a FocusTracker collected for it)."""
     if actions is None:
-        actions = [a for r in group for call in r.get("tool_calls") or () for a in call_actions(call)]
+        t = FocusTracker()
+        for r in group:
+            if isinstance(r, dict) and r.get("role") == "assistant":
+                fmt = (r.get("source") or {}).get("format") if isinstance(r.get("source"), dict) else None
+                ops: list = []
+                for call in r.get("tool_calls") or ():
+                    t._call(call, fmt, ops)
+                t.actions += [(op[1], op[2]) for op in ops if op[0] == "a"]
+        actions = t.actions
     reads, writes = set(), set()
     for action, path in actions:
         if action == READ:
@@ -388,7 +400,7 @@ def found_paths(group: Iterable[dict]) -> tuple[str, ...]:
     for r in g:
         for call in r.get("tool_calls") or ():
             fn = ((call.get("function") or {}).get("name") or "").lower().replace("_", "").replace("-", "")
-            args = _args(call)
+            args = call_args(call)
             cmd = (args.get("command") or args.get("cmd")) if isinstance(args, dict) else None
             if isinstance(cmd, list):
                 cmd = " ".join(map(str, cmd))

@@ -592,10 +592,14 @@ def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, 
     after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
     room = max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0))
     model_room = room // 5 if model_ctx is not None else 0
-    s = engine(records, room - model_room, tok, raw_ids)
-    ctx = to_context(s.rendered)
-    if s.state.env.cwd:
-        meta = dict(meta, cwd=s.state.env.cwd)
+    try:
+        s = engine(records, room - model_room, tok, raw_ids)
+        ctx = to_context(s.rendered)
+        if s.state.env.cwd:
+            meta = dict(meta, cwd=s.state.env.cwd)
+    except Exception as e:  # noqa: BLE001 - the last rung: the request alone, and the log says why
+        ctx = C.Context(task=latest_request(records))
+        meta = dict(meta, degraded=f"extractive failed: {type(e).__name__}: {str(e)[:200]}; truncated")
     if task and not ctx.task:
         ctx.task = task                 # a windowed run: the first request was seen in an earlier window
     if latest and not ctx.latest and latest != ctx.task:

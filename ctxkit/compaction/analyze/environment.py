@@ -7,7 +7,8 @@ from collections import Counter
 from ..registry import language_for
 import re
 
-from ..model import Branch, CheckRun, Commit, Environment, Item, Place, Push, Stage
+from ..model import Branch, CheckRun, Command, Commit, Environment, Item, Place, Push, Stage
+from .errors import missing_tool
 
 PIPE = re.compile(r"\s*\|.*$")
 
@@ -46,6 +47,8 @@ def environment(evs: list, changes: Changes) -> Environment:
         closes = closes or any(isinstance(e, Item) and e.action == "close" and c.at - 40 < e.at <= c.at + 2 for e in evs)
     forced = tuple(dict.fromkeys(changes.paths.rel(p) for e in evs if isinstance(e, Stage) and e.force for p in e.paths))
     pushes = any(isinstance(e, Push) and e.ok for e in evs)
+    lacks = tuple(dict.fromkeys(t for e in evs if isinstance(e, Command) and e.failed for t in [missing_tool(e)] if t))
     return Environment(cwd=cwd, branch=branch, model=model, languages=tuple(n for n, _ in langs.most_common()),
                        check_commands=tuple(c for c, _ in commands.most_common(4)), finish=tuple(finish[-4:]),
-                       commits=bool(commits), closes_items=closes, forced=forced, pushes=pushes)
+                       commits=bool(commits), closes_items=closes, forced=forced, pushes=pushes,
+                       lacks=lacks)

@@ -12,6 +12,9 @@ from .prose import cause as said_cause, fix as said_fix
 from .changes import Changes
 from .checks import BROAD
 
+# a command the shell does not have: the agent's environment, not an error of the work (environment.py says it)
+MISSING = re.compile(r"command not found: ([\w.-]+)|(?:^|\s)([\w.-]+): (?:command )?not found|([\w.-]+): No such file or directory$|"
+                     r"'([\w.-]+)' is not recognized as|The term '([\w.-]+)' is not recognized", re.M)
 NUMS = re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)?\b|0x[0-9a-f]+")
 
 
@@ -31,6 +34,18 @@ def _covers(run: CheckRun, source: CheckRun) -> bool:
         return True
     words = run.command.split()
     return bool(words) and words[-1] in BROAD
+
+
+def missing_tool(cmd: Command) -> str:
+    """The program a failed command lacked (`tree: command not found`), or ""."""
+    words = cmd.command.split()
+    for line in cmd.error_lines[:2] or (cmd.output or "").splitlines()[:2]:
+        m = MISSING.search(line)
+        if m:
+            name = next(g for g in m.groups() if g)
+            if name in words or any(w.endswith("/" + name) for w in words):
+                return name
+    return ""
 
 
 def states(evs: list, changes: Changes) -> list[ErrorState]:
@@ -65,7 +80,7 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
                     if f["fixed_at"] < 0 and isinstance(f["origin"], CheckRun) and f["at"] < e.at and _covers(e, f["origin"]):
                         f["fixed_at"] = e.at
         elif isinstance(e, Command):
-            if e.failed and e.at not in covered_cmds and e.error_lines:
+            if e.failed and e.at not in covered_cmds and e.error_lines and not missing_tool(e):
                 for line in e.error_lines[:2]:
                     add(line, e.command, e.at, "", e)
             elif not e.failed and not e.running:

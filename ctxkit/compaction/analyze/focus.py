@@ -17,7 +17,7 @@ import re
 from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
                      NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Answer, Command, Current, Event, NextStep,
                      Question, Request, Said, State)
-from .prose import intent, is_final, report, sentences
+from .prose import intent, is_final, last_words, report, sentences
 from .checks import failing, latest_by_kind
 from .environment import plain
 
@@ -49,6 +49,7 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
         waiting = sentences(last_said)[-1] if sentences(last_said) else last_said[-300:]
     return Current(step=len(steps) - 1, uncommitted=tuple(uncommitted), last=last, last_said=last_said,
                    words=tuple(report(last_said, 4)) if last_said else (), said_at=said_at,
+                   intention=last_words(last_said),
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
                    waiting=waiting)
 

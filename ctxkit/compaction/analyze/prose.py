@@ -142,3 +142,27 @@ def edit_intent(text: str) -> str:
             continue    # "Implement this task": says nothing a reader can use
         return _cut(body[0].upper() + body[1:], 220)
     return ""
+
+
+RULE = re.compile(r"\s*(?:\||[-=*_]{3,}\s*$)")
+MOOD = re.compile(r"^(?:(?:perfect|great|excellent|good|awesome|nice|okay|ok|alright)[!.,]\s+)+", re.I)
+
+
+def last_words(text: str, n: int = 2, cap: int = 320) -> str:
+    """The agent's last words: the last sentences of its text, code, tables and rules left out, a closing
+    "Here is the block:" and its mood word ("Perfect!") dropped; one line of at most `cap` characters."""
+    body = re.sub(r"```.*?```", " ", text or "", flags=re.S)
+    body = "\n".join(ln for ln in body.splitlines() if not RULE.match(ln))
+    codes: list[str] = []   # inline code is one word: a `// note.` inside backticks ends no sentence
+    body = re.sub(r"`[^`\n]+`", lambda m: codes.append(m.group(0)) or f"\x00{len(codes) - 1}\x00", body)
+    sents = [x.strip() for x in re.split(r"(?<=[.!?])\s+|\n+", body) if len(x.strip()) > 3]
+    while len(sents) > 1 and sents[-1].rstrip("*_ ").endswith(":"):
+        sents.pop()
+    sents = [re.sub(r"\x00(\d+)\x00", lambda m: codes[int(m.group(1))], x) for x in sents]
+    picked: list[str] = []
+    for x in reversed(sents[-n:]):
+        if picked and len(" ".join([x] + picked)) > cap:
+            break
+        picked.insert(0, x)
+    said = MOOD.sub("", " ".join(" ".join(picked).split()))
+    return _cut(said, cap)

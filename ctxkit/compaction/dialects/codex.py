@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Command
+from ..model import Change, Command
 
 EXIT = re.compile(r"(?:^|\n)(?:Process exited with code|Exit code:)\s*(-?\d+)")
 RUNNING = re.compile(r"Process running with session ID (\d+)")
@@ -41,6 +41,9 @@ class Codex:
                 c = args.get("cmd") or args.get("command")
                 if isinstance(c, list):
                     parts = [str(x) for x in c]
+                    if parts[:1] == ["apply_patch"] and len(parts) > 1:   # older rollouts patch through the shell
+                        return [Change(call.at, path="", action="patch", new=parts[1], ok=not call.error,
+                                       via="patch", ts=call.ts)]
                     cmd = parts[2] if len(parts) >= 3 and parts[1] in ("-lc", "-c") else " ".join(parts)
                 elif isinstance(c, str):
                     cmd = c

@@ -19,6 +19,7 @@ CMD_KEYS = ("command", "cmd", "commands", "script", "code")
 EXIT = re.compile(r"(?:^|\n)\s*(?:Exit code:?|Process exited with code|exit status|exit code)\s*(-?\d+)", re.I)
 
 WORDS = [  # (canonical kind, name pattern), first match wins
+    ("plan", r"todo|update_?plan|plan_?update|write_?todos"),
     ("shell", r"shell|bash|exec|run_?command|execute_?command|terminal|run_?shell|execute_?bash|cmd\b|powershell"),
     ("patch", r"apply_?patch|patch"),
     ("write", r"write|create_?file|save_?file|overwrite"),
@@ -28,7 +29,6 @@ WORDS = [  # (canonical kind, name pattern), first match wins
     ("grep", r"grep|search_?file|search_?code|ripgrep|search_?content|codebase_?search"),
     ("web_search", r"web_?search|google|search_?web"),
     ("fetch", r"fetch|browse|http_?get|url"),
-    ("plan", r"todo|update_?plan|plan_?update|write_?todos"),
     ("submit", r"submit|finish|attempt_?completion|complete_?task|done"),
     ("question", r"ask|question|follow_?up"),
     ("transfer", r"transfer|handoff|escalate"),

@@ -26,7 +26,8 @@ REJECTED = re.compile(r"^(?:The user doesn't want to (?:proceed|take this action
 TAIL_CHARS = 60000
 
 
-def _args(call: dict):
+def call_args(call: dict):
+    """A call's arguments: a dict when they are a JSON object, else the raw text."""
     fn = call.get("function") or {}
     raw = fn.get("arguments", call.get("arguments", ""))
     if isinstance(raw, (dict, list)):
@@ -99,7 +100,7 @@ def events(records: list[dict]) -> list:
             flags = (res.get("flags") or ()) if res is not None else ()
             if "missing_result" in flags:
                 result = None
-            call = Call(at=i, name=str((c.get("function") or {}).get("name") or c.get("name") or ""), args=_args(c),
+            call = Call(at=i, name=str((c.get("function") or {}).get("name") or c.get("name") or ""), args=call_args(c),
                         result=strip_reminders(result) if result else result, error="error" in flags,
                         id=str(c.get("id") or ""), ts=ts, result_at=j, meta=meta, text=said)
             evs = read_call(call, fmt, memo)

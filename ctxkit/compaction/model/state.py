@@ -146,6 +146,7 @@ class Environment:
     closes_items: bool = False              # a finished work item was closed in its tracker before its commit
     forced: tuple[str, ...] = ()            # paths staged with `git add -f` (ignored by git)
     pushes: bool = False                    # the agent pushed after committing
+    lacks: tuple[str, ...] = ()             # programs the shell does not have (a command failed for want of them)
 
 
 NEXT_REQUEST, NEXT_FIX, NEXT_RUN, NEXT_ITEM_REST, NEXT_FINISH, NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_RUNNING, \
@@ -171,6 +172,7 @@ class Current:
     last_said: str = ""                 # the agent's last words
     words: tuple[str, ...] = ()         # … the statements in them that stand alone
     said_at: int = -1                   # … the record they are in
+    intention: str = ""                 # … their last sentences (what relevance scoring scores against)
     said_before_last: bool = False      # those words came before its last action
     running: tuple[str, ...] = ()       # commands still running in the background
     waiting: str = ""                   # a question put to the user and not answered

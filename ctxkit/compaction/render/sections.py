@@ -115,7 +115,8 @@ class Writer:
         if st.env.cwd or st.env.branch:
             where = joined([f"directory {code(st.env.cwd)}" if st.env.cwd else "",
                             f"git branch {code(st.env.branch)}" if st.env.branch else ""])
-            self.add("Current work", f"Where: {where}.", 1)
+            lacks = f"; the shell has no {names(st.env.lacks, 4)}" if st.env.lacks else ""
+            self.add("Current work", f"Where: {where}{lacks}.", 1)
 
     def _checks_now(self) -> None:
         st = self.st
@@ -245,15 +246,14 @@ class Writer:
 
     # -- files and project ---------------------------------------------------------------------
     def files(self) -> None:
+        """Every file, one `path` — action line (CONTEXT.md's grammar): the files only read come before the
+        budget's last lines, the changed ones (already told in their steps) last."""
         st = self.st
         changed = {f.path for f in st.files}
-        read = [p for p in st.reads if p not in changed]
-        if read:
-            self.add("Files", f"Read, not changed: {names(read, 12)}.", 3, group="read")
-            self.add("Files", f"Read, not changed: {names(read, 60)}.", 4, group="read")
-        deleted = [f.path for f in st.files if f.action == DELETED]
-        if deleted:
-            self.add("Files", f"Deleted: {names(deleted, 20)}.", 2)
+        for k, p in enumerate(p for p in st.reads if p not in changed):
+            self.add("Files", f"{code(p)} — read", 4, order=(2000, 0, k))
+        for k, f in enumerate(st.files):
+            self.add("Files", f"{code(f.path)} — {f.action}", 5 if f.action != DELETED else 2, order=(2000, 1, k))
 
     def project(self) -> None:
         env = self.st.env
