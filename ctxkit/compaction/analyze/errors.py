@@ -101,10 +101,11 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
             c, x = said_cause(s.text), said_fix(s.text)
             if c and c not in used and not cause and _about(c, f["text"]):
                 cause = c
-            if x and x not in used and not fix and _about(x, f["text"]):
+            if x and x not in used and not fix and any(n in x for n in _error_names(f["text"])):
                 fix = x
         used.update(t for t in (cause, fix) if t)
-        where, how = _fix_of(f["text"], f["at"], end, changes)
+        siblings = [g["text"] for g in found.values() if g["origin"] is f["origin"]]
+        where, how = _fix_of(f["text"], f["at"], end, changes, siblings)
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
                               fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
                               fix_how=how))
@@ -136,10 +137,12 @@ def _error_names(text: str) -> set[str]:
     return out
 
 
-def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str, tuple]:
+def _fix_of(text: str, at: int, end: int | None, changes: Changes, siblings=()) -> tuple[str, tuple]:
     """The file an error line names, and what the change to it after the error that touches a name the
-    error names did (its short replacement); the file alone when no change can be matched."""
+    error names did (its short replacement); the file alone when no change can be matched. A name the other
+    errors of the same run also name counts for less (`OpenClawAgent` in every line says little)."""
     names = _error_names(text)
+    spread = {n: max(1, sum(1 for t in siblings if n in t)) for n in names}
     for m in FILE_IN.finditer(text):
         name = m.group(1)
         cands = [(e, p) for e, p in changes.events if e.at > at and (end is None or e.at <= end) and
@@ -154,17 +157,22 @@ def _fix_of(text: str, at: int, end: int | None, changes: Changes) -> tuple[str,
             diffs.append((e, p, gone, came, "\n".join(gone + came)))
         has = {n: sum(1 for d in diffs if re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", d[4])) for n in names}
         for e, p, gone, came, diff in diffs:   # the change whose changed lines name most of the error's rarest names
-            hits = sum(1.0 / has[n] for n in names if has[n] and re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", diff))
+            hits = sum(1.0 / (has[n] * spread[n]) for n in names
+                       if has[n] and re.search(rf"(?<![\w]){re.escape(n)}(?![\w])", diff))
             if hits > score:
                 best, score = (e, p, gone, came), hits
-        if best is None or score < 0.5:
+        if best is None or score <= 0.5:
             return path, ()
         e, p, gone, came = best
         o, n = (e.old or "").strip(), (e.new or "").strip()
         if o and n and "\n" not in o and "\n" not in n and len(o) <= 100 and len(n) <= 100:
             return p, ((o, n),)
-        short_gone = [x.strip() for x in gone if len(x.strip()) <= 100][:1]
-        short_came = [x.strip() for x in came if len(x.strip()) <= 100][:1]
+
+        def telling(lines):   # the changed lines that name what the error names, code before comments
+            short = [x.strip() for x in lines if len(x.strip()) <= 100]
+            named = [x for x in short if any(nm in x for nm in names)]
+            return sorted(named or short, key=lambda x: x.startswith(("//", "#", "/*", "*", "--")))[:1]
+        short_gone, short_came = telling(gone), telling(came)
         return p, ((short_gone[0] if short_gone else "", short_came[0] if short_came else ""),) \
             if short_gone or short_came else ()
     return "", ()

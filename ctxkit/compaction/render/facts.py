@@ -62,6 +62,8 @@ def step_title(s: Step, st: State) -> str:
     if s.source == "item" and s.item:
         it = next((i for i in st.items if i.item == s.item), None)
         title = item_name(it) if it else s.title
+    if s.source == "request" and title == st.task and not (s.files or s.commits):
+        return "reading before the work (the task above)"
     return brief(title, 110) if title else "work"
 
 

@@ -250,8 +250,12 @@ class Writer:
         budget's last lines, the changed ones (already told in their steps) last."""
         st = self.st
         changed = {f.path for f in st.files}
-        for k, p in enumerate(p for p in st.reads if p not in changed):
-            self.add("Files", f"{code(p)} — read", 4, order=(2000, 0, k))
+        read = [p for p in st.reads if p not in changed]
+        for k, p in enumerate(read):
+            self.add("Files", f"{code(p)} — read", 4, group=f"read{k}", order=(2000, 0, k))
+        if read:    # the same, short, for a summary the budget holds tight
+            self.add("Files", f"Read, not changed: {names(read, 60)}.", 3, order=(1999,))
+            self.pieces[-1].redundant_with = tuple(f"read{k}" for k in range(len(read)))
         for k, f in enumerate(st.files):
             self.add("Files", f"{code(f.path)} — {f.action}", 5 if f.action != DELETED else 2, order=(2000, 1, k))
 
