@@ -1,7 +1,7 @@
 """Events -> state, derived once by one set of rules (`analyze`), then checked against itself."""
 from __future__ import annotations
 
-from ..model import (Action, Change, CheckRun, Commit, Delegate, Fetch, Read, Search, State, Submit, Transfer,
+from ..model import (Action, Change, CheckRun, Command, Commit, Delegate, Fetch, Read, Search, State, Submit, Transfer,
                      WebSearch)
 from .changes import Changes, Paths, work_root
 from .checks import states as check_states_of
@@ -37,7 +37,7 @@ def _kind(evs: list) -> str:
 def analyze(evs: list) -> State:
     env0 = environment(evs, Changes([], Paths("")))
     changed = [e.path for e in evs if isinstance(e, Change) and e.ok]
-    root = work_root(env0.cwd, changed)
+    root = work_root(env0.cwd, changed, [e.cwd for e in evs if isinstance(e, Command) and e.cwd])
     chg = Changes(evs, Paths(root))
     env = environment(evs, chg)
     if root != env.cwd:

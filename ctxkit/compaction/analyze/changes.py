@@ -39,24 +39,26 @@ class Paths:
         return p
 
 
-def work_root(cwd: str, changed_paths: list[str]) -> str:
-    """The session's directory, unless most changed files sit together outside it (a worktree)."""
-    abs_paths = [p for p in changed_paths if p.startswith("/") or re.match(r"^[A-Za-z]:", p)]
-    if len(abs_paths) < 2:
+TEMP = re.compile(r"^(?:/tmp/|/var/folders/|/private/var/folders/|/var/tmp/|[A-Za-z]:\\(?:Windows\\)?Temp\\)")
+
+
+def is_temp(path: str) -> bool:
+    """A scratch file (under /tmp and the like): the agent's own notes, not the project's files."""
+    return bool(TEMP.match(path or ""))
+
+
+def work_root(cwd: str, changed_paths: list[str], workdirs: list[str] = ()) -> str:
+    """The folder the work happens in: the session's directory, or the directory commands ran in (a worktree)
+    when it holds more of the changed files; the latest such directory wins a tie."""
+    paths = [p for p in changed_paths if (p.startswith("/") or re.match(r"^[A-Za-z]:", p)) and not is_temp(p)]
+    if not paths:
         return cwd
-    inside = [p for p in abs_paths if cwd and p.startswith(cwd.rstrip("/") + "/")]
-    if len(inside) * 2 >= len(abs_paths):
-        return cwd
-    common = os.path.commonpath(abs_paths) if all(p.startswith("/") for p in abs_paths) else ""
-    if not common or common == "/" or common.count("/") < 3:
-        return cwd
-    # the root of the repository the files are in: the shortest prefix that looks like a project folder
-    parts = common.split("/")
-    for k in range(len(parts), 2, -1):
-        head = "/".join(parts[:k])
-        if re.search(r"worktrees?[/_-]|__worktrees", head) and k < len(parts) and not re.search(r"worktrees?$", parts[k - 1]):
-            return head
-    return common
+    best, held = cwd, sum(1 for p in paths if cwd and p.startswith(cwd.rstrip("/") + "/"))
+    for d in reversed(list(dict.fromkeys(reversed([w for w in workdirs if w])))):
+        n = sum(1 for p in paths if p.startswith(d.rstrip("/") + "/"))
+        if n > held:
+            best, held = d.rstrip("/"), n
+    return best
 
 
 @dataclass
@@ -114,7 +116,7 @@ class Changes:
         for e in evs:
             if isinstance(e, Read) and e.text:
                 text[paths.rel(e.path)] = strip_numbers(e.text)
-            elif isinstance(e, Change) and e.ok and e.path:
+            elif isinstance(e, Change) and e.ok and e.path and not is_temp(e.path):
                 p = paths.rel(e.path)
                 self.events.append((e, p))
                 if p in text:

@@ -68,8 +68,9 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         if isinstance(e, CheckRun):
             if e.passed is False:
                 lines = list(e.errors[:10])
-                if e.failures and not all(any(f in x for x in lines) for f in e.failures[:5]):
-                    shown = ", ".join(e.failures[:5]) + (f" (+{len(e.failures) - 5} more)" if len(e.failures) > 5 else "")
+                fails = list(dict.fromkeys(e.failures))
+                if fails and not all(any(f in x for x in lines) for f in fails[:5]):
+                    shown = ", ".join(fails[:5]) + (f" (+{len(fails) - 5} more)" if len(fails) > 5 else "")
                     lines.insert(0, f"failing: {shown}")
                 if not lines and e.summary:
                     lines = [e.summary]

@@ -69,9 +69,12 @@ def next_step(st: State) -> NextStep:
         return NextStep(NEXT_RUNNING, target=st.current.running[0])
     changed = bool(st.current.uncommitted) or any(f.commit == "" for f in st.files)
     for c in reversed(failing(list(st.checks))):
-        detail = tuple(c.failures[:6]) + tuple(c.errors[:3])
+        detail = tuple(dict.fromkeys(c.failures))[:6] + tuple(c.errors[:3])
         if not detail and c.summary:
             detail = (c.summary,)
+        if c.edited_after:   # changed since it failed: run it again before fixing anything more
+            return NextStep(NEXT_RUN, target=plain(c.command), detail=tuple(c.edited_after[:4]), title="failed",
+                            )
         return NextStep(NEXT_FIX, target=c.command, detail=detail, title=c.kind)
     stale = [c for c in latest_by_kind(list(st.checks)).values() if c.edited_after and c.kind != "format"]
     if stale and changed:

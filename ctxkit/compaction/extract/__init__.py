@@ -140,13 +140,15 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
 def refine(cmd: Command) -> list:
     """A shell command and what it was: check runs, commits, work-item moves, file changes."""
     output = cmd.output or ""
+    segs = segments(cmd.command)
     failed = cmd.failed or (cmd.exit is None and looks_failed(output) and not cmd.running)
+    if failed and cmd.exit == 1 and _found_nothing(segs):
+        failed = False      # grep, rg, ag: status 1 means no match, not a failure
     lines = key_lines(output) if failed else ()
     cmd = Command(cmd.at, command=cmd.command, output=output, exit=cmd.exit, failed=failed, error_lines=lines,
                   cwd=cmd.cwd, background=cmd.background, running=cmd.running, ts=cmd.ts)
     out: list = [cmd]
     runs: list[tuple] = []
-    segs = segments(cmd.command)
     tools = entries("trackers") + entries("tools")
     for seg in segs:
         if seg.op_before == "|" or not seg.argv:
@@ -166,6 +168,18 @@ def refine(cmd: Command) -> list:
                 out.extend(entry.read(seg.argv, cmd, seg))
     out.extend(judge(runs, cmd))
     return out
+
+
+SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"}
+
+
+def _found_nothing(segs) -> bool:
+    """The line's last command is a search, whose status 1 only says it found nothing."""
+    last = [s for s in segs if s.argv]
+    if not last:
+        return False
+    argv = last[-1].argv
+    return argv[0] in SEARCHERS or tuple(argv[:2]) == ("git", "grep")
 
 
 STDERR = re.compile(r"\s+2>&1|\s+2>/dev/null|\s+>\s*/dev/null")

@@ -53,7 +53,8 @@ def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str
                 add(line)
                 if len(out) >= limit:
                     break
-    if not out and first_line:     # a failure in words of its own ("The following paths are ignored …"): its first line says it
+    if not out and first_line and len(text.strip().splitlines()) <= 6:
+        # a short failure in words of its own ("The following paths are ignored …"): its first line says it
         first = next((ln for ln in text.splitlines() if len(ln.strip()) > 8 and not re.match(r"^\s*(?:Exit code|hint:)", ln)), "")
         if first:
             add(first)

@@ -79,7 +79,7 @@ def check_line(c: CheckState) -> str:
     if c.summary and c.summary != "no output":
         s += f" ({cut(c.summary, 120)})"
     if c.passed is False and c.failures:
-        s += f"; failing: {names(c.failures, 6)}"
+        s += f"; failing: {names(list(dict.fromkeys(c.failures)), 6)}"
     elif c.passed is False and c.errors:
         s += f": {code(cut(c.errors[0], 200))}"
     if c.passed is False and not c.failures and c.truncated:
@@ -119,7 +119,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     if f.constants:
         tail.append("sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:5]))
     if f.action == CREATED:
-        what = f" ({plural(f.lines, 'line')}" + (f", moved here from {code(f.moved_from)}" if f.moved_from else "") + ")"
+        what = f" ({plural(f.lines, 'line')}" + (f", moved here from {code(f.moved_from)}" if f.moved_from else "") + ")" \
+            if f.lines or f.moved_from else ""
         head = f"Created {p}{what}" + (f": {why}" if why else "")
         body = [f"defines {', '.join(defs)}{more}"] if defs and not f.tests else []
         return sentence(head + (". " if why else ": " if body or tail else "") + "; ".join(body + tail)) \

@@ -26,6 +26,11 @@ def next_text(st: State) -> str:
                     f"see them, fix them, and run it until it passes.")
         what = names([d for d in n.detail], 6) if n.detail else "the failures"
         return f"Fix the {kind} of {command(n.target)} ({what}), then run it again until it passes."
+    if n.kind == NEXT_RUN and n.title == "failed":
+        check = next((c for c in reversed(st.checks) if c.command.split(" | ")[0] == n.target), None)
+        what = f" ({names(list(dict.fromkeys(check.failures)), 4)})" if check is not None and check.failures else ""
+        return (f"Run {command(n.target)} again: it failed{what} and the code changed after it "
+                f"({names(n.detail, 4)}); fix what still fails.")
     if n.kind == NEXT_RUN:
         cmds = [n.target] + [d for d in n.detail if " " in d and not d.startswith(("cmd/", "src/"))][:2]
         files = [d for d in n.detail if d not in cmds]
