@@ -331,7 +331,8 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     target = summary_budget(opts, kept_tokens)
     raw_ids = {r.get("id") for r in out[at:] if r.get("id")}
     summ = build_summary(analyzed, model_ctx, session, ts, meta, tok, target, task=opts.task or "",
-                         workspace_ctx=workspace_ctx, latest=opts.latest, tail=tail, prose=prose, raw_ids=raw_ids)
+                         workspace_ctx=workspace_ctx, latest=opts.latest, tail=out[at:] if tail else [], prose=prose,
+                         raw_ids=raw_ids)
     summ["meta"]["summarizer"] = rep.summarizer   # the model may have rewritten sections as prose
     if rep.degraded:
         summ["meta"]["degraded"] = rep.degraded
@@ -574,12 +575,21 @@ def workspace_tokens(ctx: C.Context | None, count) -> int:
     return sum(count(i.render() + "\n") for n in ("Goals", "Constraints", "Pinned") for i in ctx.sections.get(n, []))
 
 
-AFTER = ("\n\n## After this summary\n- The most recent records follow as they were (a large tool output among "
-         "them is a stub; `ctx recover` brings it back).")
+AFTER = "\n\n## After this summary\n- The most recent records follow as they were."
+AFTER_STUB = ("\n\n## After this summary\n- The most recent records follow as they were (a large tool output among "
+              "them is cut short; `ctx recover` brings it back).")
+
+
+def _after(tail: list[dict]) -> str:
+    """What follows the summary: the records kept raw, and whether one of them stands for a cut output."""
+    if not tail:
+        return ""
+    cut_short = any(r.get("kind") == "stub" or "ctx recover" in str(r.get("content") or "") for r in tail)
+    return AFTER_STUB if cut_short else AFTER
 
 
 def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, tok, target: int, task: str = "",
-                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: bool = False,
+                  workspace_ctx: C.Context | None = None, latest: str | None = None, tail: list[dict] | None = None,
                   prose=None, raw_ids: set | None = None) -> dict:
     """The summary record: the engine's state of `records` written to fill `target` tokens (the header
     included); a model's verified bullets take up to a fifth of it; `prose(ctx, count)`, when given, may
@@ -589,7 +599,7 @@ def build_summary(records: list[dict], model_ctx, session, ts: str, meta: dict, 
 
     count = tok.count
     header = count_records(tok, [summary_record(C.Context(task="x"), session, ts, meta)])[0]
-    after = AFTER if tail else ""   # the records kept raw follow: say so, so they read as the latest turns
+    after = _after(tail or [])   # the records kept raw follow: say so, so they read as the latest turns
     room = max(50, target - header - workspace_tokens(workspace_ctx, count) - (count(after) if after else 0))
     model_room = room // 5 if model_ctx is not None else 0
     try:

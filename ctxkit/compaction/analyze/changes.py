@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
@@ -159,6 +160,7 @@ class Changes:
         if key in self._files:
             return self._files[key]
         acc: dict[str, _Acc] = {}
+        notes = Counter(e.note for e, _ in self.events if e.note)
         for e, p in self.events:
             if e.at < start or end is not None and e.at >= end:
                 continue
@@ -176,6 +178,8 @@ class Changes:
                 a.last_at = e.at
             a.edits += 1
             intent = edit_intent(e.note) if e.note else ""
+            if intent and not _speaks_of(intent, p, e, notes[e.note]):
+                intent = ""
             if intent and intent not in a.intents and len(a.intents) < 4 and (a.action != CREATED or a.edits == 1):
                 a.intents.append(intent)      # a created file is described by what it was created for
             if e.action == MOVE:
@@ -262,3 +266,23 @@ def inside(path: str) -> bool:
 def _same(path: str, named: str) -> bool:
     n = named.rstrip("/")
     return path == n or path.endswith("/" + n) or n.endswith("/" + path) or path.startswith(n + "/") or n == "."
+
+
+LINE_CITE = re.compile(r"\blines?\s+\d+|:\d+\b|\bL\d+\b")
+
+
+def _speaks_of(intent: str, path: str, e: Change, edits: int) -> bool:
+    """Whether the words sent with an edit are about this file: the turn made this one edit, or the words
+    name the file or a name the edit touches. Words citing line numbers are never kept (they go stale)."""
+    if LINE_CITE.search(intent):
+        return False
+    if edits <= 1:
+        return True
+    base = path.rsplit("/", 1)[-1]
+    stem = base.split(".", 1)[0]
+    low = intent.lower()
+    if base.lower() in low or len(stem) > 3 and stem.lower() in low:
+        return True
+    body = (e.new or "") + "\n" + (e.old or "")
+    named = [a or b for a, b in re.findall(r"`([^`]+)`|\b([A-Za-z_][\w.]*[A-Z_][\w.]*)\b", intent)]
+    return any(len(w) > 3 and w in body for w in named)

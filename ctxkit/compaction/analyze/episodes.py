@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..model import (CheckRun, Commit, Decision, ErrorState, Item, Plan, Read, Request, Said, Search, Step,
                      ToolError)
-from .prose import decisions as said_decisions, report
+from .prose import decisions as said_decisions, findings as said_findings, report
 from .changes import Changes
 from .checks import states as check_states
 from .requests import is_follow_up
@@ -87,10 +87,11 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         searches = tuple(dict.fromkeys((e.pattern, changes.paths.rel(e.path)) for e in seg if isinstance(e, Search)))
         tool_errors = tuple(dict.fromkeys((e.tool, changes.paths.rel(e.target), e.text) for e in seg
                                           if isinstance(e, ToolError)))
-        decisions = []
+        decisions, found = [], []
         for e in seg:
             if isinstance(e, Said):
                 decisions += [Decision(text=t, why=w, at=e.at) for t, w in said_decisions(e.text)]
+                found += [x for x in said_findings(e.text) if x not in found]
         step_errors = tuple(x for x in errors if x.at >= start_at and (end_at is None or x.at < end_at))
         said = next((e.text for e in reversed(seg) if isinstance(e, Said) and not e.before_action), "")
         title = s["title"] or (commits[0].message.split("\n", 1)[0] if commits else "")
@@ -99,7 +100,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], done=s["done"],
-                        report=tuple(report(said, 4)) if said else ()))
+                        report=tuple(report(said, 4)) if said else (), findings=tuple(found[:6])))
     return _merge_empty(out)
 
 
@@ -113,13 +114,13 @@ def _merge_empty(steps: list[Step]) -> list[Step]:
         if carry is not None:
             s = Step(**{**s.__dict__, "start": carry.start, "reads": tuple(dict.fromkeys(carry.reads + s.reads)),
                         "searches": carry.searches + s.searches, "tool_errors": carry.tool_errors + s.tool_errors,
-                        "decisions": carry.decisions + s.decisions,
+                        "decisions": carry.decisions + s.decisions, "findings": carry.findings + s.findings,
                         "title": s.title or carry.title, "source": s.source if s.title else carry.source})
             carry = None
         if not busy and s.source in ("work",):
             carry = s
             continue
         out.append(s)
-    if carry is not None and (carry.reads or carry.decisions or carry.searches or carry.tool_errors):
+    if carry is not None and (carry.reads or carry.decisions or carry.searches or carry.tool_errors or carry.findings):
         out.append(carry)
     return out

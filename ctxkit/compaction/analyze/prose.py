@@ -72,6 +72,26 @@ def decisions(text: str) -> list[tuple[str, str]]:
     return out
 
 
+EXPLAINS = re.compile(
+    r"\b(?:because|caused by|due to|root cause|the (?:issue|problem|cause|bug|reason|culprit|key|trick|catch) (?:is|was)|"
+    r"turns out|it seems|this means|which means|that's why|so that|is (?:called|used|stored|rendered|handled|set|read|"
+    r"written|computed|created|parsed|passed|triggered) (?:by|in|from|when|via|on)|works by|happens (?:when|because)|"
+    r"only (?:when|if)|already (?:has|exists|handles|does|uses)|doesn't|does not|isn't|is not|never|instead of)\b", re.I)
+
+
+def findings(text: str, limit: int = 3) -> list[str]:
+    """What the agent found out, in its words: sentences that explain how the code works or why something
+    failed, naming what they speak of (`TranscriptRenderer` stores …, the test fails because …)."""
+    out = []
+    for s in sentences(text):
+        if EXPLAINS.search(s) and IDENT.search(s) and stands_alone(s) and not s.endswith("?") and \
+                not DECIDE.search(s) and not re.match(r"(?:let me|i'll|i will|now i'll|next)", s, re.I):
+            out.append(_cut(s, 260))
+            if len(out) >= limit:
+                break
+    return out
+
+
 def cause(text: str) -> str:
     for s in sentences(text):
         if CAUSE.search(s) and len(s.split()) >= 5 and not NARRATION.match(s) and not PRAISE.search(s):

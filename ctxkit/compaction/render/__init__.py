@@ -9,8 +9,11 @@ from .kinds import kind_lines
 from .sections import SECTIONS, Writer
 
 
+FULL = 8000     # a budget this large is a whole CONTEXT.md, not a summary squeezed into a context window
+
+
 def render(st: State, budget: int, count) -> Rendered:
-    w = Writer(st)
+    w = Writer(st, full=budget >= FULL)
     w.task()
     w.current()
     w.next_step()

@@ -10,7 +10,7 @@ from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read
 from .budget import Piece
 from .phrases import code, command, cut, joined, names, plural, quote, sentence, short_hash
 from .facts import (check_history, check_line, error_line, file_fact, in_progress, item_name, rel, same_file,
-                    step_name, step_status, step_title, whole_sentences)
+                    step_name, whole_sentences)
 from .next import next_text, then_text
 from .task import brief
 
@@ -18,8 +18,9 @@ SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Work items",
 
 
 class Writer:
-    def __init__(self, st: State):
+    def __init__(self, st: State, full: bool = True):
         self.st = st
+        self.full = full        # a whole CONTEXT.md: every file on its own line; a summary lists them short
         self.pieces: list[Piece] = []
         self.n = 0
 
@@ -81,7 +82,7 @@ class Writer:
                 self.add("Current work", f"What {label} asks: {cut(item.summary, 400)}", 1, group="itemsum")
                 self.add("Current work", f"What {label} asks: {cut(item.summary, 900)}", 3, group="itemsum")
             if item.done_when:
-                self.add("Current work", f"{label} is done when: " + "; ".join(cut(x, 160) for x in item.done_when[:4]) + ".",
+                self.add("Current work", f"{label} is done when: " + "; ".join(cut(x, 160).rstrip(".;") for x in item.done_when[:4]) + ".",
                          1, group="dod")
             missing = [p for p in item.files if not any(same_file(f.path, p) for f in st.files)]
             if missing:
@@ -187,7 +188,8 @@ class Writer:
     # -- steps ---------------------------------------------------------------------------------
     def steps(self) -> None:
         st = self.st
-        shown = [s for s in st.steps if s.files or s.reads or s.errors or s.checks or s.commits or s.decisions]
+        shown = [s for s in st.steps if s.files or s.reads or s.errors or s.checks or s.commits or s.decisions
+                 or s.findings]
         total = len(shown)
         for k, s in enumerate(shown, 1):
             name = step_name(k, s, total, st)
@@ -195,10 +197,6 @@ class Writer:
             order = (1000 + k,)
             lvl = 1 if recent else 2
             files = [f for f in s.files]
-            if s.title:
-                short = f"{cut(step_title(s, st), 90)} ({step_status(k, s, total)})"
-                self.add("Progress", short, 2, order=(k,))
-                self.pieces[-1].redundant_with = (f"s{k}head",)
             facts = [file_fact(f) for f in files]
             if files:
                 paths = [f.path for f in files]
@@ -223,6 +221,8 @@ class Writer:
             for j, d in enumerate(s.decisions[:3]):
                 self.add(name, f"Chose: {cut(d.text, 240)}" + (f" — {cut(d.why, 200)}" if d.why else ""),
                          lvl + 1 if j == 0 else lvl + 2, order=order + (5, j))
+            for j, x in enumerate(s.findings[:4]):
+                self.add(name, f"Found: {quote(x, 260)}", lvl + 1 if j == 0 else lvl + 2, order=order + (5, 10 + j))
             for j, c in enumerate(s.commits):
                 msg, _, body = c.message.partition("\n")
                 line = f"Committed {code(short_hash(c.hash)) if c.hash else ''} “{cut(msg, 160)}”".replace("  ", " ")
@@ -251,6 +251,10 @@ class Writer:
         st = self.st
         changed = {f.path for f in st.files}
         read = [p for p in st.reads if p not in changed]
+        if not self.full:
+            if read:
+                self.add("Files", f"Read, not changed: {names(read, 60)}.", 3, order=(1999,))
+            return
         for k, p in enumerate(read):
             self.add("Files", f"{code(p)} — read", 4, group=f"read{k}", order=(2000, 0, k))
         if read:    # the same, short, for a summary the budget holds tight
