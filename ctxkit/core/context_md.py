@@ -43,13 +43,13 @@ KIND_SECTIONS = ["Fix", "Findings", "Customer records", "Agreed with the custome
 # the spec of the work item in progress, checked against the changes since the last commit
 SPEC_SECTION = "The item's spec, against the changes since the last commit"
 KIND_SECTIONS.append(SPEC_SECTION)
-ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", *KIND_SECTIONS, "Work items", "User requests", "Project", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
+ORDER = ["Now", "Time", "Task", "Latest request", "Current work", "Next step", "Plan", *KIND_SECTIONS, "Work items", "User requests", "Project", "Goals", "Decisions", "Constraints", "Pinned", "Facts", "Progress",
          "Pending", "Errors", "Files", "Key entities", "Recent", "External"]
 STEP = re.compile(r"^Step \d+\b")   # a step of the session's history (compaction writes them in order)
 FREE_TEXT = {"Task": "task", "Latest request": "latest"}
 CHECKABLE = {"Pending", "Goals"}
 MAX_ITEMS = 10
-MAX_ITEMS_BY_SECTION = {"Findings": 40, "Actions and results": 20, "Customer records": 20, "Files": 200, "Key entities": 40, "Facts": 40, "Decisions": 20, "Errors": 20,
+MAX_ITEMS_BY_SECTION = {"Plan": 40, "Work items": 40, "Findings": 40, "Actions and results": 20, "Customer records": 20, "Files": 200, "Key entities": 40, "Facts": 40, "Decisions": 20, "Errors": 20,
                         "Progress": 20, "Pending": 20}
 
 

@@ -112,6 +112,7 @@ class Changes:
         self.commit_of: dict[int, Commit] = {}       # id(change event) -> the commit that holds it
         text: dict[str, str] = {}                    # path -> the file's text as last read or written, edits applied
         self.before: dict[int, str] = {}             # id(change) -> the file's text just before it
+        self.text = text                             # path -> the file's last known text
         self._files: dict = {}
         self._facts: dict = {}                       # id(change) -> what the edit did (computed once)
         for e in evs:
@@ -198,7 +199,7 @@ class Changes:
                     doc = doc_of(e.new, d.line)
                     if doc and all(n != d.name for n, _ in a.docs):
                         a.docs.append((d.name, doc))
-                _add(a.tests, tests_added(p, "", e.new))
+                a.tests += tests_added(p, self.before.get(id(e), ""), e.new)
                 _add(a.constants, constants(e.new))
             elif e.new or e.old:
                 facts = self._facts.get(id(e))
@@ -208,7 +209,7 @@ class Changes:
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
-                _add(a.tests, tests_added(p, e.old, e.new))
+                a.tests += tests_added(p, e.old, e.new)
                 old_consts = dict(constants(e.old))
                 _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in definitions(p, e.new):
@@ -227,17 +228,31 @@ class Changes:
                         _add(a.lines_in, came)
             c = self.commit_of.get(id(e))
             a.commit, a.committed_at = (c.hash or "(no hash)", c.at) if c else ("", -1)
+        for a in acc.values():
+            a.intents = [x for x in a.intents if not self._stale(x, a.path)]
         out = [FileChange(path=a.path, action=a.action, added=tuple(a.added), changed=tuple(a.changed),
                           removed=tuple(n for n in a.removed if n not in a.added), replaced=tuple(a.replaced),
                           lines=a.lines, edits=a.edits, first_at=a.first_at, last_at=a.last_at, commit=a.commit,
                           committed_at=a.committed_at, moved_to=a.moved_to, names=tuple(a.names[:12]),
                           lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
-                          intents=tuple(a.intents), tests=tuple(a.tests[:40]), docs=tuple(a.docs[:12]),
+                          intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from)
                for a in acc.values()]
         self._files[key] = out
         return out
+
+    def _stale(self, intent: str, path: str) -> bool:
+        """The words name code an edit put into the file and a later one took out again: they describe a
+        state the file no longer has ("use `Registry` in `load/1`" after the alias was removed)."""
+        now = self.text.get(path)
+        if now is None:
+            return False
+        for a, b in CODE_NAME.findall(intent):
+            name = a or b
+            if len(name) > 3 and name not in now and any(p == path and name in (e.new or "") for e, p in self.events):
+                return True
+        return False
 
     def uncommitted(self) -> list[FileChange]:
         """Files whose last change no commit holds, with what changed since the change before it was committed."""
@@ -268,6 +283,7 @@ def _same(path: str, named: str) -> bool:
     return path == n or path.endswith("/" + n) or n.endswith("/" + path) or path.startswith(n + "/") or n == "."
 
 
+CODE_NAME = re.compile(r"`([^`\s]+)`|\b([A-Za-z_]\w*[a-z][A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[a-z]+_[a-z_0-9]+)\b")
 LINE_CITE = re.compile(r"\blines?\s+\d+|:\d+\b|\bL\d+\b")
 
 

@@ -3,6 +3,7 @@ language entry (tree-sitter when installed, the language's regex otherwise)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from ..registry import code_parser, language_for
 from ..model import Definition
@@ -197,8 +198,14 @@ def tests_added(path: str, old: str, new: str) -> list[str]:
     fn = getattr(lang, "tests", None)
     if fn is None:
         return []
-    before = set(fn(old or ""))
-    return [t for t in dict.fromkeys(fn(new or "")) if t not in before]
+    left = Counter(fn(old or ""))      # the same name twice is two tests (in two describe blocks)
+    out = []
+    for t in fn(new or ""):
+        if left[t]:
+            left[t] -= 1
+        else:
+            out.append(t)
+    return out
 
 
 COMMENT = re.compile(r"^[ \t]*(?://+|#+|--|\*+|/\*+|;+)[ \t]?(.*?)(?:\*/)?[ \t]*$")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from ..model import CheckRun, Command, ErrorState, Said
+from ..registry import language_for
 from .code import line_diff
 from .prose import cause as said_cause, fix as said_fix
 from .changes import Changes
@@ -107,9 +108,12 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         used.update(t for t in (cause, fix) if t)
         siblings = [g["text"] for g in found.values() if g["origin"] is f["origin"]]
         where, how = _fix_of(f["text"], f["at"], end, changes, siblings)
+        silenced = _silenced(f["text"], f["at"], end, changes) if end is not None else ""
+        if how and silenced and silenced.rstrip(" …") not in how[0][1]:
+            silenced = ""       # a change naming what the error names is its fix
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
                               fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
-                              fix_how=how))
+                              fix_how=how, silenced=silenced))
     return out
 
 
@@ -177,3 +181,42 @@ def _fix_of(text: str, at: int, end: int | None, changes: Changes, siblings=()) 
         return p, ((short_gone[0] if short_gone else "", short_came[0] if short_came else ""),) \
             if short_gone or short_came else ()
     return "", ()
+
+
+def _silenced(text: str, at: int, end: int, changes: Changes) -> str:
+    """The line an edit added to the file the error names, between the error and the run that cleared it,
+    that silences a check in that file's language (`//nolint:unparam`, `# noqa: E501`,
+    `# credo:disable-for-next-line`): the error was silenced, not fixed. The directive must name the error's
+    rule, or name no rule at all (a bare `# noqa`)."""
+    words = {w.lower() for w in WORD.findall(text)}
+    for m in FILE_IN.finditer(text):
+        name = m.group(1)
+        pat = getattr(language_for(name), "suppress", None)
+        if pat is None:
+            continue
+        bare = []
+        for e, p in changes.events:
+            if not (at < e.at <= end and (p == name or p.endswith("/" + name) or name.endswith("/" + p))):
+                continue
+            for x in line_diff(e.old, e.new, 50, 400)[1]:
+                d = pat.search(x)
+                if not d:
+                    continue
+                head = re.split(r"\s(?://|#|--|-)\s", x[d.start():], maxsplit=1)[0]   # the reason after it aside
+                rules = {w.lower() for w in WORD.findall(head)} - {w.lower() for w in WORD.findall(d.group(0))} - DIRECTIVE
+                if rules & words:
+                    return cut_line(x.strip())
+                if not rules:
+                    bare.append(x.strip())
+        if bare:
+            return cut_line(bare[0])
+    return ""
+
+
+WORD = re.compile(r"[A-Za-z][\w-]{2,}")
+DIRECTIVE = {"next", "line", "for", "file", "disable", "enable", "ignore", "disable-next-line", "disable-line",
+             "disable-for-next-line", "disable-for-this-file", "for-next-line", "for-this-file", "next-line"}
+
+
+def cut_line(s: str, n: int = 100) -> str:
+    return s if len(s) <= n else s[:n].rstrip() + " …"

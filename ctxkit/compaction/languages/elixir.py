@@ -28,6 +28,7 @@ TESTS = re.compile(r"^[ \t]*(?:test|property)[ \t]+\"(.+?)\"", re.M)
 class Elixir:
     name = "Elixir"
     extensions = (".ex", ".exs", ".heex")
+    suppress = re.compile(r"#\s*credo:disable|@dialyzer\s|#\s*sobelow_skip")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_elixir", "language")
     queries = (("tree_sitter_elixir", "queries/tags.scm"),)
 

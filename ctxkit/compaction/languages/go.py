@@ -13,6 +13,7 @@ TESTS = re.compile(r"^func[ \t]+((?:Test|Benchmark|Fuzz)\w*)[ \t]*\(", re.M)
 class Go:
     name = "Go"
     extensions = (".go",)
+    suppress = re.compile(r"//\s*nolint\b|//\s*lint:ignore\b|#nosec\b")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_go", "language")
     queries = (("tree_sitter_go", "queries/tags.scm"),)
 

@@ -18,6 +18,7 @@ TESTS = re.compile(r"@(?:Test|ParameterizedTest)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[^
 class Java:
     name = "Java/Kotlin"
     extensions = (".java", ".kt", ".kts", ".scala")
+    suppress = re.compile(r"@SuppressWarnings\(|@Suppress\(|//\s*NOSONAR|@file:Suppress")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_java", "language")
     queries = (("tree_sitter_java", "queries/tags.scm"),)
 

@@ -23,6 +23,7 @@ TESTS = re.compile(r"\b(?:it|test)(?:\.(?:only|skip))?\s*\(\s*(['\"`])(.+?)\1", 
 class JavaScript:
     name = "TypeScript/JavaScript"
     extensions = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte")
+    suppress = re.compile(r"(?://|/\*)\s*(?:eslint-disable|biome-ignore|@ts-ignore|@ts-expect-error|@ts-nocheck|prettier-ignore|istanbul ignore|c8 ignore)")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_typescript", "language_tsx")
     queries = (("tree_sitter_javascript", "queries/tags.scm"), ("tree_sitter_typescript", "queries/tags.scm"))
 

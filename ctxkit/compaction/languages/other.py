@@ -8,8 +8,9 @@ from ..model import Definition
 
 
 class Regex:
-    def __init__(self, name, extensions, pattern):
+    def __init__(self, name, extensions, pattern, suppress=None):
         self.name, self.extensions, self.pattern = name, extensions, re.compile(pattern, re.M)
+        self.suppress = re.compile(suppress) if suppress else None   # a comment that silences a check
         self.grammar, self.queries = None, ()
 
     def definitions(self, text: str) -> list:
@@ -23,9 +24,13 @@ class Regex:
 
 ENTRIES = [
     Regex("C/C++", (".c", ".h", ".cc", ".cpp", ".hpp", ".cxx"),
-          r"^(?:[\w*&:<> ]+[ \t*&]+)?([A-Za-z_]\w*)[ \t]*\([^;]*\)[ \t]*\{|^(?:struct|class|enum|union)[ \t]+([A-Za-z_]\w*)"),
-    Regex("Shell", (".sh", ".bash", ".zsh"), r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w-]*)[ \t]*\(\)[ \t]*\{"),
-    Regex("PHP", (".php",), r"^[ \t]*(?:(?:public|private|protected|static|abstract|final)[ \t]+)*(?:function|class|interface|trait)[ \t]+([A-Za-z_]\w*)"),
-    Regex("Swift", (".swift",), r"^[ \t]*(?:(?:public|private|internal|open|static|final|override)[ \t]+)*(?:func|class|struct|enum|protocol|extension)[ \t]+([A-Za-z_]\w*)"),
+          r"^(?:[\w*&:<> ]+[ \t*&]+)?([A-Za-z_]\w*)[ \t]*\([^;]*\)[ \t]*\{|^(?:struct|class|enum|union)[ \t]+([A-Za-z_]\w*)",
+          r"//\s*NOLINT|#pragma\s+(?:GCC|clang)\s+diagnostic\s+ignored|//\s*cppcheck-suppress"),
+    Regex("Shell", (".sh", ".bash", ".zsh"), r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w-]*)[ \t]*\(\)[ \t]*\{",
+          r"#\s*shellcheck\s+disable="),
+    Regex("PHP", (".php",), r"^[ \t]*(?:(?:public|private|protected|static|abstract|final)[ \t]+)*(?:function|class|interface|trait)[ \t]+([A-Za-z_]\w*)",
+          r"@phpstan-ignore|@psalm-suppress|phpcs:ignore"),
+    Regex("Swift", (".swift",), r"^[ \t]*(?:(?:public|private|internal|open|static|final|override)[ \t]+)*(?:func|class|struct|enum|protocol|extension)[ \t]+([A-Za-z_]\w*)",
+          r"//\s*swiftlint:disable"),
     Regex("Lua", (".lua",), r"^[ \t]*(?:local[ \t]+)?function[ \t]+([\w.:]+)"),
 ]

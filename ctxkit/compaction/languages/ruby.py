@@ -13,6 +13,7 @@ TESTS = re.compile(r"^[ \t]*(?:it|test|scenario)[ \t]+(['\"])(.+?)\1", re.M)
 class Ruby:
     name = "Ruby"
     extensions = (".rb", ".rake", ".gemspec")
+    suppress = re.compile(r"#\s*rubocop:disable|#\s*steep:ignore|#\s*:nocov:")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_ruby", "language")
     queries = (("tree_sitter_ruby", "queries/tags.scm"),)
 

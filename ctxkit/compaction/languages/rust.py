@@ -15,6 +15,7 @@ TESTS = re.compile(r"#\[(?:tokio::)?test\][ \t]*\n(?:[ \t]*#\[[^\]]*\][ \t]*\n)*
 class Rust:
     name = "Rust"
     extensions = (".rs",)
+    suppress = re.compile(r"#!?\[(?:allow|expect)\(|#\[rustfmt::skip\]")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_rust", "language")
     queries = (("tree_sitter_rust", "queries/tags.scm"),)
 

@@ -78,6 +78,7 @@ class ErrorState:
     repeats: int = 1
     fix_change: str = ""                # the file the error names and what the first change to it after did
     fix_how: tuple[tuple[str, str], ...] = ()   # … that change's short replacements
+    silenced: str = ""                  # the line that silenced the check instead (`//nolint:unparam`, `# noqa`)
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []
     if f.tests:
-        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in f.tests[:3 if n <= 10 else 8])
-                    + (", …" if len(f.tests) > (3 if n <= 10 else 8) else "") + ")")
+        named = list(dict.fromkeys(f.tests))
+        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:3 if n <= 10 else 8])
+                    + (", …" if len(named) > (3 if n <= 10 else 8) else "") + ")")
     if f.constants:
         tail.append("sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:5]))
     if f.action == CREATED:
@@ -177,7 +178,10 @@ def error_line(e: ErrorState, st: State, detail: bool) -> str:
     if e.repeats > 1:
         s += f" ({e.repeats} times)"
     if e.fixed_at >= 0:
-        if e.fix_how:
+        if e.silenced:
+            where = f" in {code(rel(st, e.fix_change))}" if e.fix_change else ""
+            fixed = f"silenced, not fixed: {code(e.silenced)} added{where}"
+        elif e.fix_how:
             o, x = e.fix_how[0]
             how = f"{code(o)} → {code(x)}" if o and x else (f"removed {code(o)}" if o else f"added {code(x)}")
             fixed = f"fixed in {code(rel(st, e.fix_change))} ({how})"

@@ -11,6 +11,8 @@ from .task import plan_parts
 def next_text(st: State) -> str:
     n = st.next
     if n.kind == NEXT_REQUEST:
+        if st.requests and len(st.requests) > 1 and n.target == st.requests[-1].text:
+            return "Do what the user asked last (the latest request above); the agent has not started on it."
         return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
     if n.kind == NEXT_ANSWER:
         return f"Wait for the user's answer to the agent's question ({quote(n.target, 240)}), then go on as they say."

@@ -5,6 +5,7 @@ choices, commits), the files, the project."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
@@ -12,9 +13,9 @@ from .phrases import code, command, cut, joined, names, plural, quote, sentence,
 from .facts import (check_history, check_line, error_line, file_fact, in_progress, item_name, rel, same_file,
                     step_name, whole_sentences)
 from .next import next_text, then_text
-from .task import brief
+from .task import brief, plan_outline
 
-SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Work items", "User requests", "Project"]
+SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Plan", "Work items", "User requests", "Project"]
 
 
 class Writer:
@@ -43,8 +44,17 @@ class Writer:
             if i.title and not i.item.isdigit() and re.search(rf"(?<![\w.-]){re.escape(i.item)}(?![\w-])", text):
                 about = f" ({i.item}: “{cut(i.title, 160)}”)"
                 break
-        for level, cap in ((0, 300), (2, 700), (3, 1400)):
-            self.add("Task", brief(text, cap) + about, level, group="task")
+        outline = plan_outline(text) if len(text) > 700 else None
+        if outline:     # a pasted plan: its head as the task, each part on a line of its own
+            head, parts = outline
+            self.add("Task", cut(head, 500) + about, 0, group="task")
+            for k, (h, short, long) in enumerate(parts):
+                self.add("Plan", cut(h, 160) + short, 2, group=f"plan-part{k}", order=(k,))
+                if long != short:
+                    self.add("Plan", cut(h, 160) + long, 4, group=f"plan-part{k}", order=(k,))
+        else:
+            for level, cap in ((0, 300), (2, 700), (3, 1400)):
+                self.add("Task", brief(text, cap) + about, level, group="task")
         latest = st.requests[-1] if st.requests else None
         if latest is not None and latest.text != text:
             for level, cap in ((0, 300), (2, 800)):
@@ -55,9 +65,13 @@ class Writer:
         reqs = self.st.requests
         if len(reqs) < 2:
             return
+        task = self.st.task or reqs[0].text
         for k, r in enumerate(reqs, 1):
             tag = " (queued while the agent worked)" if r.queued else ""
             g = f"req{k}"
+            if r.text == task and len(r.text) > 160:
+                self.add("User requests", f"{k}. The task above.", 1, group=g)
+                continue
             self.add("User requests", f"{k}. {cut(r.text, 160)}{tag}", 1, group=g)
             self.add("User requests", f"{k}. {brief(r.text, 500)}{tag}", 3, group=g)
 
@@ -88,7 +102,12 @@ class Writer:
             if missing:
                 self.add("Current work", f"Files {label} names that no change touched yet: {names(missing, 6)}.", 1)
         elif step is not None and not step.done and step.title:
-            self.add("Current work", f"Working on: {cut(step.title, 200)}.", 0)
+            latest = st.requests[-1] if st.requests else None
+            if latest is not None and not latest.acted and step.title == latest.text and len(st.requests) > 1:
+                self.add("Current work", "The latest request above is not started yet; the work before it is "
+                         "finished.", 0)
+            else:
+                self.add("Current work", f"Working on: {cut(step.title, 200)}.", 0)
         elif step is not None and step.done:
             self.add("Current work", f"The last step is finished: {cut(step.title, 160)}"
                      + (f" (committed {code(short_hash(step.commits[-1].hash))})" if step.commits and step.commits[-1].hash else "")
@@ -197,6 +216,10 @@ class Writer:
             order = (1000 + k,)
             lvl = 1 if recent else 2
             files = [f for f in s.files]
+            said: set[str] = set()      # words sent with one edit of several files are told once, at the first
+            for j, f in enumerate(files):
+                files[j] = replace(f, intents=tuple(x for x in f.intents if x not in said))
+                said.update(f.intents)
             facts = [file_fact(f) for f in files]
             if files:
                 paths = [f.path for f in files]
@@ -253,7 +276,8 @@ class Writer:
         read = [p for p in st.reads if p not in changed]
         if not self.full:
             if read:
-                self.add("Files", f"Read, not changed: {names(read, 60)}.", 3, order=(1999,))
+                self.add("Files", f"Read, not changed: {names(read, 12)}.", 2, group="read", order=(1999,))
+                self.add("Files", f"Read, not changed: {names(read, 60)}.", 4, group="read", order=(1999,))
             return
         for k, p in enumerate(read):
             self.add("Files", f"{code(p)} — read", 4, group=f"read{k}", order=(2000, 0, k))

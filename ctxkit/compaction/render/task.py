@@ -66,24 +66,60 @@ def plan_digest(text: str, cap: int) -> str | None:
     return cut(out, cap)
 
 
-def _under(lines: list[str], heading: str, n: int) -> str:
+def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str]]] | None:
+    """A markdown plan as its head (lead-in, title, first context sentence) and its parts, each as
+    (heading, what it says in brief, what it says at length); None when the text is not such a plan."""
+    head = plan_digest(text, 400)
+    if head is None:
+        return None
+    head = head.split(". Its parts: ", 1)[0]
+    lines = text.splitlines()
+    heads = [(len(m.group(1)), _clean(m.group(2))) for m in (HEAD.match(ln) for ln in lines) if m]
+    steps = [h for lv, h in heads[1:] if STEP_HEAD.search(h)]
+    if not steps:
+        levels = sorted({lv for lv, _ in heads[1:]})
+        steps = [h for lv, h in heads[1:] if levels and lv == levels[0]]
+    return head, [(h, _under(lines, h, 160), _under(lines, h, 600, deep=True)) for h in steps]
+
+
+def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
     """What the plan says under `heading`: its first lines that are whole statements (a line ending in a colon
-    introduces the list after it, which is taken instead), as ` (…; …)`."""
+    introduces the list after it, which is taken instead), as ` (…; …)`; `deep` reads on through the part's
+    sub-headings (each leading what follows it), code blocks left out."""
     for k, ln in enumerate(lines):
         m = HEAD.match(ln)
         if m and _clean(m.group(2)) == heading:
-            got = []
-            for nxt in lines[k + 1:k + 20]:
-                if HEAD.match(nxt) or len("; ".join(got)) > n:
+            got: list[str] = []
+            level, fence = len(m.group(1)), False
+            for nxt in lines[k + 1:k + (120 if deep else 20)]:
+                if nxt.strip().startswith("```"):
+                    fence = not fence
+                    continue
+                sub = HEAD.match(nxt)
+                if fence:
+                    continue
+                if sub and (not deep or len(sub.group(1)) <= level) or len(_joined(got)) > n:
                     break
+                if sub:     # a sub-heading of the part leads what follows it
+                    got.append(_clean(sub.group(2)) + ":")
+                    continue
                 t = _clean(ITEM.sub(r"\1", nxt))
-                if not t or t.startswith("```") or t.endswith(":") or t.startswith("|"):
+                if not t or t.endswith(":") or t.startswith("|"):
                     continue
                 got.append(t)
+            while got and got[-1].endswith(":"):
+                got.pop()
             if got:
-                return f" ({cut('; '.join(got), n)})"
+                return f" ({cut(_joined(got), n)})"
             break
     return ""
+
+
+def _joined(parts: list[str]) -> str:
+    out = ""
+    for p in parts:
+        out += p if not out else (" " if out.endswith(":") else "; ") + p
+    return out
 
 
 def brief(text: str, cap: int) -> str:
