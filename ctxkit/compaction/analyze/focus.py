@@ -4,11 +4,12 @@
 2. a question the agent put to the user and that is not answered: the answer;
 3. a check still running: its result;
 4. a failing check on the changed code (its failing tests and errors);
-5. code changed since the project's checks last ran: run them;
-6. what the work item or plan step in progress still lacks;
-7. the project's own finish for uncommitted work (commit only where the project commits or the user asked);
-8. the next open work item or plan step;
-9. nothing left: the work is done.
+5. what the agent said it was looking into, when its last action was that look (then the checks);
+6. code changed since the project's checks last ran: run them;
+7. what the work item or plan step in progress still lacks;
+8. the project's own finish for uncommitted work (commit only where the project commits or the user asked);
+9. the next open work item or plan step;
+10. nothing left: the work is done.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import re
 
 from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
                      NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Answer, Command, Current, Event, NextStep,
-                     Question, Request, Said, State)
+                     Question, Read, Request, Said, Search, State)
 from .prose import intent, is_final, last_words, report, sentences
 from .checks import failing, latest_by_kind
 from .environment import plain
@@ -77,8 +78,12 @@ def next_step(st: State) -> NextStep:
                             )
         return NextStep(NEXT_FIX, target=c.command, detail=detail, title=c.kind)
     stale = [c for c in latest_by_kind(list(st.checks)).values() if c.edited_after and c.kind != "format"]
+    cmds = tuple(dict.fromkeys(plain(c.command) for c in sorted(stale, key=lambda c: c.at)))
+    stated = intent(st.current.last_said) if st.current.said_before_last else ""
+    if stated and isinstance(st.current.last, (Read, Search)):
+        # mid-edit: the agent said what it was looking into and looked; that comes before running the checks
+        return NextStep(NEXT_CONTINUE, target=stated, detail=cmds if changed else ())
     if stale and changed:
-        cmds = tuple(dict.fromkeys(plain(c.command) for c in sorted(stale, key=lambda c: c.at)))
         return NextStep(NEXT_RUN, target=cmds[0], detail=cmds[1:] + tuple(stale[0].edited_after[:4]))
     parents = {i.parent for i in st.items if i.parent}
     item = next((i for i in reversed(st.items) if i.status == "in_progress" and i.item not in parents), None)

@@ -113,13 +113,20 @@ def _cut(s: str, n: int = 300) -> str:
     return cut.rstrip(",;:") + " …"
 
 
+INTENT = re.compile(r"^(?:now,?\s+|next,?\s+|then,?\s+)?(?:let me|let's|i'll|i will|i need to|next,? i|i'm going to)\b|"
+                    r"^(?:now|next|then),?\s+(?:check|look|see|verify|find|search|add|update|fix|run|read|make|"
+                    r"write|create|remove|wire|handle|test)\b", re.I)
+
+
 def intent(text: str) -> str:
-    """What the agent said it would do next, from its last words ("Let me re-run the tests to see …")."""
-    for s in reversed(sentences(text)):
-        if re.match(r"^(?:now,?\s+)?(?:let me|let's|i'll|i will|i need to|next,? i|i'm going to)\b", s, re.I) and \
-                len(s.split()) >= 4:
+    """What the agent said it would do next, from its last words ("Let me re-run the tests to see …",
+    "Now check if there's a `terminal_scrolled` handler …"): the last such sentence that names what it is
+    about; one that says only "Let me search for it." names nothing and gives way to the one before."""
+    said = [s for s in sentences(text) if INTENT.match(s) and len(s.split()) >= 4]
+    for s in reversed(said):
+        if IDENT.search(s) or len(s.split()) >= 8:
             return _cut(s)
-    return ""
+    return _cut(said[-1]) if said else ""
 
 
 def report(text: str, limit: int = 6) -> list[str]:

@@ -52,7 +52,8 @@ def next_text(st: State) -> str:
         it = next((i for i in st.items if i.item == n.target), None)
         return f"Start the next open work item: {item_name(it) if it else n.target}."
     if n.kind == NEXT_CONTINUE:
-        return f"Go on as the agent said it would: {quote(n.target, 300)}"
+        then = f"; then run {names(list(n.detail), 3)} again: code changed since they last ran" if n.detail else ""
+        return f"Go on as the agent said it would: {quote(n.target, 300)}{then}."
     if st.outcome == "submitted":
         return "Nothing: the work was submitted."
     if st.outcome == "transferred":
@@ -64,15 +65,16 @@ def then_text(st: State) -> str:
     """The open work after the next step: finishing the item in progress the way the earlier ones were
     finished, then the next open item or plan step."""
     n = st.next
-    if n.kind in (NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_DONE, NEXT_CONTINUE, NEXT_REQUEST):
+    if n.kind in (NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_DONE, NEXT_REQUEST) or \
+            n.kind == NEXT_CONTINUE and in_progress(st) is None:
         return ""
     parts = []
     current = in_progress(st)
-    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING):
+    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_CONTINUE):
         missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
         if missing:
             parts.append(f"finish {current.item}: it names files no change touched yet ({names(missing, 4)})")
-    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST):
+    if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST, NEXT_CONTINUE):
         how = []
         if st.env.closes_items:
             how.append(f"close {current.item}")
