@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import Change, Read, Said
-from .code import definitions, strip_numbers
+from .code import COMMENT, definitions, strip_numbers
 from .prose import sentences, stands_alone
 from .changes import Paths
 
@@ -32,10 +32,12 @@ def _hits(name: str, stems: set[str]) -> int:
     return sum(1 for p in parts if len(p) >= 4 and stem(p) in stems)
 
 
-def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tuple, tuple]:
+def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tuple, tuple, tuple]:
+    """(name, path) of the definitions, the agent's sentences, and (path, definition, comment) of the code
+    comments that name the request's words."""
     stems = terms(request)
     if not stems:
-        return (), ()
+        return (), (), ()
     found: dict[str, tuple[int, str]] = {}
     seen_text: list[tuple[str, str]] = []       # every read and written text: a later partial read hides nothing
     for e in evs:
@@ -58,4 +60,30 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
                     said.append(s)
         if len(said) >= 3:
             break
-    return tuple((n, p) for n, (_, p) in names), tuple(said)
+    return tuple((n, p) for n, (_, p) in names), tuple(said), _comments(seen_text, stems)
+
+
+def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> tuple:
+    """The comments in the code the session saw that name two or more of the request's words, with the
+    definition they sit in: what the code already says it does about the request ("Remap issue locations
+    from CLAUDE.md → AGENTS.md for consolidated pairs")."""
+    last = dict(seen)       # each file as last seen
+    found = []
+    for path, text in last.items():
+        defs = None
+        for k, line in enumerate(text.splitlines(), 1):
+            m = COMMENT.match(line)
+            if not m or len(m.group(1).split()) < 3:
+                continue
+            hits = {stem(w) for w in WORD.findall(m.group(1))} & stems
+            if len(hits) < 2:
+                continue
+            if defs is None:
+                defs = definitions(path, text)
+            inside = [d for d in defs if d.line <= k and (d.end >= k if d.end else d.line == k - 1 or d.line == k + 1)]
+            where = min(inside, key=lambda d: k - d.line).name if inside else ""
+            note = " ".join(m.group(1).strip(" */").split())
+            if note and all(note != n for _, _, n, _ in found):
+                found.append((path, where, note, len(hits)))
+    found.sort(key=lambda x: -x[3])
+    return tuple((p, w, n) for p, w, n, _ in found[:limit])

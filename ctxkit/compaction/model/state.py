@@ -207,4 +207,5 @@ class State:
     sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research
     related: tuple[tuple[str, str], ...] = ()    # (name, where) the session knows that the latest request names
     related_said: tuple[str, ...] = ()           # the agent's sentences about what the latest request names
+    related_notes: tuple[tuple[str, str, str], ...] = ()   # (path, definition, comment) of code comments naming it
     raw_from: int = -1                  # records from this index on follow the summary as they were (-1: none)

@@ -184,6 +184,11 @@ class Writer:
         if st.related:
             shown = [f"{code(nm)} ({code(rel(st, p))})" for nm, p in st.related[:6]]
             self.add("Next step", "What the session already saw that bears on it: " + ", ".join(shown) + ".", 1)
+        if st.related_notes:
+            notes = [f"{code(rel(st, p))}" + (f" ({code(w)})" if w else "") + f": {quote(n, 160)}"
+                     for p, w, n in st.related_notes]
+            self.add("Next step", "What the code already says about it: " + "; ".join(notes[:3]) + ".", 1, group="notes")
+            self.add("Next step", "What the code already says about it: " + "; ".join(notes) + ".", 2, group="notes")
         for k, x in enumerate(st.related_said[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
