@@ -301,6 +301,65 @@ def test_errors_are_fixed_by_the_change_that_touches_what_they_name():
     assert err.fix_how == (("os.WriteFile(p, b, 0o644)", "os.WriteFile(p, b, 0o600)"),)
 
 
+def test_an_error_silenced_by_a_directive_naming_its_rule_is_not_called_fixed():
+    lint = "internal/t.go:28:51: Extract - result 1 (error) is always nil (unparam)\n1 issues:"
+    recs = [rec("user", "lint it", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/internal/t.go", content="package a\nfunc Extract() (int, error) { return 1, nil }\n",
+             result="File created successfully") + bash("golangci-lint run ./...", lint, 1) + \
+        edit("/w/internal/t.go", "func Extract() (int, error) {",
+             "//nolint:unparam // kept for the interface\nfunc Extract() (int, error) {") + \
+        bash("golangci-lint run ./...", "0 issues.")
+    st = state_of(recs)
+    assert st.errors[0].silenced.startswith("//nolint:unparam")
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
+    assert "silenced, not fixed" in text
+    other = recs[:3] + bash("golangci-lint run ./...", "internal/t.go:3:1: exported func (revive)\n1 issues:", 1) + recs[5:]
+    assert state_of(other).errors[0].silenced == ""     # a directive for another rule silences nothing here
+
+
+def test_the_same_test_name_in_two_blocks_counts_twice():
+    text = "describe('a', () => { it('works', () => {}) })\ndescribe('b', () => { it('works', () => {}) })\n"
+    st = state_of([rec("user", "test it")] + call("Write", file_path="/w/a.test.ts", content=text,
+                                                  result="File created successfully"))
+    assert st.files[0].tests == ("works", "works")
+
+
+def test_words_naming_code_a_later_edit_took_out_are_not_kept():
+    recs = [rec("user", "wire it")] + \
+        call("Write", file_path="/w/live.ex", content="defmodule Live do\nend\n", result="File created successfully") + \
+        edit("/w/live.ex", "defmodule Live do\n", "defmodule Live do\n  alias App.SessionRegistry\n",
+             text="Use `SessionRegistry` in the live view for the status.") + \
+        edit("/w/live.ex", "  alias App.SessionRegistry\n", "", text="Remove the unused alias again.")
+    f = state_of(recs).files[0]
+    assert not any("SessionRegistry" in x for x in f.intents)
+
+
+def test_a_pasted_plan_is_told_part_by_part():
+    plan = "Implement the following plan:\n\n# Plan: Faster import\n\n## Context\nImport is slow on big files.\n\n" + \
+        "\n".join(f"## Step {k}: Part {k}\n- change `mod{k}.py` so that it streams\n- keep the old API\n" for k in range(1, 6))
+    r = compact_span([rec("user", plan)] + edit("/w/mod1.py"), 2000, count).rendered
+    sections = dict(r.sections)
+    assert "Faster import" in r.task and len(sections["Plan"]) == 5
+    assert "mod3.py" in sections["Plan"][2].text
+
+
+def test_after_saying_what_it_looks_into_and_looking_the_agent_goes_on_before_the_checks():
+    recs = [rec("user", "fix the crash")] + bash("mix test", "3 tests, 0 failures") + edit("/w/lib/a.ex") + \
+        call("Grep", pattern="terminal_scrolled", path="/w/lib", result="lib/b.ex:12: def handle_event(\"terminal_scrolled\"",
+             text="Now check if there's a `terminal_scrolled` handler that might crash.")
+    st = state_of(recs)
+    assert st.next.kind == "continue" and "terminal_scrolled" in st.next.target and st.next.detail == ("mix test",)
+
+
+def test_a_request_not_started_gets_the_comments_the_code_already_has_about_it():
+    src = "export function run() {\n  // Merge the AGENTS.md and CLAUDE.md pairs found\n  merge();\n}\n"
+    recs = [rec("user", "build it")] + call("Read", file_path="/w/src/run.ts", result=src) + edit("/w/src/x.ts") + \
+        [rec("assistant", "Done."), rec("user", "make sure AGENTS.md and CLAUDE.md get merged")]
+    st = state_of(recs)
+    assert st.next.kind == "request"
+    assert st.related_notes and st.related_notes[0][2] == "Merge the AGENTS.md and CLAUDE.md pairs found"
+
+
 # -- the summary -------------------------------------------------------------------------------------------
 
 def count(text):

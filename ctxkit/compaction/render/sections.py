@@ -44,7 +44,7 @@ class Writer:
             if i.title and not i.item.isdigit() and re.search(rf"(?<![\w.-]){re.escape(i.item)}(?![\w-])", text):
                 about = f" ({i.item}: “{cut(i.title, 160)}”)"
                 break
-        outline = plan_outline(text) if len(text) > 700 else None
+        outline = plan_outline(text) if len(text) > 400 else None
         if outline:     # a pasted plan: its head as the task, each part on a line of its own
             head, parts = outline
             self.add("Task", cut(head, 500) + about, 0, group="task")
