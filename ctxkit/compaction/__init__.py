@@ -15,7 +15,7 @@ from .model import Call
 from .model import Rendered, State
 from .render import render
 
-__all__ = ["Summary", "call_events", "compact_span", "last_words", "open_errors", "state_of"]
+__all__ = ["Summary", "call_events", "compact_span", "summarize", "last_words", "open_errors", "state_of"]
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,11 @@ def state_of(records: list[dict]) -> State:
 def compact_span(records: list[dict], budget: int, count, raw_from: int = -1) -> Summary:
     """The summary of `records` within `budget` tokens (`count(text) -> int`). `raw_from`: the records from that
     index on follow the summary as they were, so it does not repeat what they say."""
-    st = state_of(records)
+    return summarize(state_of(records), budget, count, raw_from)
+
+
+def summarize(st: State, budget: int, count, raw_from: int = -1) -> Summary:
+    """compact_span for a state already derived (one state, written at two budgets)."""
     if raw_from >= 0:
         from dataclasses import replace
 

@@ -122,11 +122,16 @@ def to_context(r) -> C.Context:
 def engine(records: list[dict], budget: int, tok, raw_ids: set | None = None):
     """The compaction engine's summary of `records` within `budget` tokens; `raw_ids`: the ids of the records
     that follow the summary as they were."""
-    from ..compaction import compact_span
+    from ..compaction import state_of, summarize
 
     recs = [r for r in records if not is_compaction_summary([r])]
     raw_from = next((i for i, r in enumerate(recs) if raw_ids and r.get("id") in raw_ids), -1)
-    return compact_span(recs, max(50, budget), tok.count, raw_from=raw_from)
+    if _last_state[0] is not records or _last_state[1] != len(records):
+        _last_state[:] = [records, len(records), state_of(recs)]   # CONTEXT.md and the summary read the same records
+    return summarize(_last_state[2], max(50, budget), tok.count, raw_from=raw_from)
+
+
+_last_state: list = [None, 0, None]    # (records, how many, their state) of the last engine call
 
 
 def summarize_span(span: list[dict], all_records: list[dict], opts: Options, report: Report,

@@ -288,12 +288,11 @@ LINE_CITE = re.compile(r"\blines?\s+\d+|:\d+\b|\bL\d+\b")
 
 
 def _speaks_of(intent: str, path: str, e: Change, edits: int) -> bool:
-    """Whether the words sent with an edit are about this file: the turn made this one edit, or the words
-    name the file or a name the edit touches. Words citing line numbers are never kept (they go stale)."""
+    """Whether the words sent with an edit are about this file: they name the file or code the edit touches,
+    or, naming no code, the turn made this one edit. Words naming only code the edit does not touch are
+    about another file; words citing line numbers are never kept (they go stale)."""
     if LINE_CITE.search(intent):
         return False
-    if edits <= 1:
-        return True
     base = path.rsplit("/", 1)[-1]
     stem = base.split(".", 1)[0]
     low = intent.lower()
@@ -301,4 +300,7 @@ def _speaks_of(intent: str, path: str, e: Change, edits: int) -> bool:
         return True
     body = (e.new or "") + "\n" + (e.old or "")
     named = [a or b for a, b in re.findall(r"`([^`]+)`|\b([A-Za-z_][\w.]*[A-Z_][\w.]*)\b", intent)]
-    return any(len(w) > 3 and w in body for w in named)
+    named = [w for w in named if len(w) > 3]
+    if named:
+        return any(w in body for w in named)
+    return edits <= 1

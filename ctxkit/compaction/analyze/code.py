@@ -228,6 +228,12 @@ def doc_of(text: str, line: int) -> str:
         block.insert(0, m.group(1))
         k -= 1
     text_doc = " ".join(x.strip() for x in block if x.strip() and not x.strip().startswith("@"))
+    if not text_doc and line >= 2 and lines[line - 2].strip() in ('"""', "'''", '~S"""', '"""\n'):
+        for j in range(line - 3, max(-1, line - 40), -1):    # a heredoc `@doc """ … """` ending just above
+            m = DOCSTRING.match(lines[j])
+            if m:
+                text_doc = " ".join(x.strip() for x in [m.group(1)] + lines[j + 1:line - 2] if x.strip())
+                break
     if not text_doc:
         for j in (line - 2, line):   # @doc above (Elixir), a docstring below (Python)
             if 0 <= j < len(lines):

@@ -72,6 +72,7 @@ def decisions(text: str) -> list[tuple[str, str]]:
     return out
 
 
+LINE_NO = re.compile(r"\blines? ~?\d+|:\d+\b")
 EXPLAINS = re.compile(
     r"\b(?:because|caused by|due to|root cause|the (?:issue|problem|cause|bug|reason|culprit|key|trick|catch) (?:is|was)|"
     r"turns out|it seems|this means|which means|that's why|so that|is (?:called|used|stored|rendered|handled|set|read|"
@@ -85,7 +86,8 @@ def findings(text: str, limit: int = 3) -> list[str]:
     out = []
     for s in sentences(text):
         if EXPLAINS.search(s) and IDENT.search(s) and stands_alone(s) and not s.endswith("?") and \
-                not DECIDE.search(s) and not re.match(r"(?:let me|i'll|i will|now i'll|next)", s, re.I):
+                not DECIDE.search(s) and not re.match(r"(?:let me|i'll|i will|now i'll|next)", s, re.I) and \
+                not LINE_NO.search(s):      # "the call on line ~267 is there": true only until the next edit
             out.append(_cut(s, 260))
             if len(out) >= limit:
                 break
@@ -147,12 +149,13 @@ LOOKING = re.compile(r"^(?:check|read|look|see|verify|find|search|explore|examin
                      r"test|try|confirm|inspect)\b", re.I)
 
 
-CHANGE_VERB = re.compile(
-    r"^(?:step \d+[:.]\s*)?(?:add|update|create|fix|remove|replace|rename|move|change|wire|extract|implement|write|use|"
+VERBS = (r"(?:add|update|create|fix|remove|replace|rename|move|change|wire|extract|implement|write|use|"
     r"make|register|refactor|set|handle|define|pass|return|include|convert|simplify|introduce|delete|drop|wrap|call|"
     r"import|export|insert|append|adjust|apply|buffer|store|render|show|display|hide|mark|ensure|keep|split|merge|"
     r"subscribe|switch|expand|mirror|restore|revert|align|bump|enable|disable|guard|cache|clean|trim|strip|"
-    r"emit|log|validate|parse|format|sort|filter|map|load|save|persist|reset|initialize|init|configure|document)\b", re.I)
+    r"emit|log|validate|parse|format|sort|filter|map|load|save|persist|reset|initialize|init|configure|document)\b")
+CHANGE_VERB = re.compile(r"^(?:step \d+[:.]\s*)?" + VERBS, re.I)
+MORE_ACTIONS = re.compile(r",\s*(?:and\s+)?" + VERBS, re.I)
 
 
 def edit_intent(text: str) -> str:
@@ -167,6 +170,8 @@ def edit_intent(text: str) -> str:
             continue
         if not IDENT.search(body) and len(body.split()) < 6:
             continue    # "Implement this task": says nothing a reader can use
+        if len(MORE_ACTIONS.findall(body)) >= 2:
+            continue    # "Implement X, add CSS, and write tests": a plan of the turn, not what this edit does
         return _cut(body[0].upper() + body[1:], 220)
     return ""
 
