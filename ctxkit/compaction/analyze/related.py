@@ -63,26 +63,40 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
     return tuple((n, p) for n, (_, p) in names), tuple(said), _comments(seen_text, stems)
 
 
+def _prose(line: str) -> str:
+    """The sentence a line of code carries as text (inside quotes, or a template's own line), when it is
+    prose: six words or more, most of them plain words."""
+    body = line.strip().strip("`'\",;+()")
+    words = body.split()
+    if len(words) < 6 or len(body) > 400:
+        return ""
+    plain = sum(1 for w in words if re.fullmatch(r"[A-Za-z][a-z'-]*[.,:;!?]?|`[^`]+`[.,]?|@?[\w.-]+\.md[.,]?", w))
+    return body if plain >= 0.7 * len(words) else ""
+
+
 def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> tuple:
     """The comments in the code the session saw that name two or more of the request's words, with the
     definition they sit in: what the code already says it does about the request ("Remap issue locations
     from CLAUDE.md → AGENTS.md for consolidated pairs")."""
-    last = dict(seen)       # each file as last seen
     found = []
-    for path, text in last.items():
+    for path, text in dict.fromkeys(seen):      # every text seen once: a later partial read hides nothing
         defs = None
         for k, line in enumerate(text.splitlines(), 1):
             m = COMMENT.match(line)
-            if not m or len(m.group(1).split()) < 3:
+            said = m.group(1) if m else _prose(line)     # a comment, or words the code writes (a prompt, a message)
+            if not said or len(said.split()) < 3:
                 continue
-            hits = {stem(w) for w in WORD.findall(m.group(1))} & stems
+            hits = {stem(w) for w in WORD.findall(said)} & stems
             if len(hits) < 2:
                 continue
             if defs is None:
                 defs = definitions(path, text)
             inside = [d for d in defs if d.line <= k and (d.end >= k if d.end else d.line == k - 1 or d.line == k + 1)]
             where = min(inside, key=lambda d: k - d.line).name if inside else ""
-            note = " ".join(m.group(1).strip(" */").split())
+            note = " ".join(said.replace("\\`", "`").replace("**", "").strip(" */-").split())
+            note = re.sub(r"`?\$\{[^}]*\}/?`?:?\s*", "", note).strip(" -:\\")   # a template's slots say nothing
+            if note.count("`") % 2:
+                note += "`"
             if note and all(note != n for _, _, n, _ in found):
                 found.append((path, where, note, len(hits)))
     found.sort(key=lambda x: -x[3])

@@ -185,10 +185,13 @@ class Writer:
             shown = [f"{code(nm)} ({code(rel(st, p))})" for nm, p in st.related[:6]]
             self.add("Next step", "What the session already saw that bears on it: " + ", ".join(shown) + ".", 1)
         if st.related_notes:
-            notes = [f"{code(rel(st, p))}" + (f" ({code(w)})" if w else "") + f": {quote(n, 160)}"
-                     for p, w, n in st.related_notes]
-            self.add("Next step", "What the code already says about it: " + "; ".join(notes[:3]) + ".", 1, group="notes")
-            self.add("Next step", "What the code already says about it: " + "; ".join(notes) + ".", 2, group="notes")
+            where: dict[tuple[str, str], list[str]] = {}
+            for p, w, n in st.related_notes:
+                where.setdefault((p, w), []).append(n)
+            for k, ((p, w), said) in enumerate(where.items()):
+                head = f"What the code already says about it, in {code(rel(st, p))}" + (f" ({code(w)})" if w else "")
+                self.add("Next step", f"{head}: {quote(said[0], 200)}", 1 if k < 2 else 2, group=f"note{k}")
+                self.add("Next step", f"{head}: " + " ".join(quote(x, 200) for x in said), 2, group=f"note{k}")
         for k, x in enumerate(st.related_said[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
