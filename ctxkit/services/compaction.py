@@ -425,34 +425,36 @@ def _windows(spool, size: int):
 
 def compact_windows(windows, tok, opts: Options, home, workspace: str) -> Report:
     """Compaction of a stream too big to hold: `windows` yields its records in consecutive
-    whole-group windows, the last holding at least the recent tail compaction keeps raw. Each
-    earlier window is compacted (nothing written) into a summary record that opens the next one,
-    as if compaction had run as the session grew; the last window is an ordinary compaction.
-    Memory is one window's, whatever the stream's size."""
-    from dataclasses import replace
-
+    whole-group windows, the last holding at least the recent tail compaction keeps raw. Each earlier
+    window is carried on as its digest (every record, a tool's output cut to its head and tail, which
+    keep what the engine reads of it: the verdict lines, the error lines), so the last window's
+    compaction derives its state from the whole session; memory is one window plus the digests."""
     carried: list[dict] = []
-    before = groups = summarized = 0
+    before = 0
     windows = iter(windows)
     cur = next(windows, [])
     for nxt in windows:
-        # everything but the newest group, into a summary as rich as summary_target_tokens allows
-        # (no prose: the last window's summary is the one a reader gets)
-        inner = replace(opts, force=True, dry_run=True, preserve_ratio=0.0, budget=max(opts.budget, 1 << 30),
-                        prose=False)
-        rep = compact(carried + cur, tok, inner, home, workspace)
-        before += rep.tokens_before - sum(r.get("tokens") or 0 for r in carried)
-        groups += rep.groups_total - len(carried)
-        summarized += rep.groups_summarized
-        carried = rep.records
+        before += sum(r.get("tokens") or tok.count(str(r.get("content") or "")) for r in cur)
+        carried.extend(digest(r) for r in cur)
         cur = nxt
     rep = compact(carried + cur, tok, opts, home, workspace)
-    if before:  # the whole stream's figures, not the last window's
+    if carried:  # the whole stream's figures, not the digests'
         rep.tokens_before += before - sum(r.get("tokens") or 0 for r in carried)
-        rep.groups_total += groups - len(carried)
-        rep.groups_summarized += summarized
-        rep.notes.append(f"compacted in windows (the input was over compact_window_mb)")
+        rep.notes.append("compacted in windows (the input was over compact_window_mb)")
     return rep
+
+
+DIGEST_HEAD, DIGEST_TAIL = 1500, 1500   # characters of a tool's output an earlier window keeps
+
+
+def digest(r: dict) -> dict:
+    """A record as an earlier window carries it: a tool's output (or a long text) cut to its head and tail."""
+    text = r.get("content")
+    if not isinstance(text, str) or len(text) <= DIGEST_HEAD + DIGEST_TAIL or r.get("role") == "user":
+        return r
+    out = dict(r, content=text[:DIGEST_HEAD] + "\n[…]\n" + text[-DIGEST_TAIL:])
+    out.pop("tokens", None)
+    return out
 
 
 def summary_budget(opts: Options, kept_tokens: int) -> int:

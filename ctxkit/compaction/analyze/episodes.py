@@ -93,6 +93,8 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                 decisions += [Decision(text=t, why=w, at=e.at) for t, w in said_decisions(e.text)]
                 found += [x for x in said_findings(e.text) if x not in found]
         step_errors = tuple(x for x in errors if x.at >= start_at and (end_at is None or x.at < end_at))
+        causes = [x.cause for x in step_errors if x.cause]
+        found = [x for x in found if not any(x[:120] in c or c[:120] in x for c in causes)]   # told with the error
         said = next((e.text for e in reversed(seg) if isinstance(e, Said) and not e.before_action), "")
         title = s["title"] or (commits[0].message.split("\n", 1)[0] if commits else "")
         out.append(Step(title=title, source=s["source"] if title else "work", start=start_at,

@@ -83,8 +83,7 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
                         f["fixed_at"] = e.at
         elif isinstance(e, Command):
             if e.failed and e.at not in covered_cmds and e.error_lines and not missing_tool(e):
-                for line in e.error_lines[:2]:
-                    add(line, e.command, e.at, "", e)
+                add(e.error_lines[0], e.command, e.at, "", e)    # a failed command is one error: its key line
             elif not e.failed and not e.running:
                 for f in found.values():
                     if f["fixed_at"] < 0 and isinstance(f["origin"], Command) and f["at"] < e.at and \

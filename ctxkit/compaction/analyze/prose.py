@@ -166,7 +166,7 @@ def edit_intent(text: str) -> str:
         body = LEAD.sub("", s, count=1).strip()
         if len(body.split()) < 3 or LOOKING.match(body) or PRAISE.search(body) or s.endswith("?"):
             continue
-        if CODE_LINE.search(body) or not CHANGE_VERB.match(body):
+        if CODE_LINE.search(body) or not CHANGE_VERB.match(body) or body.count("`") % 2:
             continue
         if not IDENT.search(body) and len(body.split()) < 6:
             continue    # "Implement this task": says nothing a reader can use

@@ -8,13 +8,15 @@ from .phrases import code, cut, quote
 
 def kind_lines(w, st: State) -> None:
     if st.actions:
-        runs: list[list] = []   # the same call made again in a row is one line with its count
+        runs: list[list] = []   # the same call made again (with the same result) is one line with its count
         for a in st.actions:
-            if runs and runs[-1][0] == a:
-                runs[-1][1] += 1
+            same = next((r for r in runs if r[0] == a), None)
+            if same is not None:
+                same[1] += 1
             else:
                 runs.append([a, 1])
         for k, ((name, args, ok, result), n) in enumerate(runs):
+            args = " ".join(args.replace("\\n", " ").split())     # JSON's escaped line breaks read as spaces
             g = f"act{k}"
             times = f" ({n} times)" if n > 1 else ""
             res = f" → failed: {cut(result, 160)}" if not ok else (f" → {cut(result, 100)}" if result else "")

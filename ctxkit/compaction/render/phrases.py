@@ -25,6 +25,7 @@ def cut(text: str, n: int) -> str:
 
 
 def quote(text: str, n: int = QUOTE_CAP) -> str:
+    text = text.replace("\\n", " ")      # an escaped line break quoted from JSON or code reads as a space
     return "“" + cut(text, n).replace("“", '"').replace("”", '"') + "”"
 
 

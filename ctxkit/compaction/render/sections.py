@@ -22,6 +22,7 @@ class Writer:
     def __init__(self, st: State, full: bool = True):
         self.st = st
         self.full = full        # a whole CONTEXT.md: every file on its own line; a summary lists them short
+        self.changed = {f.path for f in st.files}
         self.pieces: list[Piece] = []
         self.n = 0
 
@@ -37,7 +38,7 @@ class Writer:
         st = self.st
         text = st.task or (st.requests[0].text if st.requests else "")
         if not text:
-            self.add("Task", "No request from the user is in this part of the session.", 0)
+            self.add("Task", "None: no user request found in this part of the session.", 0)
             return
         about = ""
         for i in st.items:
@@ -109,9 +110,13 @@ class Writer:
             else:
                 self.add("Current work", f"Working on: {cut(step.title, 200)}.", 0)
         elif step is not None and step.done:
-            self.add("Current work", f"The last step is finished: {cut(step.title, 160)}"
-                     + (f" (committed {code(short_hash(step.commits[-1].hash))})" if step.commits and step.commits[-1].hash else "")
-                     + ".", 0)
+            last = step.commits[-1] if step.commits else None
+            if last is not None and last.hash and step.title == last.message.split("\n", 1)[0]:
+                self.add("Current work", f"The last step is finished and committed ({code(short_hash(last.hash))}).", 0)
+            else:
+                self.add("Current work", f"The last step is finished: {cut(step.title, 160)}"
+                         + (f" (committed {code(short_hash(last.hash))})" if last is not None and last.hash else "")
+                         + ".", 0)
         self._checks_now()
         if cur.uncommitted:
             paths = [f.path for f in cur.uncommitted]
@@ -128,7 +133,7 @@ class Writer:
         last = self._last_action()
         if last:
             self.add("Current work", last, 1)
-        if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from):
+        if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from) and st.kind not in ("explore", "research"):
             when = "before its last action" if cur.said_before_last else "at the end"
             self.add("Current work", f"The agent's last words ({when}): " + " ".join(quote(w, 240) for w in cur.words[:3]),
                      2)
@@ -166,7 +171,7 @@ class Writer:
             tail = f": {code(cut(e.error_lines[0], 200))}" if e.failed and e.error_lines else ""
             return f"Last action: ran {command(e.command, 140)} ({res}{tail})."
         if isinstance(e, Commit):
-            return f"Last action: committed {code(short_hash(e.hash))} “{cut(e.message.split(chr(10))[0], 120)}”."
+            return "Last action: the commit of the last step." if e.hash else "Last action: a commit."
         if isinstance(e, Read):
             return f"Last action: read {code(rel(self.st, e.path))}."
         if isinstance(e, Search):
@@ -231,7 +236,7 @@ class Writer:
             facts = [file_fact(f) for f in files]
             if files:
                 paths = [f.path for f in files]
-                self.add(name, f"Changed {names(paths, 10)}.", lvl, group=f"s{k}head", order=order + (1,))
+                self.add(name, f"Files changed: {names(paths, 10)}.", lvl, group=f"s{k}head", order=order + (1,))
                 self.pieces[-1].redundant_with = tuple(f"s{k}f{j}" for j in range(len(files)))
             elif s.reads:
                 self.add(name, f"Read {names(s.reads, 8)}; changed nothing.", lvl + 1, group=f"s{k}head",
@@ -262,11 +267,12 @@ class Writer:
                 body = re.sub(r"Co-Authored-By:.*$|🤖 Generated with.*$", "", body, flags=re.I).strip()
                 if body:
                     self.add(name, f"{line}: {whole_sentences(body, 400)}", lvl + 2, group=f"s{k}c{j}", order=order + (6, j))
-            if s.reads and files:
-                self.add(name, f"Read: {names(s.reads, 12)}.", lvl + 3, order=order + (8,))
+            step_reads = [p for p in s.reads if p in self.changed]    # the others are in Files, once
+            if step_reads and files:
+                self.add(name, f"Read: {names(step_reads, 12)}.", lvl + 3, order=order + (8,))
             looked = [w for _, w in s.searches if w and w not in s.reads]
             if looked:
-                self.add(name, f"Also looked in {names(list(dict.fromkeys(looked)), 8)}.", lvl + 4, order=order + (9,))
+                self.add(name, f"Searched in {names(list(dict.fromkeys(looked)), 8)}.", lvl + 4, order=order + (9,))
             errs = [x for x in s.tool_errors if not re.search(r"sibling tool call", x[2], re.I)]
             if errs:
                 shown = [f"{t} {code(w)}: {cut(x, 100)}" if w else f"{t}: {cut(x, 100)}" for t, w, x in errs[:4]]
@@ -280,9 +286,10 @@ class Writer:
         """Every file, one `path` — action line (CONTEXT.md's grammar): the files only read come before the
         budget's last lines, the changed ones (already told in their steps) last."""
         st = self.st
-        changed = {f.path for f in st.files}
-        read = [p for p in st.reads if p not in changed]
+        read = [p for p in st.reads if p not in self.changed]
         if not self.full:
+            told = {p for s in st.steps if not s.files for p in s.reads}   # a reading step lists its own
+            read = [p for p in read if p not in told]
             if read:
                 self.add("Files", f"Read, not changed: {names(read, 12)}.", 2, group="read", order=(1999,))
                 self.add("Files", f"Read, not changed: {names(read, 60)}.", 4, group="read", order=(1999,))
