@@ -288,7 +288,7 @@ class Writer:
         st = self.st
         read = [p for p in st.reads if p not in self.changed]
         if not self.full:
-            told = {p for s in st.steps if not s.files for p in s.reads}   # a reading step lists its own
+            told = {p for s in st.steps if not s.files for p in s.reads[:8]}   # a reading step names its first 8
             read = [p for p in read if p not in told]
             if read:
                 self.add("Files", f"Read, not changed: {names(read, 12)}.", 2, group="read", order=(1999,))
