@@ -14,10 +14,11 @@ def store():
 
     Set `store: postgresql://USER@HOST/DB?sslmode=verify-full` in config.yaml (or CTX_STORE_URL) and
     `store_project` (or CTX_STORE_PROJECT) on every machine of a project; the password comes from
-    PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The database's owner
-    runs `ctx store init` once; `ctx store grant-sql ROLE PROJECT` prints the SQL for a login role that
-    row-level security keeps to its project's rows; `ctx store migrate` moves a home's data in and out
-    exactly. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
+    PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The store's owner
+    runs `ctx store init` once and `ctx store migrate` after upgrading ctx; `ctx store grant-sql ROLE
+    PROJECT` prints the SQL for a login role that row-level security keeps to its project's rows;
+    `ctx store migrate --to` moves a home's data in and out exactly; `ctx store check` also reports
+    functions that would let one role read another's rows. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
     the workspace's own files (CONTEXT.md, AGENTS.md, SOUL.md, …) stay local. Step by step: docs/store.md.
 
     \b
