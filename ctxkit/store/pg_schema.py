@@ -12,9 +12,10 @@ function pinned to pg_catalog, the store's schema and pg_temp last, names qualif
 that answers for a role it is given, EXECUTE for the search entry points only: docs/store.md, Roles).
 
 Every function runs with `SET search_path = pg_catalog, SCHEMA, pg_temp` and names what it reads
-with its schema: a function that runs as the store's owner (SECURITY DEFINER) and resolved a name
-through the caller's path read whatever the caller put there (a temporary view named pg_roles made
-any role a superuser in ctx's eyes). `pg_security.py` checks this on a live store.
+with its schema: a function that runs as the store's owner (SECURITY DEFINER) with a path that let
+the caller's temporary objects come first (PostgreSQL searches pg_temp first unless the path puts
+it elsewhere) read whatever the caller put there: a temporary view named pg_roles made any role a
+superuser in ctx's eyes. `pg_security.py` checks this on a live store.
 """
 from __future__ import annotations
 
