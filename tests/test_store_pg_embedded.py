@@ -57,3 +57,7 @@ def test_grant_sql_names_the_role_and_project_and_refuses_odd_roles():
     assert "ENABLE" not in out and "INSERT INTO public.ctx_project_roles" in out and "'proj-a'" in out
     assert run("store", "grant-sql", "Robert'); DROP", "p").code == 2
     assert run("store", "grant-sql", "agents_a", "p", "--schema", "x; DROP TABLE y").code == 2
+    # no role-taking function is granted; PUBLIC's EXECUTE and TEMP are revoked (tried for real in
+    # tests/test_store_pg_tenancy.py)
+    assert "ctx_may_access" not in out and "ctx_may_search" not in out
+    assert "REVOKE EXECUTE ON FUNCTION" in out and "REVOKE TEMPORARY ON DATABASE" in out
