@@ -193,8 +193,9 @@ class Redactor:
             return plausible(val, key, quoted=True, strict=False)
         # unquoted, lower-case: a password as people choose them counts where the name says password,
         # unless the value is code (`password=get_pw()`, `password=cfg.pw`)
+        after = text[m.end(g):m.end(g) + 1]
         pw = "=" in sep and PASSWORD_NAME.search(key) is not None and password_like(val) and \
-            text[m.end(g):m.end(g) + 1] not in "(.["
+            (not after or after not in "(.[")
         if sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
             upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
             return plausible(val, key, quoted=upper, strict=not upper) or pw
@@ -298,8 +299,10 @@ class Redactor:
                 self._keys[k] = got
         return got
 
-    STRUCTURAL = frozenset({"v", "kind", "id", "session", "ts", "role", "tool_call_id", "group", "tokens", "score",
-                            "flags"})
+    STRUCTURAL = frozenset({"v", "kind", "ts", "role", "tokens", "score", "flags"})
+    # ids are redacted like any key (a secret used as a session id is kept nowhere): the same id always
+    # gets the same placeholder, so records still pair up; an ordinary id comes back as it was
+    IDS = frozenset({"id", "session", "tool_call_id", "group"})
 
     def arguments(self, args):
         """Tool-call arguments: a JSON string is redacted value by value (so escaped quotes
@@ -324,6 +327,9 @@ class Redactor:
         for key, v in rec.items():
             if key in self.STRUCTURAL:
                 out[key] = v
+                continue
+            if key in self.IDS:
+                out[key] = self.key(v)
                 continue
             key = self.key(key)
             if key == "tool_calls" and isinstance(v, list):

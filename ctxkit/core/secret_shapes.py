@@ -113,6 +113,14 @@ def _file_password(v: str, _match: str = "") -> bool:
     return not reference(v) and v.lower() not in ("*", "password", "passwd", "secret", "changeme")
 
 
+def _netrc(v: str, match: str = "") -> bool:
+    """A .netrc entry: its machine is a host name (`api.heroku.com`, `localhost`, `10.0.0.7`, `default`),
+    or its password looks like one; not prose that says "machine learning login page password reset"."""
+    host = (match.split() + ["", ""])[1] if match.startswith("machine") else "default"
+    hostlike = host == "default" or host == "localhost" or any(c in host for c in ".:") or any(c.isdigit() for c in host)
+    return _file_password(v) and (hostlike or password_like(v))
+
+
 _STRONG_NAME = re.compile(r"(?i)passw(?:or)?d|secret|token|credential|creds|auth|(?-i:[Aa]pi|API)")
 
 
@@ -129,5 +137,5 @@ def _generic(v: str, match: str = "") -> bool:
 # a finding's value must also pass its rule's check: a reference (`$PASSWORD`), a word, a flag is no secret
 CHECKS = {"password-in-prose": _prose, "password-in-file-name": _file_name, "cli-password": _cli,
           "azure-sas-signature": _sas, "npm-auth": _base64_secret, "docker-auth": _base64_secret,
-          "netrc-password": _file_password, "pgpass-password": _file_password,
+          "netrc-password": _netrc, "pgpass-password": _file_password,
           "kubeconfig-key": lambda v, _m="": len(v) >= 20 and not HEX.fullmatch(v), "generic-api-key": _generic}
