@@ -3,7 +3,8 @@ included) through `Redactor.spans`, this checkout beside another (`--base DIR`, 
 in its own Python process with its own checkout first on the path, on the same strings. Prints the
 strings and characters read, the spans each finds, CPU seconds each (best of 3; the rule set's load
 and first compiles counted apart, as `*_load_s`) and their ratio, and every value only one of them
-finds (what a change to the rules starts or stops redacting: look at each). Asserts nothing;
+finds (what a change to the rules starts or stops redacting: look at each); then, on a second line,
+the CPU each takes on texts made to be a backtracking regex's worst case. Asserts nothing;
 tests/test_redaction_forms.py pins what may be found.
 
     PYTHONPATH=$PWD python bench/bench_redact.py [--base /work/base-d05d119]
@@ -23,7 +24,8 @@ from ctxkit.core.redact import strings_of
 WORKER = r"""
 import json, sys, time
 from ctxkit.core.redact import Redactor
-strings = [tuple(x) for x in json.load(open(sys.argv[1]))]
+data = json.load(open(sys.argv[1]))
+strings, ADVERSARIAL = [tuple(x) for x in data["strings"]], data["adversarial"]
 t = time.process_time()
 r = Redactor()
 r.spans("AccountKey=x npm_ password=warm")  # detect-secrets and the rule set loaded before the clock starts
@@ -34,8 +36,25 @@ for _ in range(int(sys.argv[2])):
     hits = {(f, s[a:b], kind) for f, s in strings for a, b, kind in r.spans(s)}
     dt = time.process_time() - t
     best = dt if best is None else min(best, dt)
-print(json.dumps({"cpu_s": best, "load_s": load, "hits": sorted(hits)}))
+worst = {}
+for name, text in ADVERSARIAL.items():  # texts made to make a backtracking regex reread what it read
+    t = time.process_time()
+    r.spans(text)
+    worst[name] = time.process_time() - t
+print(json.dumps({"cpu_s": best, "load_s": load, "hits": sorted(hits), "adversarial": worst}))
 """
+# a rule's worst inputs: its keyword everywhere, a value that never ends, a block that never closes
+ADVERSARIAL = {
+    "curl, 3000 continued lines": "curl https://x \\\n" + " -H 'X: y' \\\n" * 3000 + "-u",
+    "curl, 5000 commands": "curl -s http://h/ -o x\n" * 5000,
+    "a keyword every 55 characters, no blank": ("x" * 50 + "token") * 4000,
+    "key= 50000 times": "key=" * 50000,
+    "s. 100000 times": "s." * 100000,
+    "a key block without its end": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 300000,
+    "identifiers and api_key": ("abc_def-ghi.jkl" * 10 + " api_key ") * 2000,
+    "password: and no value": ("password: " + " " * 3) * 30000,
+    "a value that runs on over the next keyword": ("secret=" + "a/" * 100) * 500,
+}
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -69,15 +88,16 @@ def main() -> None:
     if os.path.isfile(os.path.join(base, "ctxkit", "core", "redact.py")) and base != os.path.realpath(ROOT):
         sides["main"] = base
         row["base"] = base
-    found = {}
+    found, worst = {}, {}
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(strings, f)
+        json.dump({"strings": strings, "adversarial": ADVERSARIAL}, f)
     try:
         for side, checkout in sides.items():
             got = _side(checkout, f.name)
             found[side] = {tuple(h) for h in got["hits"]}
             row[f"{side}_cpu_s"], row[f"{side}_load_s"] = round(got["cpu_s"], 3), round(got["load_s"], 3)
             row[f"{side}_spans"] = len(found[side])
+            worst[side] = got["adversarial"]
     finally:
         os.unlink(f.name)
     if "main" in found:
@@ -85,6 +105,8 @@ def main() -> None:
         row["only_this"] = sorted(f"{f}: {v[:100]} ({k})" for f, v, k in found["this"] - found["main"])
         row["only_main"] = sorted(f"{f}: {v[:100]} ({k})" for f, v, k in found["main"] - found["this"])
     print(json.dumps(row))
+    print(json.dumps({"bench": "redact-adversarial", "unit": "CPU ms per text",
+                      **{name: {side: round(w[name] * 1000, 1) for side, w in worst.items()} for name in ADVERSARIAL}}))
 
 
 if __name__ == "__main__":

@@ -25,16 +25,20 @@ POSIX = {"alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "digit": "0-9", "lower": "a-z"
          "xdigit": "0-9A-Fa-f", "space": r"\t\n\v\f\r ", "word": r"\w", "punct": r"!-/:-@\[-`{-~",
          "blank": r" \t", "cntrl": r"\x00-\x1f\x7f", "print": r" -~", "graph": r"!-~", "ascii": r"\x00-\x7f"}
 _FLAGS = re.compile(r"\(\?([imsU-]+)\)")
+_OPEN_REPEAT = re.compile(r"\{(\d+),\}")
 # the identifier before a semi-generic rule's keyword (`utils.GenerateSemiGenericRegex`)
 _IDENT_PREFIX = re.compile(r"^(\(\?i\))?\[\\w\.-\]\{0,(\d+)\}\?")
 
 
-def translate(go: str) -> str:
+def translate(go: str, cap: int | None = None) -> str:
     """A Go RE2 regex as a Python `re` regex of the same meaning (compiled with re.ASCII, as Go's
     `\\w`, `\\d`, `\\s` and `\\b` are ASCII): a flag group past the start (`p8e-(?i)[a-z0-9]{32}`)
     applies to the end of its group, as in Go, and so is scoped (`(?i:…)`), closed and reopened around
     each `|` of that group; POSIX classes become ranges; `\\z` is `\\Z`; a `[`, or a doubled `-&~|`,
-    inside a class is escaped (the second of the pair: Python would read a set operation into it)."""
+    inside a class is escaped (the second of the pair: Python would read a set operation into it).
+    With `cap`, an unbounded repeat (`*`, `+`, `{n,}`) repeats at most `cap` times: RE2 never
+    backtracks, Python does, and a cap keeps a failing match from rereading a long run for every
+    place it starts."""
     out: list[str] = []
     scopes: list[list[str]] = [[]]  # per open group: the flag groups opened in it, still open
     i, n = 0, len(go)
@@ -95,6 +99,16 @@ def translate(go: str) -> str:
             out.append(")" * len(scopes[-1]) + "|" + "".join(f"(?{f}:" for f in scopes[-1]))
             i += 1
             continue
+        if cap and c in "*+":
+            out.append(f"{{{0 if c == '*' else 1},{cap}}}")
+            i += 1
+            continue
+        if cap and c == "{":
+            m = _OPEN_REPEAT.match(go, i)
+            if m:
+                out.append(f"{{{m.group(1)},{max(cap, int(m.group(1)))}}}")
+                i = m.end()
+                continue
         out.append(c)
         i += 1
     out.append(")" * len(scopes[0]))
@@ -169,7 +183,7 @@ class Rule:
     def rx(self) -> re.Pattern:
         """The rule's regex, compiled on first use (most rules never run on a given text)."""
         if self._rx is None:
-            py = self.go if self.python else translate(self.go)
+            py = self.go if self.python else translate(self.go, cap=Window.REACH)
             m = None if self.python else _IDENT_PREFIX.match(py)
             if m:  # searched from the keyword on; the identifier before it is rebuilt when needed
                 self.ident = int(m.group(2))
@@ -195,13 +209,13 @@ class Window:
     """How far around a keyword a rule looks: as far as its longest match, at most REACH characters
     (a private key block, a curl command over several lines), and on to the end of the token it stops in."""
     REACH = 4096
-    TOKEN = 512  # how much further a window may run to end on a separator, not inside a token
     SEPARATORS = re.compile(r"[\s\"'`,;<>(){}\[\]]")
 
 
 class RuleSet:
-    """The rules of one gitleaks config. `finds(text, low, hits)` takes the lower-cased text and where
-    each keyword is in it (`hits`: keyword -> start offsets), as one Aho-Corasick pass finds them."""
+    """The rules of one gitleaks config (less those in `skip`), and rules of ctx's own (`own`, in the same
+    shape), with `checks` by rule id. `finds(text, hits)` takes where each keyword is in the lower-cased
+    text (`hits`: keyword -> start offsets), as one Aho-Corasick pass (`Keywords`) finds them."""
 
     def __init__(self, config: dict, skip: Iterable[str] = (), own: Iterable[dict] = (), checks: dict | None = None):
         skip = set(skip)
@@ -224,31 +238,34 @@ class RuleSet:
 
     def finds(self, text: str, hits: dict[str, list[int]]) -> list[tuple[int, int, str]]:
         """(start, end, rule id) of each secret the rules find in `text`."""
-        todo: dict[int, tuple[Rule, list[int], int]] = {}
+        todo: dict[int, tuple[Rule, list[int]]] = {}
         for kw, where in hits.items():
             for r in self.by_keyword.get(kw, ()):
                 got = todo.get(id(r))
                 if got is None:
-                    todo[id(r)] = (r, list(where), len(kw))
+                    todo[id(r)] = (r, list(where))
                 else:
                     got[1].extend(where)
         out: list[tuple[int, int, str]] = []
         n = len(text)
         for r in self.always:
             out += self._run(r, text, [(0, n)])
-        for r, where, klen in todo.values():
+        for r, where in todo.values():
             r.rx  # noqa: B018 (compiles the rule, which sets its reach)
+            klen = max(map(len, r.keywords))
             spans: list[list[int]] = []
+            looked, sep = -1, -1  # the last search for a separator: from where, what it found
             for p in sorted(where):
                 a, b = max(0, p - r.before), n if r.to_end else min(n, p + klen + r.after)
+                if b < n:  # end on a separator, never inside a token (the window's end reads as the text's)
+                    if not looked <= b <= sep:  # none lies between `looked` and `sep`: the same answer
+                        m = Window.SEPARATORS.search(text, b)
+                        looked, sep = b, m.start() if m else n
+                    b = sep
                 if spans and a <= spans[-1][1]:
                     spans[-1][1] = max(spans[-1][1], b)
                 else:
                     spans.append([a, b])
-            for s in spans:
-                if s[1] < n:  # end on a separator, never inside a token (the window's end reads as the text's)
-                    m = Window.SEPARATORS.search(text, s[1], s[1] + Window.TOKEN)
-                    s[1] = m.start() if m else n
             out += self._run(r, text, spans)
         return out
 

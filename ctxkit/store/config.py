@@ -354,7 +354,10 @@ def parse_value(key: str, text: str) -> Any:
 
 def set_knob(path: str, key: str, text: str) -> Any:
     """Set `key` in the config file at `path` (comments kept; any line already setting it, in any
-    spelling, replaced): validated with the whole file before it is written, atomically, locked."""
+    spelling, replaced): validated with the whole file before it is written, atomically, locked.
+    The value is written as the user gave it, a secret included (a pattern in `redact_patterns`, a
+    password in an endpoint's URL): the file is the user's own and private (0600); only what ctx
+    prints about it is redacted (`shown`)."""
     import re
 
     import yaml
@@ -386,8 +389,18 @@ def set_knob(path: str, key: str, text: str) -> Any:
             lines.append(line)
         new = "\n".join(x for x in lines if x is not None) + "\n"
         load_text(new, path)  # the whole file must still be valid
-        atomic_write(path, new)
+        atomic_write(path, new, PRIVATE, redacted=True)  # as given: redaction would break the file
     return value
+
+
+PRIVATE = 0o600
+
+
+def shown(value: Any) -> Any:
+    """A knob's value as ctx prints it: its secrets redacted (the file keeps them)."""
+    from . import redaction
+
+    return redaction.value(value)
 
 
 def cross_checks(values: dict, path: str) -> list[str]:
