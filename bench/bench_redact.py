@@ -43,18 +43,23 @@ for name, text in ADVERSARIAL.items():  # texts made to make a backtracking rege
     worst[name] = time.process_time() - t
 print(json.dumps({"cpu_s": best, "load_s": load, "hits": sorted(hits), "adversarial": worst}))
 """
-# a rule's worst inputs: its keyword everywhere, a value that never ends, a block that never closes
-ADVERSARIAL = {
-    "curl, 3000 continued lines": "curl https://x \\\n" + " -H 'X: y' \\\n" * 3000 + "-u",
-    "curl, 5000 commands": "curl -s http://h/ -o x\n" * 5000,
-    "a keyword every 55 characters, no blank": ("x" * 50 + "token") * 4000,
-    "key= 50000 times": "key=" * 50000,
-    "s. 100000 times": "s." * 100000,
-    "a key block without its end": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * 300000,
-    "identifiers and api_key": ("abc_def-ghi.jkl" * 10 + " api_key ") * 2000,
-    "password: and no value": ("password: " + " " * 3) * 30000,
-    "a value that runs on over the next keyword": ("secret=" + "a/" * 100) * 500,
-}
+def adversarial(scale: float) -> dict[str, str]:
+    """A rule's worst inputs: its keyword everywhere, a value that never ends, a block that never
+    closes (`scale`: 1 in a run, less in a smoke run)."""
+    def n(k: int) -> int:
+        return max(1, int(k * scale))
+
+    return {
+        "curl, 3000 continued lines": "curl https://x \\\n" + " -H 'X: y' \\\n" * n(3000) + "-u",
+        "curl, 5000 commands": "curl -s http://h/ -o x\n" * n(5000),
+        "a keyword every 55 characters, no blank": ("x" * 50 + "token") * n(4000),
+        "key= 50000 times": "key=" * n(50000),
+        "s. 100000 times": "s." * n(100000),
+        "a key block without its end": "-----BEGIN RSA PRIVATE KEY-----\n" + "A" * n(300000),
+        "identifiers and api_key": ("abc_def-ghi.jkl" * 10 + " api_key ") * n(2000),
+        "password: and no value": ("password: " + " " * 3) * n(30000),
+        "a value that runs on over the next keyword": ("secret=" + "a/" * 100) * n(500),
+    }
 
 
 def _corpus() -> list[tuple[str, str]]:
@@ -89,8 +94,9 @@ def main() -> None:
         sides["main"] = base
         row["base"] = base
     found, worst = {}, {}
+    hard = adversarial(pick(1.0, 0.02))
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"strings": strings, "adversarial": ADVERSARIAL}, f)
+        json.dump({"strings": strings, "adversarial": hard}, f)
     try:
         for side, checkout in sides.items():
             got = _side(checkout, f.name)
@@ -106,7 +112,7 @@ def main() -> None:
         row["only_main"] = sorted(f"{f}: {v[:100]} ({k})" for f, v, k in found["main"] - found["this"])
     print(json.dumps(row))
     print(json.dumps({"bench": "redact-adversarial", "unit": "CPU ms per text",
-                      **{name: {side: round(w[name] * 1000, 1) for side, w in worst.items()} for name in ADVERSARIAL}}))
+                      **{name: {side: round(w[name] * 1000, 1) for side, w in worst.items()} for name in hard}}))
 
 
 if __name__ == "__main__":
