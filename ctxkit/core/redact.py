@@ -2,21 +2,25 @@
 sends anything (`[REDACTED:aws-access-key#3f2a]`). The same secret always gets the same
 placeholder, so a redacted transcript still says "the same key again".
 
-Detection is ctx's own patterns for the forms people actually paste (assignments in .env,
-shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too: to a name that
-says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that only
-sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a random-looking
-key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
-`--password=` / `mysql -p…`; URL passwords, empty user included; bearer and basic
-authorization; whole JWTs; provider tokens: AWS, GitHub, GitLab, Hugging Face, OpenAI,
-Anthropic, Slack, Google, Stripe; private-key blocks; a bare AWS secret key, confirmed by
-detect-secrets' Shannon-entropy check) plus Yelp's detect-secrets keyword-free plugins for the
-rest, and the user's `redact_patterns`.
+Detection runs three rule sets: gitleaks' (vendored in ctxkit/rules/gitleaks/, run by `gitleaks.py`:
+provider tokens of some 150 services, curl credentials, its generic keyword-and-entropy rule), ctx's
+own in the same shape (`secret_shapes.py`: provider tokens gitleaks lacks, credential files, command
+lines, a password in prose or a file name), and the patterns here: assignments in .env, shell, YAML,
+INI, JSON, URLs, headers and code, with or without quotes, JSON-escaped quotes too, of any case, to a
+name that says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that
+only sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a
+random-looking key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
+`--password=` / `mysql -p…`; bearer and basic authorization; a bare AWS secret key, confirmed by
+detect-secrets' Shannon-entropy check; plus Yelp's detect-secrets keyword-free plugins for the rest,
+and the user's `redact_patterns`. One Aho-Corasick pass over the lower-cased text finds every keyword
+any rule needs; a text without one costs that pass and little more.
 
-Every pattern is linear on any input: quantifiers are bounded or anchored on a literal, and
-detect-secrets (whose patterns are not) only ever sees bounded windows around a marker.
-Candidate values are confirmed in Python (placeholders, variable references, type names and
-identifiers are not secrets), which keeps false positives on real transcripts at zero.
+Every pattern is linear on any input, or runs on a bounded window: quantifiers are bounded or anchored
+on a literal, a vendored rule runs only around its keyword with its repeats capped, and detect-secrets
+(whose patterns are not bounded) only ever sees bounded windows around a marker. Candidate values are
+confirmed in Python (placeholders, masked values, variable references, type names and identifiers are
+not secrets; `secret_values.py`), which keeps false positives on real transcripts at zero. Keys of
+JSON objects and record ids are redacted like values.
 """
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ from typing import Iterable
 from . import secret_shapes
 from .gitleaks import Keywords, RuleSet
 from .secret_values import (
-    HEX, IDENT, REFERENCE, at_line_end, aws_bare, entropy, high_entropy, lone_key, password_like, piece_len,
+    HEX, REFERENCE, at_line_end, aws_bare, entropy, high_entropy, lone_key, password_like, piece_len,
     plausible, random_looking, reference,
 )
 
