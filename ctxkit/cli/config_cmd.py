@@ -128,7 +128,7 @@ def get(key, source):
 
     name = _knob(key)
     value, src = get_home().config.resolve(name)
-    click.echo(_plain(shown(value)) + (f"\t{src}" if source else ""))
+    click.echo(_plain(shown(name, value)) + (f"\t{src}" if source else ""))
 
 
 @config.command("set", context_settings={"ignore_unknown_options": True})
@@ -156,7 +156,7 @@ def set_(key, value):
     name = _knob(key)
     path = get_home().config_path
     new = set_knob(path, name, value)
-    click.echo(f"{path}: {name}: {_plain(shown(new))}")  # the file has the value as given
+    click.echo(f"{path}: {name}: {_plain(shown(name, new))}")  # the file has the value as given
     env_key = "CTX_" + name.upper()
     if env_key in os.environ:
         click.echo(f"ctx: note: ${env_key} is set and still overrides the file", err=True)

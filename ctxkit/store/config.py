@@ -396,11 +396,20 @@ def set_knob(path: str, key: str, text: str) -> Any:
 PRIVATE = 0o600
 
 
-def shown(value: Any) -> Any:
-    """A knob's value as ctx prints it: its secrets redacted (the file keeps them)."""
+def shown(key: str, value: Any) -> Any:
+    """A knob's value as ctx prints it: its secrets redacted (the file keeps them). The patterns of
+    `redact_patterns` are looked at by the built-in rules only: a pattern the user wrote (`key=\\S+`)
+    would otherwise hide itself."""
     from . import redaction
 
-    return redaction.value(value)
+    r = redaction.active()
+    if r is None:
+        return value
+    if key == "redact_patterns":
+        from ..core.redact import Redactor
+
+        return Redactor(use_detect_secrets=r.use_ds).value(value)
+    return r.value(value)
 
 
 def cross_checks(values: dict, path: str) -> list[str]:
