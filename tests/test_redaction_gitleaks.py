@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from conftest import FIXTURES
 from ctxkit.core import redact, secret_shapes
@@ -124,3 +125,19 @@ def test_own_rules_are_python_and_checked():
     for r in secret_shapes.RULES:
         re.compile(r["regex"])
         assert r["keywords"] == [k.lower() for k in r["keywords"]], r["id"]
+
+
+ALL = RuleSet(CONFIG, own=secret_shapes.RULES, checks=secret_shapes.CHECKS)
+UNITS = ["a", "A", "0", " ", ".", "/", "-", "_", "=", ":", "\n", "\\", '"', "aA0/+", "a/", "key=", "token ", "s.",
+         "curl -H x ", "\n-----BEGIN PRIVATE KEY-----", "password is ", "machine x login y "]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(rule=st.sampled_from(sorted(range(len(ALL.rules)))), unit=st.sampled_from(UNITS),
+       tail=st.sampled_from(["", "!", "\n", "'", "=="]))
+def test_every_rule_finishes_on_its_keyword_and_a_long_run_of_one_character_class(rule, unit, tail):
+    r = ALL.rules[rule]
+    text = (r.keywords[0] if r.keywords else "") + " " + unit * (20_000 // len(unit)) + tail
+    ALL.finds(text, Keywords(r.keywords).find(text.lower()))  # as a window sees it
+    for _ in r.rx.finditer(text):  # and over the whole text
+        pass
