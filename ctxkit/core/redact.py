@@ -82,8 +82,8 @@ def engine() -> tuple[RuleSet, Keywords]:
     for every word the rest of the redactor needs first: loaded once per process, compiled rule by rule
     as texts need them."""
     if not _ENGINE:
-        with open(RULES_JSON, encoding="utf-8") as f:
-            config = json.load(f)
+        with open(RULES_JSON, encoding="utf-8") as f:  # package data, not a state file of the home
+            config = json.loads(f.read())
         rules = RuleSet(config, own=secret_shapes.RULES, checks=secret_shapes.CHECKS)
         words = rules.keywords | set(KEY_HINT_WORDS) | {"bearer", "authorization", "mysql", "mariadb"}
         _ENGINE.append((rules, Keywords(words)))
