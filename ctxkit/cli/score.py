@@ -36,7 +36,8 @@ def make_embedder(home, name: str, n_texts: int):
               "signal and why (its largest contributions: similarity, recency, the terms in play it names, what "
               "superseded it); the query and the weights go to stderr once. Takes -t, --json, --fmt, --jq.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
-              help="minilm (sentence-transformers, offline) or keyword (BM25, no model). Config: embedder.")
+              help="minilm (all-MiniLM-L6-v2, offline: the ml extra) or keyword (BM25, no model; what the "
+                   "default becomes without the ml extra). Config: embedder.")
 @click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601), for reproducible runs.")
 @click.option("--auto-recover", is_flag=True,
               help="Bring back cold chunks of these sessions whose similarity passes auto_recover_min_score.")
