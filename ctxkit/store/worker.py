@@ -24,16 +24,20 @@ def log_path(home) -> str:
 
 
 def open_log(home):
-    """The worker's stderr: logs/worker.log opened for appending (private, no link followed)."""
+    """The worker's stderr: logs/worker.log opened for appending (private, no link followed).
+    Where it cannot be opened (a read-only or full home), /dev/null as before: the hook still runs."""
     path = log_path(home)
-    makedirs(os.path.dirname(path))
-    no_links(path)
     try:
-        if os.path.getsize(path) > MAX_LOG:
-            os.replace(path, path + ".1")
+        makedirs(os.path.dirname(path))
+        no_links(path)
+        try:
+            if os.path.getsize(path) > MAX_LOG:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
     except OSError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
+        return open(os.devnull, "ab")
     return os.fdopen(fd, "ab")
 
 
