@@ -36,6 +36,22 @@ SURVIVE = [
     "the password: see the vault",
     "git log -p --stat",
     "TOKEN_COUNT=12",
+    # what the rules added for lower-case assignments, credential files, command lines, prose and file
+    # names must leave alone
+    "      --pass: #34d399;",                                         # a CSS custom property
+    "  - Token: gho_************************************",           # a token shown masked (gh auth status)
+    "the password is required", "Your password is stored in the vault.", "the password is wrong!",
+    "password reset to default", 'the password is "correct horse"', "login with password: see 1Password",
+    "machine learning login page password reset",
+    "docs/password_reset_2024.md", "src/token_counter.py", "token-2024abcd.json", "api-key-v2.md",
+    "redis-cli -a $REDIS_PASSWORD ping", 'docker login -u bob -p "$TOKEN" ghcr.io',
+    "echo $CR_PAT | docker login ghcr.io -u bob --password-stdin", 'sshpass -p "$PW" ssh h',
+    "docker run -p 8080:80 nginx", "main.go:12:3: error: undefined", "00:11:22:33:44:55",
+    "localhost:5432:*:postgres:*", '"auth": "Bearer"', '"auth": true', "sig=abc",
+    "X-API-Key: ${API_KEY}", "client_secret=${CLIENT_SECRET}", "token: {{ .Values.token }} # set by helm",
+    "password=$(cat /run/secrets/db)", "password=get_pw()", "password=cfg.pw2", "password=arg2",
+    "kubectl get secret x -o jsonpath={.data.password}",
+    'cache_key = "3f2a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f2a"',          # gitleaks' generic rule, confirmed by ctx
 ]
 
 
@@ -99,6 +115,10 @@ def _session() -> list[dict]:
         i += 1
         recs.append({"v": 1, "kind": "message", "id": f"u{i}", "session": "sec", "role": "user",
                      "content": f"deploy the service; note {f['text']}"})
+        recs.append({"v": 1, "kind": "message", "id": f"h{i}", "session": "sec", "role": "assistant",
+                     "flags": ["thinking"], "content": f"The user gave {f['text']}; I should use it."})
+        recs.append({"v": 1, "kind": "message", "id": f"s{i}", "session": "sec", "role": "assistant",
+                     "content": f"I will deploy with {f['text']} now."})
         recs.append({"v": 1, "kind": "message", "id": f"a{i}", "session": "sec", "role": "assistant", "content": "",
                      "tool_calls": [{"id": f"c{i}", "type": "function", "function": {
                          "name": "bash", "arguments": json.dumps({"command": f"echo {f['text']}"})}}]})
@@ -118,6 +138,7 @@ def _claude_transcript(path):
                       "message": {"role": "user", "content": f"use {f['text']} please"}})
         lines.append({"type": "assistant", "sessionId": "sec", "uuid": f"a{k}", "timestamp": "2026-01-01T00:00:01Z",
                       "message": {"id": f"m{k}", "role": "assistant", "content": [
+                          {"type": "thinking", "thinking": f"The secret is {f['text']}", "signature": "c2ln"},
                           {"type": "text", "text": f"Running with {f['text']}"},
                           {"type": "tool_use", "id": f"tu{k}", "name": "Bash", "input": {"command": f["text"]}}]}})
         lines.append({"type": "user", "sessionId": "sec", "uuid": f"r{k}", "timestamp": "2026-01-01T00:00:02Z",
@@ -131,7 +152,7 @@ def _leaks(text_or_bytes, where) -> list[str]:
     return [f"{s!r} in {where}" for s in SECRETS if s.encode() in data or json.dumps(s)[1:-1].encode() in data]
 
 
-def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, ctx_home):
+def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, ctx_home, test_store_url):
     ws = tmp_path / "ws" / ".ctx"
     ws.parent.mkdir()
     data = "".join(json.dumps(r) + "\n" for r in _session())
@@ -157,7 +178,9 @@ def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, 
     go("prompt", "build", "--workspace", ws)
     go("prompt", "build", "--explain", "--workspace", ws)
     go("remember", "staging: " + FORMS[0]["text"], "--workspace", ws)
+    go("remember", next(f["text"] for f in FORMS if f["form"] == "ctx remember db password"), "--workspace", ws)
     go("decision", "log", "use " + FORMS[1]["text"], "--workspace", ws)
+    go("recover", "-q", "deploy", "--limit", "3")
     go("observe", "-", "--workspace", ws, input=data)
     go("cold-storage", "list", "--json")
     go("cold-storage", "search", "deploy", "--json")
@@ -167,9 +190,10 @@ def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, 
     _claude_transcript(transcript)
     for event in ("SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SubagentStop",
                   "Notification", "SessionEnd"):
+        every = "\n".join(f["text"] for f in FORMS)
         payload = {"hook_event_name": event, "transcript_path": str(transcript), "session_id": "sec",
-                   "cwd": str(tmp_path / "ws"), "prompt": "deploy with " + FORMS[2]["text"], "source": "startup",
-                   "message": FORMS[3]["text"], "custom_instructions": "keep " + FORMS[4]["text"]}
+                   "cwd": str(tmp_path / "ws"), "prompt": "deploy with " + every, "source": "startup",
+                   "message": FORMS[3]["text"], "custom_instructions": "keep " + every}
         res = go("hook", "claude-code", event, "--workspace", ws, input=json.dumps(payload))
         assert res.code == 0, (event, res.stderr)
     leaks = [x for where, out in printed for x in _leaks(out, where)]
@@ -177,7 +201,65 @@ def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, 
         for d, _, files in os.walk(root):
             for f in files:
                 p = os.path.join(d, f)
+                leaks += _leaks(p, "a file's name")
                 if not os.path.islink(p):
                     leaks += _leaks(open(p, "rb").read(), p)
     assert leaks == [], "\n".join(leaks)
     assert "[REDACTED:" in (ws / "CONTEXT.md").read_text() or list(ctx_home.rglob("*.jsonl"))
+    # the sinks the walk read: cold storage and its index, the signal and transcript caches, logs, sessions
+    written = {os.path.relpath(os.path.join(d, f), ctx_home) for d, _, fs in os.walk(ctx_home) for f in fs}
+    assert any(w.startswith("cache/transcripts/") for w in written) and any("signal" in w for w in written)
+    if not test_store_url:  # on PostgreSQL these are in the database, read back above
+        for where in ("cold-storage/", "logs/", "sessions"):
+            assert any(w.startswith(where) for w in written), (where, sorted(written)[:40])
+
+
+def test_a_secret_used_as_a_session_id_or_an_object_key_is_kept_nowhere(tmp_path, ctx_home):
+    """Keys of JSON objects are redacted like values wherever ctx keeps or prints them: a secret
+    used as a session id keys no entry of the session index, and a key of a tool's input stays hidden."""
+    secret = "ghp_" + "Zq8Xw2Lp9Tk4Vm7Nc1Bd6FhJ3sA5eR0yU2iO4pQ"
+    r = Redactor()
+    out = r.value({secret: {"x": 1}, "plain": {"password=hunter2x": "ok"}})
+    assert secret not in json.dumps(out) and "hunter2x" not in json.dumps(out)
+    assert out["plain"] == {r.text("password=hunter2x"): "ok"} and len(out) == 2
+    rec = {"v": 1, "kind": "message", "id": "a", "role": "assistant", "content": "",
+           "meta": {secret: "v"}, "tool_calls": [{"id": "c", "type": "function", "function": {
+               "name": "Bash", "arguments": json.dumps({"env": {secret: "1"}, "command": "ls"})}}]}
+    assert secret not in json.dumps(r.record(rec))
+    ws = tmp_path / "ws" / ".ctx"
+    ws.parent.mkdir()
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "sessionId": secret, "uuid": "u0",
+                                      "timestamp": "2026-01-01T00:00:00Z",
+                                      "message": {"role": "user", "content": "deploy the service"}}) + "\n")
+    printed, leaks = [], []
+
+    def walk(when):
+        for x in ctx_home.rglob("*"):
+            if secret in str(x):
+                leaks.append(f"{when}: a file's name: {x}")
+            elif x.is_file() and not x.is_symlink() and secret.encode() in x.read_bytes():
+                leaks.append(f"{when}: {x}")
+
+    for event in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd"):
+        payload = {"hook_event_name": event, "transcript_path": str(transcript), "session_id": secret,
+                   "cwd": str(tmp_path / "ws"), "prompt": "deploy", "source": "startup"}
+        res = run("hook", "claude-code", event, "--workspace", ws, input=json.dumps(payload))
+        assert res.code == 0, (event, res.stderr)
+        printed.append(res.stdout + res.stderr)
+        walk(event)  # the transcript cache lives until SessionEnd
+    # a session under that id through import, score and drop to cold storage
+    recs = [{"v": 1, "kind": "message", "id": f"m{i}", "session": secret, "role": "user" if i % 2 else "assistant",
+             "content": f"step {i} of the deploy"} for i in range(12)]
+    scored = run("score", "-", "--embedder", "keyword", "-q", "deploy",
+                 input="".join(json.dumps(r) + "\n" for r in recs))
+    dropped = run("drop", "--free", "0.9", "--min-keep", "1", input=scored.stdout)
+    assert dropped.code == 0, dropped.stderr
+    for res in (scored, dropped, run("session", "list", "--json"), run("cold-storage", "list", "--json")):
+        printed.append(res.stdout + res.stderr)
+    walk("after a drop")
+    assert "[REDACTED:github-token#" in dropped.stdout
+    index = ctx_home / "sessions.json"
+    assert not index.exists() or secret not in index.read_text()
+    leaks += [f"printed: {p[:200]}" for p in printed if secret in p]
+    assert leaks == [], "\n".join(leaks)

@@ -54,5 +54,10 @@ def test_store_knob_in_config_selects_the_backend(ctx_home):
 
 def test_grant_sql_names_the_role_and_project_and_refuses_odd_roles():
     out = run("store", "grant-sql", "agents_a", "proj-a").stdout
-    assert "ENABLE" not in out and "INSERT INTO ctx_project_roles" in out and "'proj-a'" in out
+    assert "ENABLE" not in out and "INSERT INTO public.ctx_project_roles" in out and "'proj-a'" in out
     assert run("store", "grant-sql", "Robert'); DROP", "p").code == 2
+    assert run("store", "grant-sql", "agents_a", "p", "--schema", "x; DROP TABLE y").code == 2
+    # no role-taking function is granted; PUBLIC's EXECUTE and TEMP are revoked (tried for real in
+    # tests/test_store_pg_tenancy.py)
+    assert "ctx_may_access" not in out and "ctx_may_search" not in out
+    assert "REVOKE EXECUTE ON FUNCTION" in out and "REVOKE TEMPORARY ON DATABASE" in out

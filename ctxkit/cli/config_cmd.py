@@ -117,16 +117,18 @@ def _plain(value) -> str:
 @click.option("--source", is_flag=True, help="Also print where the value comes from (flag, env, file, default).")
 @home_option
 def get(key, source):
-    """Print one knob's effective value (as `config show` resolves it).
+    """Print one knob's effective value (as `config show` resolves it), secrets redacted.
 
     \b
     Examples:
       ctx config get max_tokens
       ctx config get redact_patterns      # a list prints as JSON
     """
+    from ..store.config import shown
+
     name = _knob(key)
     value, src = get_home().config.resolve(name)
-    click.echo(_plain(value) + (f"\t{src}" if source else ""))
+    click.echo(_plain(shown(name, value)) + (f"\t{src}" if source else ""))
 
 
 @config.command("set", context_settings={"ignore_unknown_options": True})
@@ -139,7 +141,9 @@ def set_(key, value):
     VALUE is read as the knob's type: a number, true/false, a string; a list as a
     YAML flow list (single-quoted items keep backslashes) or one item. The file keeps its comments; a line
     that already sets the knob (in any spelling) is replaced; an invalid value leaves
-    the file as it was.
+    the file as it was. The value is written as given, a secret included (a pattern
+    in redact_patterns, a password in an endpoint's URL), and the file is private
+    (0600); what ctx prints of it has its secrets redacted.
 
     \b
     Examples:
@@ -147,12 +151,12 @@ def set_(key, value):
       ctx config set compaction_trigger_pct 0.6
       ctx config set redact_patterns "['tok_[0-9]+', 'key=\\S+']"
     """
-    from ..store.config import set_knob
+    from ..store.config import set_knob, shown
 
     name = _knob(key)
     path = get_home().config_path
     new = set_knob(path, name, value)
-    click.echo(f"{path}: {name}: {_plain(new)}")
+    click.echo(f"{path}: {name}: {_plain(shown(name, new))}")  # the file has the value as given
     env_key = "CTX_" + name.upper()
     if env_key in os.environ:
         click.echo(f"ctx: note: ${env_key} is set and still overrides the file", err=True)

@@ -14,10 +14,11 @@ def store():
 
     Set `store: postgresql://USER@HOST/DB?sslmode=verify-full` in config.yaml (or CTX_STORE_URL) and
     `store_project` (or CTX_STORE_PROJECT) on every machine of a project; the password comes from
-    PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The database's owner
-    runs `ctx store init` once; `ctx store grant-sql ROLE PROJECT` prints the SQL for a login role that
-    row-level security keeps to its project's rows; `ctx store migrate` moves a home's data in and out
-    exactly. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
+    PGPASSWORD or ~/.pgpass (libpq's PG* variables work) and ctx never prints it. The store's owner
+    runs `ctx store init` once and `ctx store migrate` after upgrading ctx; `ctx store grant-sql ROLE
+    PROJECT` prints the SQL for a login role that row-level security keeps to its project's rows;
+    `ctx store migrate --to` moves a home's data in and out exactly; `ctx store check` also reports
+    functions that would let one role read another's rows. On the shared store, memory (MEMORY.md, observations) is the project's, shared by the fleet;
     the workspace's own files (CONTEXT.md, AGENTS.md, SOUL.md, …) stay local. Step by step: docs/store.md.
 
     \b
@@ -59,11 +60,15 @@ def init(url):
     Example:
       CTX_STORE_URL=postgresql://ctx_owner@localhost/ctx ctx store init
     """
+    _apply_schema(url, "init")
+
+
+def _apply_schema(url: str | None, command: str) -> None:
     pg = _pg(url)
     done = pg.init(note)
     for d in done:
-        note(f"ctx store init: applied migration {d}")
-    note(f"ctx store init: {pg.where} is at schema version {pg.schema_version()}")
+        note(f"ctx store {command}: applied migration {d}")
+    note(f"ctx store {command}: {pg.where} is at schema version {pg.schema_version()}")
 
 
 @store.command("check")
@@ -72,15 +77,23 @@ def init(url):
 @output_options
 @home_option
 def check(url, jq_expr, table, as_json, table_fmt):
-    """Reachability, server version, pgvector, schema version, and this project's row counts.
+    """Reachability, server version, pgvector, schema version, this project's row counts, and
+    the safety of the functions that run as the store's owner.
 
-    Exits non-zero when the store is unreachable or its schema is missing or old.
+    Each function of the store's schema that runs as its owner (SECURITY DEFINER) with unsafe
+    settings gets one line on stderr: no search_path of its own, one that does not end with
+    pg_temp or names a schema other roles may create objects in, EXECUTE granted to PUBLIC, an
+    owner that bypasses row-level security while other roles may run it, a role's name taken as
+    an argument. Exits non-zero when the store is unreachable, its schema is missing or old, or
+    any function is unsafe (`ctx store migrate`, run by the store's owner, fixes a store an older
+    ctx made).
 
     \b
     Example:
       ctx store check --json
     """
     from ..store.backend import store_url
+    from ..store.pg_security import owner_problem
 
     if not (url or store_url(get_home())):
         home = get_home()
@@ -89,26 +102,45 @@ def check(url, jq_expr, table, as_json, table_fmt):
         return
     pg = _pg(url)
     info = pg.check()
+    unsafe = pg.unsafe_functions() if info["schema_version"] else []
+    info["unsafe_functions"] = len(unsafe)
     emit_listing([info], table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
+    for line in unsafe:  # never silenced by --quiet: each is a finding
+        click.echo(f"ctx store check: unsafe: {line}", err=True)
+    problems, hints = [], []
     if info["schema_version"] != info["schema_wanted"]:
-        raise CtxError(f"store {pg.where}: schema version {info['schema_version']}, this ctx needs "
-                       f"{info['schema_wanted']}", hint="run `ctx store init`")
+        problems.append(f"schema version {info['schema_version']}, this ctx needs {info['schema_wanted']}")
+        hints.append("run `ctx store init`")
+    if unsafe:
+        problems.append(f"{len(unsafe)} function(s) that run as the store's owner are unsafe (listed above)")
+        hints.append("run `ctx store migrate` as the store's owner")
+        if owner_problem(unsafe):
+            hints.append("give the store to an owner that is neither a superuser nor BYPASSRLS (docs/store.md, Roles)")
+    if problems:
+        raise CtxError(f"store {pg.where}: " + "; ".join(problems), hint="; ".join(hints))
 
 
 @store.command("migrate")
-@click.option("--to", "to", required=True, metavar="URL|embedded",
-              help="postgresql://… to move this home's files there; `embedded` to bring a store's rows home.")
+@click.option("--to", "to", metavar="URL|embedded",
+              help="postgresql://… to move this home's files there; `embedded` to bring a store's rows home. "
+                   "Without it: bring the store's schema up to date.")
 @click.option("--from", "from_", metavar="URL", help="With --to embedded: the store to read (default: the configured one).")
+@url_option
 @workspace_option
 @home_option
-def migrate(to, from_):
-    """Copy everything between the embedded store and PostgreSQL, exactly and resumably.
+def migrate(to, from_, url):
+    """Bring a store's schema up to date, or copy everything between the embedded store and
+    PostgreSQL, exactly and resumably.
 
-    Cold storage, logs, the session index, sessions' state with its archive (what left a
-    kept section), the archived CONTEXT.md copies and `ctx maintain`'s state of the home, and
-    the workspace's memory (MEMORY.md, observations/: the store project's memory on PostgreSQL).
-    Chunks move as their exact bytes; what the destination already has is skipped, never
-    overwritten (run it again to finish an interrupted move); progress goes to stderr.
+    Without --to: apply the schema migrations the store (--url, else the configured one)
+    lacks, as `ctx store init` does; run it as the store's owner after upgrading ctx (a store
+    an older ctx made had functions that let one agent role read another project's rows).
+
+    With --to: cold storage, logs, the session index, sessions' state with its archive (what
+    left a kept section), the archived CONTEXT.md copies and `ctx maintain`'s state of the home,
+    and the workspace's memory (MEMORY.md, observations/: the store project's memory on
+    PostgreSQL). Chunks move as their exact bytes; what the destination already has is skipped,
+    never overwritten (run it again to finish an interrupted move); progress goes to stderr.
     Exits non-zero when a chunk at the destination differs from the source.
 
     \b
@@ -118,6 +150,14 @@ def migrate(to, from_):
     """
     from ..store import pg_move
 
+    if to is None:
+        if from_:
+            raise UsageProblem("--from goes with --to embedded; to bring a store's schema up to date, use --url")
+        _apply_schema(url, "migrate")
+        return
+    if url:
+        raise UsageProblem("--url names the store whose schema `ctx store migrate` brings up to date (without "
+                           "--to); with --to, name the store with --to or --from")
     home = get_home()
     if to == "embedded":
         pg = _pg(from_)
@@ -138,6 +178,13 @@ def migrate(to, from_):
 @click.option("--schema", default="public", show_default=True, help="The schema `ctx store init` used.")
 def grant_sql(role, project, schema):
     """Print the SQL giving login ROLE the rows of PROJECT and nothing else (row-level security).
+
+    The store's owner runs it (the store must have had `ctx store migrate` or `init` of this ctx).
+    The role gets its project's rows of ctx's tables and the search functions, which check its
+    projects themselves; EXECUTE on every other ctx function is revoked from it and from PUBLIC.
+    Where the owner owns the database, no role but the owner keeps TEMP (temporary objects) on it,
+    and where it owns the schema, none but the owner may create objects there; elsewhere the SQL
+    leaves them and a WARNING says so.
 
     \b
     Example:

@@ -2,29 +2,40 @@
 sends anything (`[REDACTED:aws-access-key#3f2a]`). The same secret always gets the same
 placeholder, so a redacted transcript still says "the same key again".
 
-Detection is ctx's own patterns for the forms people actually paste (assignments in .env,
-shell, YAML, INI, JSON and code, with or without quotes, JSON-escaped quotes too: to a name that
-says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that only
-sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a random-looking
-key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
-`--password=` / `mysql -p…`; URL passwords, empty user included; bearer and basic
-authorization; whole JWTs; provider tokens: AWS, GitHub, GitLab, Hugging Face, OpenAI,
-Anthropic, Slack, Google, Stripe; private-key blocks; a bare AWS secret key, confirmed by
-detect-secrets' Shannon-entropy check) plus Yelp's detect-secrets keyword-free plugins for the
-rest, and the user's `redact_patterns`.
+Detection runs three rule sets: gitleaks' (vendored in ctxkit/rules/gitleaks/, run by `gitleaks.py`:
+provider tokens of some 150 services, curl credentials, its generic keyword-and-entropy rule), ctx's
+own in the same shape (`secret_shapes.py`: provider tokens gitleaks lacks, credential files, command
+lines, a password in prose or a file name), and the patterns here: assignments in .env, shell, YAML,
+INI, JSON, URLs, headers and code, with or without quotes, JSON-escaped quotes too, of any case, to a
+name that says secret, password, token... (`secret_key_base`, Django's `SECRET_KEY`), or to a name that
+only sometimes holds one (`AZURE_STORAGE_KEY`, a Joken `default_signer`) when the value is a
+random-looking key (`high_entropy`); a generated key alone on its line (`lone_key`); command-line
+`--password=` / `mysql -p…`; bearer and basic authorization; a bare AWS secret key, confirmed by
+detect-secrets' Shannon-entropy check; plus Yelp's detect-secrets keyword-free plugins for the rest,
+and the user's `redact_patterns`. One Aho-Corasick pass over the lower-cased text finds every keyword
+any rule needs; a text without one costs that pass and little more.
 
-Every pattern is linear on any input: quantifiers are bounded or anchored on a literal, and
-detect-secrets (whose patterns are not) only ever sees bounded windows around a marker.
-Candidate values are confirmed in Python (placeholders, variable references, type names and
-identifiers are not secrets), which keeps false positives on real transcripts at zero.
+Every pattern is linear on any input, or runs on a bounded window: quantifiers are bounded or anchored
+on a literal, a vendored rule runs only around its keyword with its repeats capped, and detect-secrets
+(whose patterns are not bounded) only ever sees bounded windows around a marker. Candidate values are
+confirmed in Python (placeholders, masked values, variable references, type names and identifiers are
+not secrets; `secret_values.py`), which keeps false positives on real transcripts at zero. Keys of
+JSON objects and record ids are redacted like values.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import math
+import os
 import re
 from typing import Iterable
+
+from . import secret_shapes
+from .gitleaks import Keywords, RuleSet
+from .secret_values import (
+    HEX, REFERENCE, at_line_end, aws_bare, entropy, high_entropy, lone_key, password_like, piece_len,
+    plausible, random_looking, reference,
+)
 
 PLUGINS = ("ArtifactoryDetector", "AzureStorageKeyDetector", "MailchimpDetector", "NpmDetector", "PypiTokenDetector",
            "SendGridDetector", "SquareOAuthDetector", "TelegramBotTokenDetector", "TwilioKeyDetector",
@@ -55,158 +66,28 @@ AUTH = re.compile(r"(?i)\b(?:bearer|authorization[\"']?[ \t]{0,4}[:=][ \t]{0,4}[
 # `openssl rand -base64 32` print (`lone_key` confirms it)
 LONE_TOKEN = re.compile(r"\n[ \t]{0,16}([A-Za-z0-9+/_-]{32,4096}={0,2})[ \t]{0,16}(?=\r?\n|\r?\Z)")  # on "\n" + text
 AWS_BARE = re.compile(r"(?<![A-Za-z0-9/+=_-])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])")  # not inside base64url
-# each own pattern runs only when its literal is in the text (a C-speed `in` each)
-GATES = {"private-key": ("PRIVATE KEY",), "jwt": ("eyJ",), "anthropic-key": ("sk-ant-",), "openai-key": ("sk-",),
-         "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-         "gitlab-token": ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glft-", "glsoat-",
-                          "glagent-"), "hf-token": ("hf_", "api_org_"),
-         "aws-access-key": ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA"), "url-password": ("://",),
-         "slack-token": ("xox",), "google-api-key": ("AIza",), "stripe-key": ("k_live_", "k_test_")}
-KEY_HINT = re.compile(r"pass|pwd|secret|token|key|credential|signer")  # run on the lower-cased text
-_HINT_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "signer")  # KEY_HINT's words: a C-speed `in` each first
+KEY_HINT_WORDS = ("pass", "pwd", "secret", "token", "key", "credential", "signer")  # what an assignment's name holds
 DS_LITERALS = ("AccountKey=", "npm_", "_authToken", "pypi-", "SG.", "sq0", ":AA", "-us", "rtifactory", "AKC",
                "loudant", "oftlayer", "AC", "SK")
-OWN = [
-    ("private-key", re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----.*?"
-                               r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY( BLOCK)?-----|\Z)", re.S), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]+)?"), 0),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{16,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"), 0),
-    ("github-token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"), 0),
-    ("gitlab-token", re.compile(r"\bgl(?:pat|dt|rt|ptt|oas|cbt|imt|ft|soat|agent)-[A-Za-z0-9_-]{20,}"), 0),
-    ("hf-token", re.compile(r"\b(?:hf_|api_org_)[A-Za-z0-9]{30,}"), 0),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b"), 0),
-    # a password already masked as *** (a DSN shown by ctx itself) is left as it is
-    ("url-password", re.compile(r"(?<=://)[^\s/:@'\"]{0,256}:((?!\*{1,16}@)[^\s/@'\"]{1,512})(?=@)"), 1),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}"), 0),
-]
-_OWN_GATED = [(kind, rx, g, GATES[kind]) for kind, rx, g in OWN]
-# what `spans` needs before any pattern can match: an own pattern's gate, a detect-secrets
-# literal, a CLI flag's "--", a mysql command; in the lower-cased text, a keyword an
-# assignment (KEY_HINT) or an Authorization header needs
-_ANY_LITERAL = tuple(sorted({*(lit for lits in GATES.values() for lit in lits), *DS_LITERALS, "--", "mysql",
-                             "mariadb"}))
-_ANY_KEYWORD = ("pass", "pwd", "secret", "token", "key", "credential", "signer", "bearer", "authorization")
-NOT_SECRET = frozenset("""str string bytes bool boolean int integer number float double object any none null nil
-true false undefined optional required list dict array text char varchar uuid hidden redacted env string[] secret
-password passwd token tokens key value values example sample placeholder changeme your_password yourpassword
-test dummy fake foo bar baz xxx xxxx empty unset default mask masked set present missing ok yes no on off
-na n/a tbd todo fixme here see below above same new old string| secretstr sensitive omitted private public""".split())
-REFERENCE = re.compile(r"[$%]|^[\[<]|\{\{|\{%|^\*+$|^x{3,}$|^\.{3}|^/|^~/|^\.\.?/|^REDACTED|^\[REDACTED")
-IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|->)[A-Za-z_][A-Za-z0-9_]*)*")
-ENV_NAME = re.compile(r"(?<![A-Z0-9_])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
-SNAKE_WORDS = re.compile(r"(?<![a-z_.-])[a-z]+(?:[_.-][a-z]+)+")
-CAMEL_TYPE = re.compile(r"(?:[A-Z][a-z]+)+")
-SIGIL_REF = re.compile(r"\$[{(]|%\(|\{\{|\{%")  # ${VAR}, $(cmd), %(name)s, {{ var }}
-HEX = re.compile(r"[0-9a-fA-F]+")
-UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
-_WORD_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
-KEY_SYMBOL = re.compile(r"[!@#$%^&*()=+]")
-BASE64ISH = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
+# a name whose value is a password as people choose them (`password=hunter2x`), not only a random key
+PASSWORD_NAME = re.compile(r"(?i)passw(?:or)?d|passphrase|pwd|(?<![a-z])pass(?![a-z])")
+RULES_JSON = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rules", "gitleaks",
+                          "gitleaks.json")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+_ENGINE: list = []
 
 
-_ENTROPY: list = []
-
-
-def entropy(s: str) -> float:
-    """Shannon entropy per character (detect-secrets' measure)."""
-    if not _ENTROPY:
-        try:
-            from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-
-            _ENTROPY.append(Base64HighEntropyString().calculate_shannon_entropy)
-        except ImportError:  # the same formula
-            _ENTROPY.append(lambda t: -sum(c / len(t) * math.log2(c / len(t)) for c in map(t.count, set(t)))
-                            if t else 0.0)
-    return _ENTROPY[0](s)
-
-
-def _classes(v: str) -> int:
-    return sum((any(c.islower() for c in v), any(c.isupper() for c in v), any(c.isdigit() for c in v),
-                any(not c.isalnum() for c in v)))
-
-
-def random_looking(v: str) -> bool:
-    """Mixes letters with digits or symbols (or cases): a password or a token, not a word."""
-    return _classes(v) >= 2 and not IDENT.fullmatch(v) or _classes(v) >= 3
-
-
-def plausible(value: str, key: str, *, quoted: bool, strict: bool) -> bool:
-    """Is `value`, assigned to `key`, a secret (not a reference, a type, a name)?"""
-    v = value.strip()
-    low = v.lower()
-    if len(v) < 3 or low in NOT_SECRET or _reference(v) or low == key.lower():
-        return False
-    if v.isdigit() and len(v) < 6:
-        return False
-    if ENV_NAME.fullmatch(v) or SNAKE_WORDS.fullmatch(v):
-        return False  # the name of an env var or a field, not its value
-    if strict:  # unquoted in code: only what looks random
-        return random_looking(v) and not (IDENT.fullmatch(v) and "." in v)
-    if not quoted and (CAMEL_TYPE.fullmatch(v) and len(v) < 16 or (IDENT.fullmatch(v) and "." in v)):
-        return False  # `token: Token`, `password: self.password`
-    return len(v) >= 4
-
-
-def _reference(v: str) -> bool:
-    """A variable, a template, a path: not a value. A `$` or `%` inside a long random value
-    (Django's `SECRET_KEY = 'django-insecure-k2#x9$w@…'`) does not make it one."""
-    if not REFERENCE.search(v):
-        return False
-    return bool(v[0] in "$%" or SIGIL_REF.search(v) or REFERENCE.search(v.replace("$", "").replace("%", ""))
-                or not high_entropy(v))
-
-
-def _pathlike(v: str) -> bool:
-    if v.startswith("/") or v.endswith("/") or "//" in v:
-        return True
-    return any(p.isalpha() and (p.islower() or p.isupper() or p.istitle() or len(p) <= 3) for p in v.split("/") if p)
-
-
-def _piece_len(v: str) -> float:
-    """The mean length of `v`'s words and numbers (`getHTTPResponse2`: get, HTTP, Response, 2):
-    about 2 in a random key, 3 or more in a name."""
-    return len(v) / max(1, len(_WORD_PARTS.findall(v)))
-
-
-def high_entropy(v: str) -> bool:
-    """A random-looking key (base64, hex or mixed symbols), not a word, a path, a UUID or a git SHA:
-    what a name that only sometimes holds a secret (`…_KEY`, `signer`) must hold to be redacted."""
-    n = len(v)
-    if n < 20 or n > 4096 or not v.isprintable() or " " in v:
-        return False
-    if HEX.fullmatch(v):
-        return n >= 32 and n != 40 and entropy(v) >= 3.0  # 40: a git SHA
-    if UUID.fullmatch(v) or _pathlike(v) and "+" not in v:
-        return False
-    if _piece_len(v) >= 3:
-        return False  # words and numbers (`monochromatic2025MAY24-pnpmTest`), however long
-    if BASE64ISH.fullmatch(v):
-        return _classes(re.sub(r"[^A-Za-z0-9]", "", v)) == 3 and entropy(v) >= min(4.0, math.log2(n) - 0.6)
-    # other symbols: a Django-style key (`k2#x9$w@p!3m^a8&v*…`), not a dated file name
-    return _classes(v) >= 3 and n >= 24 and bool(KEY_SYMBOL.search(v)) and entropy(v) >= 4.0
-
-
-def lone_key(v: str) -> bool:
-    """A token alone on its line that is a generated key: random-looking base64 (`high_entropy`), or
-    hex of 64 characters or more (shorter hex alone on a line is a hash or an object name)."""
-    return high_entropy(v) and (len(v) >= 64 or not HEX.fullmatch(v))
-
-
-def _at_line_end(text: str, end: int) -> bool:
-    rest = text[end:end + 64]
-    stripped = rest.lstrip(" \t")
-    return not stripped or stripped[0] in "\r\n" or (len(rest) == 64 and not stripped.strip())
-
-
-def _aws_bare(v: str) -> bool:
-    if not (any(c.islower() for c in v) and any(c.isupper() for c in v) and any(c.isdigit() for c in v)):
-        return False
-    if _pathlike(v):
-        return False
-    return entropy(v) >= 4.0
+def engine() -> tuple[RuleSet, Keywords]:
+    """The vendored gitleaks rules with ctx's own (`secret_shapes`), and one keyword index for them and
+    for every word the rest of the redactor needs first: loaded once per process, compiled rule by rule
+    as texts need them."""
+    if not _ENGINE:
+        with open(RULES_JSON, encoding="utf-8") as f:  # package data, not a state file of the home
+            config = json.loads(f.read())
+        rules = RuleSet(config, own=secret_shapes.RULES, checks=secret_shapes.CHECKS)
+        words = rules.keywords | set(KEY_HINT_WORDS) | {"bearer", "authorization", "mysql", "mariadb"}
+        _ENGINE.append((rules, Keywords(words)))
+    return _ENGINE[0]
 
 
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+#[0-9a-f]{4}\]")
@@ -221,11 +102,13 @@ def _slug(name: str) -> str:
 
 
 def strings_of(v):
-    """Every string of a JSON value, however deep."""
+    """Every string of a JSON value, however deep, the keys of its objects included."""
     if isinstance(v, str):
         yield v
     elif isinstance(v, dict):
-        for x in v.values():
+        for k, x in v.items():
+            if isinstance(k, str):
+                yield k
             yield from strings_of(x)
     elif isinstance(v, (list, tuple)):
         for x in v:
@@ -242,6 +125,7 @@ class Redactor:
         self.extra = [re.compile(p) for p in extra_patterns]
         self.use_ds = use_detect_secrets
         self._scan = None
+        self._keys: dict[str, str] = {}
 
     def _ds_spans(self, text: str) -> list[tuple[int, int, str]]:
         if not self.use_ds:
@@ -285,13 +169,12 @@ class Redactor:
                         out.append((a + k, a + k + len(val), _slug(s.type)))
         return out
 
-    def _assignments(self, text: str, low: str):
-        """ASSIGN's matches, run only on windows around a keyword (found in the lower-cased text)."""
+    def _assignments(self, text: str, hits: dict):
+        """ASSIGN's matches, run only on windows around a name's keyword."""
+        where = sorted(p for w in KEY_HINT_WORDS for p in hits.get(w, ()))
         windows: list[list[int]] = []
-        if not any(w in low for w in _HINT_WORDS):
-            return
-        for m in KEY_HINT.finditer(low):
-            a, b = max(0, m.start() - 16), m.end() + 1100
+        for p in where:
+            a, b = max(0, p - 16), p + 1100
             if windows and a <= windows[-1][1]:
                 windows[-1][1] = b
             else:
@@ -301,6 +184,29 @@ class Redactor:
             for m in ASSIGN.finditer(text, max(a, last), min(b, len(text))):
                 last = m.end()
                 yield m
+
+    def _assigned(self, text: str, m: re.Match) -> bool:
+        """Is the value of ASSIGN's match `m` a secret?"""
+        key, quoted = m.group("key"), m.group("q") is not None
+        g = "qv" if quoted else "uv"
+        val = m.group(g)
+        sep = m.group("sep")
+        if m.group("weak"):  # `…_KEY`, `signer`: only a random-looking value
+            return high_entropy(val) and not reference(val)
+        if quoted:
+            return plausible(val, key, quoted=True, strict=False)
+        # unquoted, lower-case: a password as people choose them counts where the name says password,
+        # unless the value is code (`password=get_pw()`, `password=cfg.pw`)
+        after = text[m.end(g):m.end(g) + 1]
+        pw = "=" in sep and PASSWORD_NAME.search(key) is not None and password_like(val) and \
+            (not after or after not in "(.[")
+        if sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
+            upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
+            return plausible(val, key, quoted=upper, strict=not upper) or pw
+        # `key: value` / `key = value`: YAML, INI, headers; the value ends the line, or looks random
+        return at_line_end(text, m.end(g)) and \
+            plausible(val, key, quoted=False, strict="=" in sep and m.group("kq") is None) or \
+            len(val) >= 8 and entropy(val) >= 3.0 and plausible(val, key, quoted=False, strict=True) or pw
 
     def spans(self, text: str, lone: bool = False) -> list[tuple[int, int, str]]:
         """Where the secrets of `text` are, with their kind. A line that is one generated key is
@@ -312,54 +218,25 @@ class Redactor:
                 if lone_key(m.group(1)):
                     found.append((m.start(1) - 1, m.end(1) - 1, "generated-key"))
         low = text.lower()
-        if len(low) != len(text):  # a few characters lower-case to two: find keywords by the slow path
-            low = re.sub(r"(?i)pass|pwd|secret|token|key|credential|signer", lambda m: m.group(0).lower(), text)
+        if len(low) != len(text):  # a few characters lower-case to two: keep offsets, lower ASCII only
+            low = text.translate(_ASCII_LOWER)
+        rules, keywords = engine()
+        hits = keywords.find(low)  # every keyword of every rule below, in one pass
         # a bare AWS secret needs 40 characters; its first match, once searched, is where its scan resumes
         aws = AWS_BARE.search(text) if len(text) >= 40 else None
-        if not self.extra and aws is None:
-            for lit in _ANY_LITERAL:
-                if lit in text:
-                    break
-            else:
-                for word in _ANY_KEYWORD:
-                    if word in low:
-                        break
-                else:
-                    return found  # no pattern below can match: each needs one of these
-        for kind, rx, g, lits in _OWN_GATED:
-            for lit in lits:
-                if lit in text:
-                    break
-            else:
-                continue
-            for m in rx.finditer(text):
-                if m.group(g):
-                    found.append((m.start(g), m.end(g), kind))
-        for m in self._assignments(text, low):
-            key, quoted = m.group("key"), m.group("q") is not None
-            g = "qv" if quoted else "uv"
-            val = m.group(g)
-            sep = m.group("sep")
-            if m.group("weak"):  # `…_KEY`, `signer`: only a random-looking value
-                ok = high_entropy(val) and not _reference(val)
-            elif quoted:
-                ok = plausible(val, key, quoted=True, strict=False)
-            elif sep == "=" and m.group("kq") is None:  # KEY=value: .env, shell, a keyword argument
-                upper = key.isupper() or text[max(0, m.start() - 1):m.start()].isupper()
-                ok = plausible(val, key, quoted=upper, strict=not upper)
-            else:  # `key: value` / `key = value`: YAML, INI, headers; the value ends the line, or looks random
-                ok = _at_line_end(text, m.end(g)) and \
-                    plausible(val, key, quoted=False, strict="=" in sep and m.group("kq") is None) or \
-                    len(val) >= 8 and entropy(val) >= 3.0 and plausible(val, key, quoted=False, strict=True)
-            if ok:
-                found.append((m.start(g), m.end(g), "secret-assignment"))
-        # every flag CLI_FLAG knows names pass, token, secret or key (lower-cased in `low` either way)
-        cli = "--" in text and ("pass" in low or "token" in low or "secret" in low or "key" in low)
+        if hits:
+            found += rules.finds(text, hits)
+            for m in self._assignments(text, hits):
+                if self._assigned(text, m):
+                    g = "qv" if m.group("q") is not None else "uv"
+                    found.append((m.start(g), m.end(g), "secret-assignment"))
+        # every flag CLI_FLAG knows names pass, token, secret or key
+        cli = "--" in text and ("pass" in hits or "token" in hits or "secret" in hits or "key" in hits)
         for m in (CLI_FLAG.finditer(text) if cli else ()):
             if plausible(m.group(1), "password", quoted=True, strict=False):
                 found.append((m.start(1), m.end(1), "cli-password"))
         covered = 0
-        for c in (MYSQL.finditer(text) if "mysql" in text or "mariadb" in text else ()):
+        for c in (MYSQL.finditer(text) if "mysql" in hits or "mariadb" in hits else ()):
             if c.start() < covered:
                 continue
             nl = text.find("\n", c.end(), c.end() + 300)
@@ -370,12 +247,12 @@ class Redactor:
                 continue
             if len(m.group(1)) >= 3 and not REFERENCE.search(m.group(1)):
                 found.append((m.start(1), m.end(1), "cli-password"))
-        for m in (AUTH.finditer(text) if "bearer" in low or "authorization" in low else ()):
+        for m in (AUTH.finditer(text) if "bearer" in hits or "authorization" in hits else ()):
             v = m.group(1)
             if random_looking(v) or entropy(v) >= 3.5 and len(v) >= 20:
                 found.append((m.start(1), m.end(1), "auth-token"))
         for m in (AWS_BARE.finditer(text, aws.start()) if aws is not None else ()):
-            if _aws_bare(m.group(0)):
+            if aws_bare(m.group(0)):
                 found.append((m.start(), m.end(), "aws-secret-key"))
         for rx in self.extra:
             for m in rx.finditer(text):
@@ -411,11 +288,25 @@ class Redactor:
         if isinstance(v, list):
             return [self.value(x) for x in v]
         if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
+            return {self.key(k): self.value(x) for k, x in v.items()}
         return v
 
-    STRUCTURAL = frozenset({"v", "kind", "id", "session", "ts", "role", "tool_call_id", "group", "tokens", "score",
-                            "flags"})
+    def key(self, k):
+        """An object's key, redacted like a value (a secret used as a session id keys the session index).
+        Keys repeat (field names): each distinct short one is looked at once."""
+        if not isinstance(k, str):
+            return k
+        got = self._keys.get(k)
+        if got is None:
+            got = self.text(k)
+            if len(k) <= 256 and len(self._keys) < 8192:
+                self._keys[k] = got
+        return got
+
+    STRUCTURAL = frozenset({"v", "kind", "ts", "role", "tokens", "score", "flags"})
+    # ids are redacted like any key (a secret used as a session id is kept nowhere): the same id always
+    # gets the same placeholder, so records still pair up; an ordinary id comes back as it was
+    IDS = frozenset({"id", "session", "tool_call_id", "group"})
 
     def arguments(self, args):
         """Tool-call arguments: a JSON string is redacted value by value (so escaped quotes
@@ -440,7 +331,12 @@ class Redactor:
         for key, v in rec.items():
             if key in self.STRUCTURAL:
                 out[key] = v
-            elif key == "tool_calls" and isinstance(v, list):
+                continue
+            if key in self.IDS:
+                out[key] = self.key(v)
+                continue
+            key = self.key(key)
+            if key == "tool_calls" and isinstance(v, list):
                 calls = []
                 for c in v:
                     if isinstance(c, dict):
@@ -467,7 +363,7 @@ def _random_fragment(part: str) -> bool:
         return len(part) > 40
     if len(part) < 8 or not (any(c.isdigit() for c in part) and part != part.lower() and part != part.upper()):
         return False
-    return _piece_len(part) < 2.5
+    return piece_len(part) < 2.5
 
 
 def nameable(term: str) -> bool:

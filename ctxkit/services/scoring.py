@@ -314,7 +314,7 @@ _CODE_FP: list = []
 
 def fingerprint() -> str:
     """What the signal cache depends on: the code that finds the signals (this package's core,
-    this module, the stores and records), and the redaction in force."""
+    this module, the stores and records), and the redaction in force (its code and vendored rules)."""
     import importlib.util
     import os
 
@@ -326,7 +326,8 @@ def fingerprint() -> str:
         files += [os.path.join(root, *p) for p in (("services", "scoring.py"), ("services", "spool.py"),
                                                    ("store", "redaction.py"), ("store", "signalcache.py"),
                                                    ("records.py",), ("io", "jsonl.py"), ("io", "seen.py"),
-                                                   ("io", "adapters", "__init__.py"))]
+                                                   ("io", "adapters", "__init__.py"),
+                                                   ("rules", "gitleaks", "gitleaks.json"))]  # the secret rules
         for f in files:
             with open(f, "rb") as fh:
                 h.update(f.encode() + b"\0" + fh.read())

@@ -354,7 +354,10 @@ def parse_value(key: str, text: str) -> Any:
 
 def set_knob(path: str, key: str, text: str) -> Any:
     """Set `key` in the config file at `path` (comments kept; any line already setting it, in any
-    spelling, replaced): validated with the whole file before it is written, atomically, locked."""
+    spelling, replaced): validated with the whole file before it is written, atomically, locked.
+    The value is written as the user gave it, a secret included (a pattern in `redact_patterns`, a
+    password in an endpoint's URL): the file is the user's own and private (0600); only what ctx
+    prints about it is redacted (`shown`)."""
     import re
 
     import yaml
@@ -386,8 +389,27 @@ def set_knob(path: str, key: str, text: str) -> Any:
             lines.append(line)
         new = "\n".join(x for x in lines if x is not None) + "\n"
         load_text(new, path)  # the whole file must still be valid
-        atomic_write(path, new)
+        atomic_write(path, new, PRIVATE, redacted=True)  # as given: redaction would break the file
     return value
+
+
+PRIVATE = 0o600
+
+
+def shown(key: str, value: Any) -> Any:
+    """A knob's value as ctx prints it: its secrets redacted (the file keeps them). The patterns of
+    `redact_patterns` are looked at by the built-in rules only: a pattern the user wrote (`key=\\S+`)
+    would otherwise hide itself."""
+    from . import redaction
+
+    r = redaction.active()
+    if r is None:
+        return value
+    if key == "redact_patterns":
+        from ..core.redact import Redactor
+
+        return Redactor(use_detect_secrets=r.use_ds).value(value)
+    return r.value(value)
 
 
 def cross_checks(values: dict, path: str) -> list[str]:

@@ -222,6 +222,13 @@ class PgStore:
     def has_term_stats(self) -> bool:
         return self._has("to_regclass('ctx_terms')", "checking for term statistics")
 
+    def unsafe_functions(self) -> list[str]:
+        """One line per function of the store's schema that runs as its owner with unsafe settings
+        (pg_security.py): empty on a store `ctx store migrate` brought up to date."""
+        from .pg_security import findings
+
+        return self.run(findings, "checking the store's functions", check=False)
+
     def check(self) -> dict:
         out: dict = {"store": self.where, "project": self.project}
         conn = self.connect()
