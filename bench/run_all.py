@@ -18,12 +18,13 @@ import bench_defaults  # noqa: E402
 import bench_hooks  # noqa: E402
 import bench_drop_sets  # noqa: E402
 import bench_redact  # noqa: E402
+import bench_install  # noqa: E402
 
 if __name__ == "__main__":
     only = set(sys.argv[1:])
     for mod in (bench_startup, bench_memory, bench_count, bench_ttok, bench_prompt, bench_semantic, bench_compact,
                 bench_relevance, bench_streaming, bench_defaults, bench_crash, bench_hooks, bench_drop_sets,
-                bench_redact):
+                bench_redact, bench_install):
         name = mod.__name__.replace("bench_", "")
         if not only or name in only:
             mod.main()

@@ -14,7 +14,8 @@ from conftest import ROOT
 EXPECT = {"startup": "startup", "memory": "memory", "count": "count", "ttok": "ttok", "prompt": "prompt-startup",
           "semantic": "semantic-lookup", "compact": "compact-extractive", "relevance": "drop-quality",
           "streaming": "streaming", "defaults": "defaults", "crash": "crash",
-          "hooks": "hooks-stop", "drop_sets": "drop-sets", "redact": "redact-corpus"}
+          "hooks": "hooks-stop", "drop_sets": "drop-sets", "redact": "redact-corpus",
+          "install": "first-search"}
 
 
 @pytest.mark.embedded_only  # the benchmarks measure the embedded store (bench_pg.py the other one)

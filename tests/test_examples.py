@@ -24,6 +24,7 @@ NOT_RUN = {
     "*/5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log": "a crontab line",
     "ctx compact s.jsonl --summarizer llama --gguf ~/models/Qwen3-1.7B-Q4_K_M.gguf": "needs a GGUF model file",
     'ctx completion zsh > "${fpath[1]}/_ctx"': "zsh syntax ($fpath)",
+    "ctx man --install --prefix /usr/local # for every user (as root)": "writes outside the test's folders",
     "ctx store embed": "needs a PostgreSQL store with pgvector (tests/test_store_pg.py runs it against one)",
     "CTX_STORE_URL=postgresql://ctx_owner@localhost/ctx ctx store init": "needs a PostgreSQL server "
         "(tests/test_store_pg.py runs it against one)",

@@ -41,7 +41,8 @@ NOT_REPORTING = {
     "goal add": "an action; prints the new goal's id", "goal complete": "an action", "goal start": "an action",
     "hook claude-code": "the hook protocol's JSON", "hook generic": "text for an agent's prompt",
     "hook curate": "nothing: the detached worker the hooks start",
-    "import": "a record stream", "maintain": "JSONL events", "observe": "the observation's path",
+    "import": "a record stream", "maintain": "JSONL events",
+    "man": "a man page (through man -l); --path prints a path; --install/--uninstall print the folder", "observe": "the observation's path",
     "recover": "a record stream", "remember": "an action", "reset": "an action (a list on stderr)",
     "score": "a record stream", "session restore": "a record stream", "session show": "one JSON object",
     "tools show": "one tool's JSON schema", "truncate": "a record stream",
@@ -93,7 +94,7 @@ def reporting_args(w) -> dict[str, list[str]]:
     return {
         "cold-storage list": [], "cold-storage search": ["beads"], "cold-storage stats": [],
         "compact": [s, "--dry-run", "--budget", "4000"], "config show": [], "constraint list": [],
-        "dedupe": [f"{work}/a.md", f"{work}/b.md"], "drops": [], "eval": [s, "--candidate", f"{work}/c.jsonl"],
+        "dedupe": [f"{work}/a.md", f"{work}/b.md"], "drops": [], "examples": [], "eval": [s, "--candidate", f"{work}/c.jsonl"],
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
         "session list": [], "stats compaction": [], "stats drops": [], "stats recovery": [],

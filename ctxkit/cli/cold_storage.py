@@ -10,7 +10,7 @@ from ..io.jsonl import Writer
 from ..services.cold import resolve_chunk, search_cold
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
-from .common import note, emit_listing, get_home, home_option, jq_option, output_options, session_prefix
+from .common import note, embedder_name, emit_listing, get_home, home_option, jq_option, output_options, session_prefix
 
 @click.group("cold-storage")
 def cold_storage():
@@ -102,7 +102,7 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
     home = get_home()
     from .progress import progress_bar, spinner
 
-    rows = search_cold(home, _store(), query, limit, session, home.config.get("embedder", embedder),
+    rows = search_cold(home, _store(), query, limit, session, embedder_name(home, embedder),
                        progress_bar, spinner)
     emit_listing(rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr)
 

@@ -250,6 +250,19 @@ def get_workspace() -> str:
     return resolve_workspace(root.meta.get("ctx.workspace"), get_home().path, root.meta.get("ctx.cwd"))
 
 
+def embedder_name(home, flag: str | None) -> str:
+    """The embedder to use (flag, CTX_EMBEDDER, config, default; keyword when the default MiniLM is
+    not installed, said once on stderr)."""
+    from ..services.embedding import resolve_embedder
+
+    name, notice = resolve_embedder(home.config, flag)
+    root = click.get_current_context().find_root()
+    if notice and not root.meta.get("ctx.embedder_noticed"):
+        root.meta["ctx.embedder_noticed"] = True
+        note(notice)
+    return name
+
+
 def note(message: str) -> None:
     """An informational line on stderr, its secrets redacted (it may echo the query); silenced by
     --quiet / CTX_QUIET=1 (errors never are)."""

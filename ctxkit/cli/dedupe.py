@@ -7,7 +7,7 @@ import click
 
 from ..core.dedupe import duplicates
 from ..errors import InputError
-from .common import Fraction, note, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import Fraction, note, embedder_name, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 from .count import resolve_tokenizer
 
 DEFAULT_FILES = ("SOUL.md", "AGENTS.md", "MEMORY.md", "TOOLS.md", "USER.md")
@@ -54,7 +54,7 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
                 raise InputError(p, None, "no such file") from None
     tok = resolve_tokenizer(None, None)
     threshold = home.config.get("dedupe_threshold", threshold)
-    name = home.config.get("embedder", embedder)
+    name = embedder_name(home, embedder)
     similarity = None
     if name == "minilm":
         from ..services.embedding import cosine_matrix

@@ -166,4 +166,6 @@ def generic(event, transcript, session):
 @home_option
 def curate_cmd(transcript, session, ended):
     """The detached worker hooks start: curation when due; at session end, cold storage."""
-    svc.curate_now(get_home(), transcript, session, ended)
+    from ..services.curation import run_worker
+
+    run_worker(get_home(), transcript, session, ended)  # a failure is logged where ctx status shows it

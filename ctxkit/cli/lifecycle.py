@@ -8,7 +8,7 @@ import click
 from ..services.memory import observe as run_observe
 from ..services.memory import reflect as run_reflect
 from ..store import logs
-from .common import (InputRecords, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
+from .common import (InputRecords, embedder_name, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
                      workspace_option)
 
 
@@ -52,7 +52,7 @@ def reflect(embedder, jq_expr, table, as_json, table_fmt):
     from ..store.backend import memory_store
 
     home = get_home()
-    name = home.config.get("embedder", embedder)
+    name = embedder_name(home, embedder)
     emb = None
     if name == "minilm":
         from .score import make_embedder

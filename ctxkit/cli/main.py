@@ -48,6 +48,8 @@ COMMANDS = {
     "reflect": ("ctxkit.cli.lifecycle", "reflect", "Crystallize observations into MEMORY.md facts."),
     "maintain": ("ctxkit.cli.lifecycle", "maintain", "Apply the whole context policy in one idempotent pass."),
     "completion": ("ctxkit.cli.completion", "completion", "Print the shell completion script for bash, zsh or fish."),
+    "man": ("ctxkit.cli.man", "man", "Show a man page, or install the pages where man finds them."),
+    "examples": ("ctxkit.cli.man", "examples", "List the bundled examples, or print the path of one."),
     "stats": ("ctxkit.cli.stats", "stats", "Tuning statistics: drops, compaction, recovery, a suggested cutoff."),
     "config": ("ctxkit.cli.config_cmd", "config", "Show, create, locate and validate config.yaml."),
     "reset": ("ctxkit.cli.reset", "reset", "Delete logs, cold storage and caches."),

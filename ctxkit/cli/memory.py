@@ -7,18 +7,18 @@ import click
 
 from ..sources.memory import search
 from ..store import logs
-from .common import Fraction, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
+from .common import Fraction, embedder_name, emit_listing, get_home, get_workspace, home_option, jq_option, output_options, workspace_option
 from .count import resolve_tokenizer
 
 
-def memory_search(query: str, k: int, min_score: float, embedder_name: str | None, log: bool = True,
+def memory_search(query: str, k: int, min_score: float, embedder: str | None, log: bool = True,
                   include_cold: bool = False):
     from .score import make_embedder
 
     from ..store.backend import memory_store
 
     home = get_home()
-    name = home.config.get("embedder", embedder_name)
+    name = embedder_name(home, embedder)
     mem = memory_store(home, get_workspace())
     emb = make_embedder(home, name, 0)
     hits, total = search(mem, query, k, min_score, emb)

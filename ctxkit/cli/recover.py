@@ -15,7 +15,7 @@ from ..store.atomic import atomic_write, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
-from .common import Fraction, note, get_home, home_option, session_prefix
+from .common import Fraction, note, embedder_name, get_home, home_option, session_prefix
 
 
 @click.command("recover")
@@ -52,7 +52,7 @@ def recover(chunk_id, session, query, limit, min_score, embedder, into):
         picked.append((store.load(hit["path"]), None))
         method = "id"
     else:
-        name = home.config.get("embedder", embedder)
+        name = embedder_name(home, embedder)
         from .progress import progress_bar, spinner
 
         for row in search_cold(home, store, query, limit, session, name, progress_bar, spinner):

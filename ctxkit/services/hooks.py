@@ -537,9 +537,11 @@ def spawn_curation(home, target: Target, ended: bool = False) -> bool:
     env = dict(os.environ)
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    with open(os.devnull, "rb") as dn_in, open(os.devnull, "ab") as dn_out:
-        subprocess.Popen(cmd, stdin=dn_in, stdout=dn_out, stderr=dn_out, start_new_session=True, env=env,
-                         close_fds=True, cwd=target.cwd or None)
+    from ..store import worker
+
+    with open(os.devnull, "rb") as dn_in, open(os.devnull, "ab") as dn_out, worker.open_log(home) as err:
+        subprocess.Popen(cmd, stdin=dn_in, stdout=dn_out, stderr=err, start_new_session=True, env=env,
+                         close_fds=True, cwd=target.cwd or None)  # its stderr: logs/worker.log
     logs.append(home, "curation", {"event": "curation_started", "session": target.session, "ended": ended})
     return True
 
