@@ -311,3 +311,32 @@ def aged_out(ctx: Context, now, hours: float) -> Context:
     if "Goals" in out.sections:
         out.sections["Goals"] = keep
     return out
+
+
+KEPT_SECTIONS = ("Constraints", "Decisions", "Goals", "Pending", "Pinned")
+GOAL_ID = re.compile(r"^(g-\d+) \(")
+
+
+def kept_key(section: str, item) -> str:
+    if section == "Goals":
+        m = GOAL_ID.match(item.text)
+        if m:
+            return m.group(1)  # a goal changing status is the same goal
+    return item.key()
+
+
+def kept_before(ctx: Context) -> dict:
+    """The kept sections' items before a change (what `left_kept_sections` compares with)."""
+    return {s: list(ctx.sections.get(s, [])) for s in KEPT_SECTIONS}
+
+
+def left_kept_sections(before: dict, new: Context) -> dict[str, list[str]]:
+    """{section: the items (rendered, without their "- ") that left it} between `before` (from
+    `kept_before`) and `new`: what must be archived, never dropped silently."""
+    out = {}
+    for section, old in before.items():
+        have = {kept_key(section, i) for i in new.sections.get(section, [])}
+        gone = [i for i in old if kept_key(section, i) not in have]
+        if gone:
+            out[section] = list(dict.fromkeys(r[2:] if r.startswith("- ") else r for r in (i.render() for i in gone)))
+    return out

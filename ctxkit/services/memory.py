@@ -28,7 +28,8 @@ NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |i
 
 def observation(records: list[dict]) -> dict[str, list[str]]:
     """What happened in a session, from the compaction engine's state: the requests, the choices made (with
-    their reasons), the outcomes (commits, items closed, checks that passed), the files changed, the errors
+    their reasons), the outcomes (commits, items closed, checks that passed, what the agent found out), the
+    files changed, the errors
     and how they ended, and what is still to do."""
     from ..compaction import state_of
     from ..core.requests import brief, requests as user_requests
@@ -45,6 +46,9 @@ def observation(records: list[dict]) -> dict[str, list[str]]:
     outcomes += [f"Closed {i.item}: {i.title}" if i.title else f"Closed {i.item}" for i in st.items if i.status == "closed"]
     outcomes += [f"{c.runner} passed" + (f" ({c.summary})" if c.summary and c.summary != "no output" else "")
                  for c in st.checks if c.passed and not c.edited_after]
+    found = list(st.current.words) if st.kind in ("explore", "research") else []   # what a look found out
+    found += [x for s in st.steps for x in s.findings]
+    outcomes += list(dict.fromkeys(found))
     files = [f"`{f.path}` — {f.action}" for f in st.files]
     errors = [e.text + (" (fixed)" if e.fixed_at >= 0 else " (still open)") for e in st.errors]
     pending = [i.title or i.item for i in st.items if i.status != "closed" and i.item not in {x.parent for x in st.items}]

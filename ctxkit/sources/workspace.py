@@ -5,10 +5,11 @@ import os
 import re
 from typing import Callable
 
-from ..core.context_md import Context, ContextFormatError, parse, render
+from ..core.context_md import Context, ContextFormatError, kept_before, left_kept_sections, parse, render
 from ..core.timeutil import now_iso
 from ..errors import ConflictError, InputError
 from ..store.atomic import atomic_write, clean_stale_tmp, locked, makedirs
+from ..store.notes import note_archived
 
 
 def project_root(path: str | None = None) -> str:
@@ -126,42 +127,6 @@ def _owner_dir(home_path: str, old: str) -> str | None:
 
 
 # sections whose items people write (or act on): nothing leaves them without a copy
-KEPT_SECTIONS = ("Constraints", "Decisions", "Goals", "Pending", "Pinned")
-_GOAL_ID = re.compile(r"^(g-\d+) \(")
-
-
-def _item_key(section: str, item) -> str:
-    if section == "Goals":
-        m = _GOAL_ID.match(item.text)
-        if m:
-            return m.group(1)  # a goal changing status is the same goal
-    return item.key()
-
-
-def kept_before(ctx: Context) -> dict:
-    """The kept sections' items before a change (what `left_kept_sections` compares with)."""
-    return {s: list(ctx.sections.get(s, [])) for s in KEPT_SECTIONS}
-
-
-def left_kept_sections(before: dict, new: Context) -> dict[str, list[str]]:
-    """{section: the items (rendered, without their "- ") that left it} between `before` (from
-    `kept_before`) and `new`: what must be archived, never dropped silently."""
-    out = {}
-    for section, old in before.items():
-        have = {_item_key(section, i) for i in new.sections.get(section, [])}
-        gone = [i for i in old if _item_key(section, i) not in have]
-        if gone:
-            out[section] = list(dict.fromkeys(r[2:] if r.startswith("- ") else r for r in (i.render() for i in gone)))
-    return out
-
-
-def note_archived(n: int, section: str, where: str) -> None:
-    if os.environ.get("CTX_QUIET", "") in ("", "0"):
-        import sys
-
-        print(f"ctx: {n} item{'s' if n != 1 else ''} left {section} in CONTEXT.md; kept in {where}", file=sys.stderr)
-
-
 class ContextFile:
     def __init__(self, workspace: str):
         self.workspace = workspace

@@ -760,7 +760,8 @@ class PgStateFile:
         on the write, and a caller's `if_version` that is not the stored one is a conflict."""
         from ..core.context_md import Context, parse, render
         from ..core.timeutil import now_iso
-        from ..sources.workspace import kept_before, left_kept_sections, note_archived
+        from ..core.context_md import kept_before, left_kept_sections
+        from .notes import note_archived
         from . import redaction
 
         def tx(cur):

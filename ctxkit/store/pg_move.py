@@ -157,7 +157,8 @@ def _local_states(home):
 
 def _section_name(slug: str) -> str:
     """The kept section an archive file (archive/SLUG.md) is of."""
-    from ..sources.workspace import KEPT_SECTIONS, ContextFile
+    from ..core.context_md import KEPT_SECTIONS
+    from ..sources.workspace import ContextFile
 
     for s in KEPT_SECTIONS:
         if os.path.basename(ContextFile("").archive_path(s)) == slug + ".md":

@@ -77,7 +77,8 @@ EXPLAINS = re.compile(
     r"\b(?:because|caused by|due to|root cause|the (?:issue|problem|cause|bug|reason|culprit|key|trick|catch) (?:is|was)|"
     r"turns out|it seems|this means|which means|that's why|so that|is (?:called|used|stored|rendered|handled|set|read|"
     r"written|computed|created|parsed|passed|triggered) (?:by|in|from|when|via|on)|works by|happens (?:when|because)|"
-    r"only (?:when|if)|already (?:has|exists|handles|does|uses)|doesn't|does not|isn't|is not|never|instead of)\b", re.I)
+    r"only (?:when|if)|already (?:has|exists|handles|does|uses)|doesn't|does not|isn't|is not|never|instead of|"
+    r"complain(?:s|ing)?(?: about)?|too (?:deep|many|long|complex|large)|levels? deep)\b", re.I)
 
 
 def findings(text: str, limit: int = 3) -> list[str]:
