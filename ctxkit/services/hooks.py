@@ -1,8 +1,8 @@
-"""ctxkit inside an agent's lifecycle (Claude Code hooks, or any agent with a transcript).
+"""ctxkit inside an agent's lifecycle (Claude Code, Codex, … hooks, or any agent with a transcript).
 
 One resolver (`resolve`) turns a hook payload into a Target: the session (the payload's
-`session_id`), the project (the repository root of the payload's `cwd`), the project's
-workspace and the transcript. One handler per event works on that Target and returns
+`session_id`, behind the agent's prefix: services/agents), the project (the repository root of
+the payload's `cwd`), the project's workspace and the transcript. One handler per event works on that Target and returns
 (context for the model, note for the user). State is keyed by session and by project: a
 session's own CONTEXT.md lives in the session store, the project's workspace keeps its
 Constraints and Pinned and the active session's state, and no project sees another's.
@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -39,15 +40,21 @@ class Target:
     cwd: str | None = None
     data: dict = field(default_factory=dict)
     ignored: dict = field(default_factory=dict)   # transcript lines skipped, by type
+    agent: str | None = None         # the agent whose hook this is (services/agents), None: not a hook
+    in_worker: bool = False          # running in the detached worker (a deferred event)
 
 
-def resolve(home, data: dict, workspace_flag: str | None = None) -> Target:
-    """The one session/project resolver: hooks pass their payload; `status`, `context show` and
-    `prompt build` pass {"cwd": the current directory, "session_id": --session or None}."""
+def resolve(home, data: dict, workspace_flag: str | None = None, agent=None) -> Target:
+    """The one session/project resolver: hooks pass their payload and their agent (whose prefix
+    keys the session: one agent's sessions never meet another's state); `status`, `context show`
+    and `prompt build` pass {"cwd": the current directory, "session_id": --session or None}."""
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isdir(data["cwd"]) else os.getcwd()
     session = data.get("session_id") if isinstance(data.get("session_id"), str) and data["session_id"] else None
+    if agent is not None:
+        session = agent.session_key(session)
     return Target(session=session, project=project_root(cwd), workspace=resolve_workspace(workspace_flag, home.path, cwd),
-                  transcript=data.get("transcript_path") or None, cwd=cwd, data=data)
+                  transcript=data.get("transcript_path") or None, cwd=cwd, data=data,
+                  agent=agent.name if agent is not None else None)
 
 
 def session_for(home, target: Target, prefix: str | None) -> str | None:
@@ -121,8 +128,20 @@ def measure(home, records: list[dict]) -> dict:
                              home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
 
 
+# what ctx itself injected (SessionStart, UserPromptSubmit): an agent that keeps hook context in its
+# transcript (Codex: a developer message) must not have ctx's own words folded back into its state
+_INJECTED = re.compile(r"^(# Context\b|# Previous session in this project|# Working state\n|"
+                       r"# Earlier context that matches this prompt\n|## Time\n|Context: \d+% of a [\d,]+-token window)")
+
+
+def injected_by_ctx(rec: dict) -> bool:
+    return rec.get("role") == "system" and isinstance(rec.get("content"), str) and bool(_INJECTED.match(rec["content"]))
+
+
 def as_session(target: Target, records: list[dict]) -> list[dict]:
-    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs)."""
+    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs),
+    without the context ctx injected."""
+    records = [r for r in records if not injected_by_ctx(r)]
     if not target.session:
         return records
     return [dict(r, session=target.session) if r.get("session") and ".agent-" not in r["session"] else r
@@ -274,7 +293,7 @@ def _register(home, target: Target, records: list[dict] | None = None) -> None:
         sessions.touch(home, [r for r in as_session(target, records) if r.get("session") == target.session],
                        target.transcript)
     sessions.mark(home, target.session, project=target.project, workspace=target.workspace,
-                  source=os.path.abspath(target.transcript) if target.transcript else None)
+                  source=os.path.abspath(target.transcript) if target.transcript else None, agent=target.agent)
 
 
 # ---- one handler per event ----
@@ -302,7 +321,9 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
         prev = previous_session(home, target)
         if prev is not None:
             e, ctx = prev
-            parts.append(f"# Previous session in this project (session {e['session'][:8]}, last active "
+            other = e.get("agent") if e.get("agent") not in (None, target.agent) else None
+            parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
+                         f"session {e['session'][:8]}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home, project=target.project)["block"]
@@ -318,6 +339,15 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append("## External\n" + "\n".join(
                 f"- {x}" for x in summary_lines(ch, modified_files(target.workspace, when))[:8]))
     return cap("\n\n".join(parts)), None
+
+
+def _agent_title(name: str) -> str:
+    from . import agents
+
+    try:
+        return agents.get(name).title
+    except Exception:  # noqa: BLE001 - a label only
+        return name
 
 
 def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
@@ -401,6 +431,11 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
 
 
 def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
+    """The session folded in (CONTEXT.md written) before the agent compacts; the context returned
+    is the verified state as instructions for the agent's summary (services/steering), which
+    the agents that take them print (Claude Code)."""
+    from .steering import steering_text
+
     recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
@@ -409,7 +444,11 @@ def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
         logs.append(home, "compaction", {"event": "precompact_instructions", "session": target.session,
                                          "custom_instructions": target.data["custom_instructions"],
                                          "trigger": target.data.get("trigger")})
-    return None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized if rep else 0} groups)"
+    steer = steering_text(own_state(home, target))
+    if steer:
+        logs.append(home, "compaction", {"event": "compaction_steered", "session": target.session,
+                                         "agent": target.agent, "chars": len(steer)})
+    return steer or None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized if rep else 0} groups)"
 
 
 def post_compact(home, target: Target) -> tuple[str | None, str | None]:
@@ -485,7 +524,10 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
 
         transcripts.forget(home, target.session or os.path.abspath(target.transcript))
     if target.transcript and os.path.isfile(target.transcript):
-        spawn_curation(home, target, ended=True)
+        if target.in_worker:   # already detached (a deferred SessionEnd): cold storage here
+            curate_now(home, target.transcript, target.session, ended=True)
+        else:
+            spawn_curation(home, target, ended=True)
     return None, "ctx: session state archived"
 
 
@@ -519,6 +561,27 @@ def handle(event: str, home, target: Target) -> tuple[str | None, str | None]:
         logs.append(home, "context-health", {"session": target.session, "hook": event,
                                               "skipped_transcript_lines": dict(target.ignored)})
     return out
+
+
+def spawn_deferred(home, agent_name: str, event: str, data: dict, workspace: str | None) -> None:
+    """Run hook EVENT of AGENT again in a detached worker (`ctx hook AGENT EVENT --in-worker`, the
+    payload on its stdin): for an event the agent gives too little time (Codex's SessionEnd)."""
+    cmd = [sys.executable, "-m", "ctxkit", "--home", home.path, "hook", agent_name, event, "--in-worker"]
+    if workspace:
+        cmd += ["--workspace", workspace]
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isdir(data["cwd"]) else None
+    with open(os.devnull, "ab") as dn_out:
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=dn_out, stderr=dn_out, start_new_session=True,
+                             env=env, close_fds=True, cwd=cwd)
+        try:
+            p.stdin.write(json.dumps(data).encode("utf-8", "surrogatepass"))
+        finally:
+            p.stdin.close()
+    logs.append(home, "curation", {"event": "hook_deferred", "agent": agent_name, "hook": event,
+                                   "session": data.get("session_id")})
 
 
 # ---- the detached worker: curation (and, at session end, cold storage) outside the hook ----
