@@ -19,6 +19,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError
@@ -148,6 +149,14 @@ def as_session(target: Target, records: list[dict]) -> list[dict]:
             for r in records]
 
 
+def main_thread(target: Target, records: list[dict]) -> list[dict]:
+    """The session's own records: a subagent's (SESSION.agent-ID), which some agents write into
+    their parent's transcript (Copilot CLI), are its own state's, never the parent's."""
+    if not target.session:
+        return records
+    return [r for r in records if ".agent-" not in str(r.get("session") or "")]
+
+
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
     """Fold the transcript into the session's CONTEXT.md (incremental: groups an earlier run
     summarized are not read again); everything but the newest group is summarized, whatever
@@ -159,7 +168,7 @@ def fold(home, target: Target, records: list[dict], workspace: str | None = None
     from .compaction import compact
 
     if workspace is None:
-        records = as_session(target, records)
+        records = main_thread(target, as_session(target, records))
     cfg = home.config
     opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
     opts.preserve_ratio = 0.0
@@ -216,6 +225,77 @@ def cap(text: str, limit: int = CONTEXT_CAP) -> str:
         return text
     cut = text[: limit - 40].rsplit("\n", 1)[0]
     return cut + "\n[… cut to fit the 10,000-character hook limit]"
+
+
+# ---- the agent's own compactions: the state handed back once per compaction ----
+
+HANDOVER_WINDOW = 60.0   # seconds: a prompt hook's hand-over this recent belongs to the start running with it
+
+
+def compactions(target: Target, records: list[dict]) -> int:
+    """How many times the agent compacted the session so far: its own summaries and boundaries
+    in the transcript (the main thread's)."""
+    from ..core.usage import is_boundary
+
+    return sum(1 for r in main_thread(target, records) if is_boundary(r))
+
+
+def _claim(home, target: Target, n: int, by: str) -> dict | None:
+    """Claim the hand-over of the session's state after its first N compactions, atomically (an
+    agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does): None when this
+    hook claimed it, else the claim already there ({n, by, at})."""
+    from ..store.atomic import atomic_write, locked
+
+    key = f"handover:{target.session}"
+    p = _state_path(home)
+    with locked(p):
+        state = _read_state(home)
+        cur = state.get(key) if isinstance(state.get(key), dict) else {}
+        if int(cur.get("n") or 0) >= n:
+            return cur
+        state[key] = {"n": n, "by": by, "at": round(time.time(), 3)}
+        atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
+    return None
+
+
+def start_hands_over(home, target: Target, records: list[dict]) -> bool:
+    """SessionStart (resume, compact) is about to give the model the session's state: it covers
+    the compactions so far. False when the prompt hook running beside it has just handed the
+    state back after them (then the start leaves the state out: it is in the prompt's context)."""
+    if not target.session:
+        return True
+    n = compactions(target, records)
+    if n == 0:
+        return True
+    cur = _claim(home, target, n, "start")
+    return cur is None or not (cur.get("by") == "prompt" and int(cur.get("n") or 0) == n
+                               and time.time() - float(cur.get("at") or 0) < HANDOVER_WINDOW)
+
+
+def restore_after_compaction(home, target: Target, records: list[dict]) -> str | None:
+    """The session's state when the agent compacted since the model was last given it and no
+    SessionStart said so (Gemini CLI's /compress and its automatic compression, Copilot CLI's
+    /compact inside a session): once per compaction, else None."""
+    if not target.session or not records:
+        return None
+    n = compactions(target, records)
+    if n == 0 or _claim(home, target, n, "prompt") is not None:
+        return None
+    if not _seen(home, target.transcript):
+        fold(home, target, records)
+        _remember(home, target.transcript)
+    state = own_state(home, target)
+    if state is None or not (state.task or any(state.sections.values())):
+        return None
+    body = _condensed(home, state)
+    _update_state(home, f"injected:{target.session}", _digest(body))
+    logs.append(home, "compaction", {"event": "state_restored_after_compaction", "session": target.session,
+                                     "agent": target.agent, "compactions": n})
+    return "# Context (this session's state, restored after compaction)\n" + body
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 # ---- whose state ----
@@ -306,13 +386,15 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
 
     source = str(target.data.get("source") or "startup")
     when = last_session_time(home)
-    _register(home, target, transcript_records(home, target) if source != "startup" else None)
+    recs = transcript_records(home, target) if source != "startup" else None
+    _register(home, target, recs)
     parts = []
     # no session id (a generic agent): the project's state is its own
     # (a startup whose session already has state of its own is that session again)
     own = source in ("resume", "compact") or (source != "clear" and (not target.session or _has_state(home, target)))
     state = own_state(home, target) if own else project_sections(target)
-    if state is not None and (state.task or any(state.sections.values())):
+    has = state is not None and (state.task or any(state.sections.values()))
+    if has and (not own or start_hands_over(home, target, recs or [])):
         title = {"compact": "# Context (this session's state, restored after compaction)",
                  "resume": "# Context (this session's state)"}.get(source, "# Context (this project)" if
                                                                    target.session else "# Context")
@@ -323,13 +405,13 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             e, ctx = prev
             other = e.get("agent") if e.get("agent") not in (None, target.agent) else None
             parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
-                         f"session {e['session'][:8]}, last active "
+                         f"session {_short_id(e)}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home, project=target.project)["block"]
     if source != "startup":  # resumed, compacted or cleared: another session's topic is not this one's business
         block = [x for x in block if not x.startswith("Last session:")]
-    if not parts:  # no state to review: say so, never point at a file that is not there
+    if not parts and not has:  # no state to review: say so, never point at a file that is not there
         block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
                  for x in block]
     parts.append("## Time\n" + "\n".join(f"- {x}" for x in block))
@@ -339,6 +421,18 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append("## External\n" + "\n".join(
                 f"- {x}" for x in summary_lines(ch, modified_files(target.workspace, when))[:8]))
     return cap("\n\n".join(parts)), None
+
+
+def _short_id(entry: dict) -> str:
+    """A session's id as its agent shows it (without ctx's agent prefix), cut to 8 characters."""
+    from . import agents
+
+    sid = str(entry.get("session") or "unknown")
+    try:
+        prefix = agents.get(entry["agent"]).session_prefix if entry.get("agent") else ""
+    except Exception:  # noqa: BLE001 - a label only
+        prefix = ""
+    return (sid[len(prefix):] if prefix and sid.startswith(prefix) else sid)[:8]
 
 
 def _agent_title(name: str) -> str:
@@ -396,23 +490,25 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 
 
 def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
-    """Usage from the one measure; when due, fold the session in and inject its working state
-    once per change; recall what matches the prompt. Works before the transcript exists."""
+    """Usage from the one measure; after the agent compacted with no SessionStart to say so, the
+    session's state, once per compaction; when due, fold the session in and inject its working
+    state once per change; recall what matches the prompt. Works before the transcript exists."""
     recs = transcript_records(home, target)
     u = measure(home, recs)
     logs.append(home, "context-health", {"session": target.session, "pct_used": round(u["pct"], 4),
                                           "tokens": u["tokens"], "window": u["window"], "method": u["method"],
                                           "hook": "UserPromptSubmit", "compaction_due": u["due"],
                                           "skipped_lines": target.ignored or None})
-    parts = []
-    if u["due"] and recs:
+    restored = restore_after_compaction(home, target, recs)
+    parts = [restored] if restored else []
+    if u["due"] and recs and not restored:
         if not _seen(home, target.transcript):
             fold(home, target, recs)
             _remember(home, target.transcript)
         state = own_state(home, target)
         if state is not None and (state.task or any(state.sections.values())):
             body = _condensed(home, state)
-            digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            digest = _digest(body)
             key = f"injected:{target.session}"
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)
@@ -473,7 +569,9 @@ def stop(home, target: Target) -> tuple[str | None, str | None]:
 def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     """The subagent's own transcript, folded into its own state (SESSION.agent-ID) and recorded
     under its parent; the parent's state is left as it is. Claude Code's compaction agent (no
-    transcript of its own, or an `acompact` id) costs nothing."""
+    transcript of its own, or an `acompact` id) costs nothing. An agent that writes a subagent's
+    events into its parent's transcript (Copilot CLI: agent_transcript_path is transcript_path)
+    has the subagent's records read from it, and the parent's next hook still reads the file."""
     from ..store.session_state import state_file
 
     agent = str(target.data.get("agent_id") or "")
@@ -481,10 +579,16 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     if not target.session or agent.startswith(COMPACTION_AGENT) or COMPACTION_AGENT in os.path.basename(path or "") \
             or not path or not os.path.isfile(path):
         return None, None
-    if _seen(home, path):
+    shared = bool(target.transcript) and os.path.abspath(path) == os.path.abspath(target.transcript)
+    if not shared and _seen(home, path):
         return None, None
     sub = f"{target.session}.agent-{agent or 'unknown'}"
-    recs = [dict(r, session=sub) for r in records_of(path, target.ignored, home, sub)]
+    recs = records_of(path, target.ignored, home, sub)
+    if shared:
+        recs = [r for r in recs if str(r.get("session") or "").endswith(f".agent-{agent}")]
+        if not recs:
+            return None, None
+    recs = [dict(r, session=sub) for r in recs]
     sf = state_file(home, sub)
     rep = None
     if recs and hasattr(sf, "workspace"):  # the embedded session store: its folder is its workspace
@@ -498,7 +602,8 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
             rep = fold(home, target, recs, workspace=scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    _remember(home, path)
+    if not shared:
+        _remember(home, path)
     sessions.add_subagent(home, target.session, agent, {
         "type": target.data.get("agent_type") or None, "transcript": os.path.abspath(path),
         "state": sf.path if sf.exists() else None, "records": len(recs),
