@@ -89,7 +89,10 @@ def run_agent_hook(name: str, event: str | None, in_worker: bool = False) -> Non
     """Read the payload, find ctx's lifecycle event, run its handler (or hand it to a detached
     worker when the agent gives the hook too little time), print what the agent expects."""
     agent = agents.get(name)
-    data = agent.normalize(read_payload())
+    payload = read_payload()
+    data = agent.normalize(payload)
+    if data is None:
+        return  # a payload the agent's entry leaves alone (a Copilot subagent's own turn): acknowledged
     agent_event, life = agent.lifecycle(event or data.get("hook_event_name"))
     if agent_event is None:
         note(f"ctx hook: unknown {agent.title} event {event or data.get('hook_event_name')!r}; nothing done "

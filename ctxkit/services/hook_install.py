@@ -65,9 +65,20 @@ def ctx_command(argv0: str | None = None, executable: str | None = None) -> str:
     return f"{shlex.quote(os.path.abspath(executable))} -m ctxkit"
 
 
+# a command run detached from the agent (its own process group, the payload on its stdin): for a
+# hook the agent kills at exit before ctx could start (Copilot CLI's SessionEnd, 1.5 s budget)
+DETACHED = ("set -m; ", " <&0 &")
+
+
+def detached(command: str) -> str:
+    return f"{DETACHED[0]}{command}{DETACHED[1]}"
+
+
 def hook_argv(command: str) -> list[str] | None:
-    """The words after the program of a command that runs ctx (`... hook AGENT EVENT`), or None
-    when the command is not ctx's."""
+    """The words after the program of a command that runs ctx (`... hook AGENT EVENT`, also
+    detached), or None when the command is not ctx's."""
+    if command.startswith(DETACHED[0]) and command.endswith(DETACHED[1]):
+        command = command[len(DETACHED[0]):-len(DETACHED[1])]
     try:
         words = shlex.split(command)
     except ValueError:
@@ -84,6 +95,8 @@ def hook_argv(command: str) -> list[str] | None:
 def installed_by_ctx(command: str, agent: str) -> bool:
     """A command `ctx hook install` writes: ctx by absolute path, `hook AGENT EVENT`."""
     rest = hook_argv(command)
+    if command.startswith(DETACHED[0]) and command.endswith(DETACHED[1]):
+        command = command[len(DETACHED[0]):-len(DETACHED[1])]
     return rest is not None and len(rest) >= 2 and rest[1] == agent and os.path.isabs(shlex.split(command)[0])
 
 

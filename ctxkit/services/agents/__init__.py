@@ -76,7 +76,8 @@ class Agent:
     deferred: lifecycle events the agent gives too little time for in-line work (Codex caps
       SessionEnd at 3 s): the hook answers at once and the same handler runs in a detached worker.
     normalize: the agent's payload -> the field names ctx reads (session_id, transcript_path,
-      cwd, source, prompt, trigger, agent_id, agent_transcript_path, custom_instructions).
+      cwd, source, prompt, trigger, agent_id, agent_transcript_path, custom_instructions), or
+      None for a payload ctx has no work for whatever the event (acknowledged).
     render(agent_event, lifecycle, context) -> stdout, or None to print nothing (default:
       Claude Code's JSON at the `inject` events).
     install: where the installer merges the hooks (None: ctx cannot install them yet).
@@ -90,7 +91,7 @@ class Agent:
     steer: bool = False
     deferred: frozenset = frozenset()
     context_cap: int = 10_000
-    normalize: Callable[[dict], dict] = _identity
+    normalize: Callable[[dict], dict | None] = _identity
     render: Callable[[str, str, str | None], str | None] | None = None
     install: Install | None = None
     help: str = ""                    # `ctx hook NAME --help`
