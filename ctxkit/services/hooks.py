@@ -323,7 +323,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             e, ctx = prev
             other = e.get("agent") if e.get("agent") not in (None, target.agent) else None
             parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
-                         f"session {e['session'][:8]}, last active "
+                         f"session {_short(e)}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home, project=target.project)["block"]
@@ -339,6 +339,18 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append("## External\n" + "\n".join(
                 f"- {x}" for x in summary_lines(ch, modified_files(target.workspace, when))[:8]))
     return cap("\n\n".join(parts)), None
+
+
+def _short(entry: dict) -> str:
+    """A session's id as people read it: its first 8 characters after the agent's prefix."""
+    from . import agents
+
+    sid = str(entry.get("session") or "unknown")
+    try:
+        prefix = agents.get(entry["agent"]).session_prefix if entry.get("agent") else ""
+    except Exception:  # noqa: BLE001 - a label only
+        prefix = ""
+    return sid[:len(prefix) + 8] if sid.startswith(prefix) else sid[:8]
 
 
 def _agent_title(name: str) -> str:
