@@ -405,7 +405,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             e, ctx = prev
             other = e.get("agent") if e.get("agent") not in (None, target.agent) else None
             parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
-                         f"session {_short_id(e)}, last active "
+                         f"session {_short(e)}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home, project=target.project)["block"]
@@ -423,8 +423,8 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     return cap("\n\n".join(parts)), None
 
 
-def _short_id(entry: dict) -> str:
-    """A session's id as its agent shows it (without ctx's agent prefix), cut to 8 characters."""
+def _short(entry: dict) -> str:
+    """A session's id as people read it: its first 8 characters after the agent's prefix."""
     from . import agents
 
     sid = str(entry.get("session") or "unknown")
@@ -432,7 +432,7 @@ def _short_id(entry: dict) -> str:
         prefix = agents.get(entry["agent"]).session_prefix if entry.get("agent") else ""
     except Exception:  # noqa: BLE001 - a label only
         prefix = ""
-    return (sid[len(prefix):] if prefix and sid.startswith(prefix) else sid)[:8]
+    return sid[:len(prefix) + 8] if sid.startswith(prefix) else sid[:8]
 
 
 def _agent_title(name: str) -> str:

@@ -98,7 +98,7 @@ def plugin_files(command: str, version: str, marketplace: str = MARKETPLACE) -> 
             "compaction, given to Claude's compaction as instructions, recalled on a prompt.")
     manifest = {"name": PLUGIN, "version": version, "description": desc,
                 "author": {"name": "ctxkit"}, "license": "MIT"}
-    market = {"name": marketplace, "owner": {"name": "ctxkit"},
+    market = {"name": marketplace, "description": "ctxkit's plugins for Claude Code", "owner": {"name": "ctxkit"},
               "plugins": [{"name": PLUGIN, "source": f"./plugins/{PLUGIN}", "description": desc,
                            "version": version}]}
 
