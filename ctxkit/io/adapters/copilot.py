@@ -74,8 +74,11 @@ def parse(source: Source, *, session: str, keep_meta: bool = False, skip_invalid
         if typ == "user.message":
             text = d.get("transformedContent") if isinstance(d.get("transformedContent"), str) else d.get("content")
             rec = R.make("message", id=eid, session=sess, ts=ts, role="user", content=text_of(text), source=src)
-            if d.get("source") or d.get("isAutopilotContinuation"):
-                R.add_flag(rec, "meta")  # a skill's hidden prompt, another agent's, autopilot's "continue"
+            # a skill's hidden prompt, another agent's, autopilot's "continue" (the task a parent hands
+            # its subagent is that subagent's own request, as in Claude Code's subagent transcripts)
+            handed = bool(agent) and str(d.get("source") or "").startswith("agent-")
+            if (d.get("source") and not handed) or d.get("isAutopilotContinuation"):
+                R.add_flag(rec, "meta")
             place.stamp(rec, cwd=cwd, branch=branch)
             t = turn_of(agent)
             yield from route(agent, [*t.flush(), rec])
