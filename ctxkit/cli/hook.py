@@ -59,13 +59,16 @@ class HookGroup(click.Group):
 
 @click.group("hook", cls=HookGroup)
 def hook():
-    """Run ctxkit from an agent's hooks: Claude Code, Codex CLI (and any agent with a transcript).
+    """Run ctxkit from an agent's hooks: Claude Code, Codex CLI, Gemini CLI, GitHub Copilot CLI
+    (and any agent with a transcript).
 
     \b
     Install ctx's hooks into an agent's own settings (merged; `--dry-run` shows the diff):
       ctx hook install claude-code --project
       ctx hook install codex --user --dry-run
-    Or wire them by hand (examples/claude-code/settings.json, examples/codex/hooks.json):
+      ctx hook install gemini --dry-run
+    Or wire them by hand (examples/claude-code/settings.json, examples/codex/hooks.json,
+    examples/gemini/settings.json, examples/copilot/ctx.json):
       "SessionStart": [{"hooks": [{"type": "command", "command": "ctx hook claude-code SessionStart"}]}]
       ctx hook generic SessionEnd --transcript ~/agent/session.jsonl
     """
@@ -198,14 +201,17 @@ def install(agent_name, project, user, dry_run, plugin_dir):
     Only text is inserted: everything already in the file stays as it was, running it again
     changes nothing, and `ctx hook uninstall` removes exactly what it added (the file comes back
     byte for byte when nothing else changed since). The hooks run this `ctx` by its absolute
-    path, whatever PATH the agent gives them. AGENT is claude-code or codex. Codex gets its
-    hooks in .codex/hooks.json and a compact_prompt in .codex/config.toml that asks its
-    compaction to keep ctx's verified state.
+    path, whatever PATH the agent gives them. AGENT is claude-code, codex, gemini or copilot.
+    Codex gets its hooks in .codex/hooks.json and a compact_prompt in .codex/config.toml that
+    asks its compaction to keep ctx's verified state; Gemini CLI its hooks in
+    .gemini/settings.json; Copilot CLI a file of its own, .github/hooks/ctx.json
+    (~/.copilot/hooks/ctx.json with --user).
 
     \b
     Examples:
       ctx hook install claude-code --dry-run
       ctx hook install codex --user
+      ctx hook install copilot --dry-run
       ctx hook install claude-code --plugin ~/ctx-plugin
     """
     from ..services import hook_install as hi
