@@ -282,3 +282,20 @@ def test_the_examples_are_what_the_installer_writes(agent, name, tmp_path):
     path = agents.get(agent).install.paths("project", str(p))
     got = open(path).read().replace(f"{hi.ctx_command()} hook ", "ctx hook ")
     assert got == open(os.path.join(ROOT, "examples", agent, name)).read()
+
+
+@pytest.mark.parametrize("agent", ["gemini", "copilot"])
+@pytest.mark.parametrize("event", ["SessionStart", "BeforeAgent", "AfterAgent", "PreCompress", "UserPromptSubmit",
+                                   "Stop", "SubagentStop", "agentStop", "BeforeModel", "NoSuchEvent", "",
+                                   "../../etc", "Stop; rm -rf /"])
+def test_every_event_name_fails_open(agent, event, tmp_path):
+    res = hook(agent, event, {"hook_event_name": event, "session_id": "f1", "cwd": str(tmp_path)},
+               "--workspace", tmp_path)
+    assert res.code == 0 and "Traceback" not in res.stderr, res.stderr
+
+
+@pytest.mark.parametrize("agent", ["gemini", "copilot"])
+def test_bad_input_exits_1_never_2(agent):
+    for raw in ("not json", "[1, 2]", '{"session_id": 5, "cwd": ["x"]}'):
+        res = run("hook", agent, "SessionStart", input=raw)
+        assert res.code in (0, 1) and "Traceback" not in res.stderr, (raw, res.stderr)
