@@ -176,7 +176,7 @@ def test_readme_examples_run_as_written(tmp_path):
             p = sh(line, work, env)
             assert p.returncode == 0, f"`{line}` exited {p.returncode}:\n{p.stderr[-2000:]}"
             assert "Traceback" not in p.stderr, line
-    assert (work / ".claude" / "settings.json").exists() and (work / "request.json").exists()
+    assert (work / ".codex" / "hooks.json").exists() and (work / "request.json").exists()  # ctx hook install codex
     assert json.load(open(work / "request.json"))["messages"]
     assert len(skipped) == 3  # make run/test, the wheel, the crontab: each says why
 

@@ -83,7 +83,9 @@ def add_compact_prompt(base: str | None) -> tuple[str | None, list, list]:
             return base, [], []
         return base, [], ["config.toml already sets a compact prompt: kept yours (ctx's is in examples/codex/)"]
     block = prompt_block()
-    return block + text, [(0, len(block))], []
+    notes = ["config.toml also has [hooks]: Codex loads them and hooks.json both (and warns); "
+             "keep one of the two"] if isinstance(doc.get("hooks"), dict) and doc["hooks"] else []
+    return block + text, [(0, len(block))], notes
 
 
 def remove_compact_prompt(text: str) -> str:
