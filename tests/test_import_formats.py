@@ -283,10 +283,14 @@ def test_codex_exec_command_end_flags_a_failed_result(tmp_path):
 def test_claude_code_2_1_332_reminders_are_the_clients():
     recs = imported(FIXTURES / "claude-code-2.1.332" / "session.jsonl")
     assert asks(recs) == ["RUN: cat README.md", "RUN: echo second", "just say hi"]  # each prompt once
-    result = next(r for r in recs if r["role"] == "tool")
-    # the reminder Claude Code sent with the result: kept (the model saw it), marked as the client's
-    assert "<total_tokens>14977717 tokens left</total_tokens>" in result["content"]
-    assert "client_text" in result["flags"] and own_words(result) == "# proj\nhello"
+    k = next(i for i, r in enumerate(recs) if r["role"] == "tool")
+    assert recs[k]["content"] == "# proj\nhello"
+    # the reminder Claude Code sent with the result: kept where it stands (the model saw it), the client's
+    reminder = recs[k + 1]
+    assert reminder["role"] == "user" and "meta" in reminder["flags"]
+    assert "<total_tokens>14977717 tokens left</total_tokens>" in reminder["content"]
+    assert reminder["group"] != recs[k]["group"] and own_words(reminder) == ""
+    assert sum("tokens left" in r["content"] for r in recs if r["role"] == "user") == 5
     echoed = next(r for r in recs if r["role"] == "assistant" and "tokens left" in r.get("content", ""))
     assert "client_text" in echoed["flags"] and "tokens left" not in own_words(echoed)
     assert not any("tokens left" in t for t in asks(recs))
@@ -363,3 +367,26 @@ def test_from_names_every_format_on_every_command():
     assert res.code == 1 and "not a Gemini CLI session" in res.stderr
     res = run("import", corpus("codex_agentv_rollout-019efc87.jsonl"), "--from", "copilot-cli")
     assert res.code == 1 and ":1: expected a Copilot CLI event" in res.stderr
+
+
+def test_claude_code_2_1_332_read_on_from_any_cut_is_a_full_read(tmp_path):
+    """The hooks read a growing transcript from where they stopped: wherever Claude Code 2.1.332's
+    file is cut (between an enqueue and its dequeue, before a reminder), the records are those of
+    a full read."""
+    from ctxkit.io.adapters import open_records
+    from ctxkit.io.jsonl import Source
+    from ctxkit.services import transcripts
+    from ctxkit.store.home import Home
+
+    lines = (FIXTURES / "claude-code-2.1.332" / "session.jsonl").read_bytes().splitlines(keepends=True)
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines))
+    want = json.dumps(list(open_records(Source(str(path)))))
+    for cut in range(1, len(lines)):
+        path.write_bytes(b"".join(lines[:cut]))
+        transcripts.read(home, str(path), f"s{cut}")
+        with open(path, "ab") as f:
+            f.writelines(lines[cut:])
+        got, how = transcripts.read(home, str(path), f"s{cut}")
+        assert json.dumps(got) == want, (cut, how)
