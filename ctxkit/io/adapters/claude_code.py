@@ -150,7 +150,6 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             turn = None
 
     queued: dict | None = None  # a message just enqueued, until we know whether it arrives as a user line
-    held_user: dict | None = None  # the newest prompt, until the client's attachments after it are read
 
     def place(rec: dict):
         if turn is not None:
@@ -167,17 +166,16 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             raise InputError(source.name, lineno, "expected a JSON object (Claude Code record)")
         src = {"format": FORMAT, "file": source.name, "line": lineno}
         typ = obj.get("type")
-        if typ == "attachment":
-            text = _rendered(obj)
-            if text and turn is not None and turn.results:
-                _append(turn.results[-1], text)   # as the client sends it: after the result
-                continue
-            if text and held_user is not None:
-                _append(held_user, text)          # ... and with the prompt it follows
-                continue
-        if held_user is not None:
-            yield held_user
-            held_user = None
+        if typ == "attachment" and _rendered(obj):
+            # what the client sent the model with the result or the prompt before it (Claude Code
+            # 2.1.x: its <system-reminder>s): a record of its own where it stands, the client's
+            rec = R.make("message", id=uuid, session=session, ts=ts, role="user", content=_rendered(obj),
+                         source=src, flags=["meta"])
+            if turn is not None:
+                turn.trailing.append(rec)
+            else:
+                yield rec
+            continue
         if queued is not None and (typ in ("user", "assistant", "system", "summary") or typ == "queue-operation"):
             q, queued = queued, None
             if not (typ == "queue-operation" and obj.get("operation") == "dequeue"):
@@ -238,9 +236,9 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 if obj.get("isCompactSummary"):
                     yield R.make("summary", id=uuid, session=session, ts=ts, role="user",
                                  content="\n".join(texts), source=src, flags=["compact_summary"])
-                else:  # held a line: the client's attachments that follow it belong to it
-                    held_user = with_cwd(R.make("message", id=uuid, session=session, ts=ts, role="user",
-                                                content="\n".join(texts), source=src, flags=fl), obj)
+                else:
+                    yield with_cwd(R.make("message", id=uuid, session=session, ts=ts, role="user",
+                                          content="\n".join(texts), source=src, flags=fl), obj)
             continue
         if typ == "summary":
             yield from flush()
@@ -285,8 +283,6 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 else:
                     yield ev
             continue
-    if held_user is not None:
-        yield held_user
     if queued is not None:
         yield from place(queued)
     yield from flush()
@@ -300,7 +296,3 @@ def _rendered(obj: dict) -> str:
         return ""
     return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str)
                      and p["content"].strip())
-
-
-def _append(rec: dict, text: str) -> None:
-    rec["content"] = f"{rec.get('content') or ''}\n\n{text}" if rec.get("content") else text

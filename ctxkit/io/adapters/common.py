@@ -1,6 +1,7 @@
 """What several transcript readers share: times, usage, places, turns that never split."""
 from __future__ import annotations
 
+import itertools
 import json
 from datetime import datetime, timezone
 from typing import Iterator
@@ -113,8 +114,9 @@ class Turn:
     (notifications, a subagent's own turns, events) wait in `held` and follow the turn, so
     nothing ever comes between a call and its result."""
 
+    _keys = itertools.count(1)            # one `_turn` per turn, whichever Turn emitted it
+
     def __init__(self):
-        self.n = 0                        # turns emitted: the `_turn` that groups each one's records
         self.before: list[dict] = []
         self.rec: dict | None = None
         self.results: list[dict] = []
@@ -153,9 +155,9 @@ class Turn:
 
     def flush(self) -> Iterator[dict]:
         if self.rec is not None:
-            self.n += 1
+            key = ("turn", next(Turn._keys))
             for r in (*self.before, self.rec, *self.results):
-                r["_turn"] = ("turn", self.n)
+                r["_turn"] = key
                 yield r
         yield from self.held
         self.before, self.rec, self.results, self.held = [], None, [], []

@@ -160,6 +160,8 @@ def _checkpoint(msgs: dict, new: list, lineno: int, name: str, seen: dict) -> di
     # a message the conversation had keeps what the checkpoint leaves out (Gemini CLI rebuilds it
     # from the model's history: no timestamp of its own, no tokens, no model)
     items = [dict(seen[m["id"]][1], content=m.get("content")) if m["id"] in seen else m for m in items]
+    for m in items:
+        seen.setdefault(m["id"], (lineno, m))
     compressed = any(m["id"] not in msgs and _is_snapshot(m) for m in items)
     if not compressed:
         return {m["id"]: (seen[m["id"]][0], m, msgs[m["id"]][2] if m["id"] in msgs else "message")

@@ -120,9 +120,14 @@ def _session(info: dict, messages: list, *, source_name: str, session: str) -> I
             if not texts and not client:
                 continue
             model = mi.get("model").get("modelID") if isinstance(mi.get("model"), dict) else None
-            rec = R.make("message", id=mid, session=session, ts=ts, role="user", content="\n".join(texts + client),
-                         source=src, flags=None if texts else ["meta"])
-            yield place.stamp(rec, cwd=cwd, title=title, model=model if isinstance(model, str) else None)
+            model = model if isinstance(model, str) else None
+            # the user's words, then what the client added to the same message (a file it read for the
+            # prompt, the compaction request) in a record of its own, flagged meta
+            for k, (words, fl) in enumerate(((texts, None), (client, ["meta"]))):
+                if words:
+                    rec = R.make("message", id=mid if k == 0 or not texts else f"{mid}#client", session=session,
+                                 ts=ts, role="user", content="\n".join(words), source=src, flags=fl)
+                    yield place.stamp(rec, cwd=cwd, title=title, model=model)
             continue
         if role != "assistant":
             raise InputError(source_name, None, f"message {i}: unknown role {role!r} (expected user or assistant)")
