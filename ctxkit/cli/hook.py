@@ -67,8 +67,7 @@ def hook():
       ctx hook install claude-code --project
       ctx hook install codex --user --dry-run
       ctx hook install gemini --dry-run
-    Or wire them by hand (examples/claude-code/settings.json, examples/codex/hooks.json,
-    examples/gemini/settings.json, examples/copilot/ctx.json):
+    Or wire them by hand (examples/claude-code/, codex/, gemini/, copilot/):
       "SessionStart": [{"hooks": [{"type": "command", "command": "ctx hook claude-code SessionStart"}]}]
       ctx hook generic SessionEnd --transcript ~/agent/session.jsonl
     """

@@ -275,8 +275,9 @@ def start_hands_over(home, target: Target, records: list[dict]) -> bool:
 def restore_after_compaction(home, target: Target, records: list[dict]) -> str | None:
     """The session's state when the agent compacted since the model was last given it and no
     SessionStart said so (Gemini CLI's /compress and its automatic compression, Copilot CLI's
-    /compact inside a session): once per compaction, else None."""
-    if not target.session or not records:
+    /compact inside a session): once per compaction, else None. An agent that starts the
+    session again after it compacts (Claude Code, Codex: SessionStart compact) gets it there."""
+    if not target.session or not records or not _restores_at_prompt(target.agent):
         return None
     n = compactions(target, records)
     if n == 0 or _claim(home, target, n, "prompt") is not None:
@@ -292,6 +293,15 @@ def restore_after_compaction(home, target: Target, records: list[dict]) -> str |
     logs.append(home, "compaction", {"event": "state_restored_after_compaction", "session": target.session,
                                      "agent": target.agent, "compactions": n})
     return "# Context (this session's state, restored after compaction)\n" + body
+
+
+def _restores_at_prompt(agent: str | None) -> bool:
+    from . import agents
+
+    try:
+        return agent is not None and not agents.get(agent).start_after_compaction
+    except KeyError:
+        return False
 
 
 def _digest(body: str) -> str:

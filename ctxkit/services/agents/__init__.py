@@ -73,6 +73,9 @@ class Agent:
       sessions never meet another's state ("" for Claude Code, whose keys predate the prefix).
     inject: lifecycle events whose output reaches the model; `steer`: PreCompact's output
       becomes the agent's own compaction instructions (Claude Code).
+    start_after_compaction: the agent fires SessionStart (source compact) after it compacts;
+      when it does not (Gemini CLI, Copilot CLI), UserPromptSubmit hands the session's state
+      back, once per compaction found in the transcript.
     deferred: lifecycle events the agent gives too little time for in-line work (Codex caps
       SessionEnd at 3 s): the hook answers at once and the same handler runs in a detached worker.
     normalize: the agent's payload -> the field names ctx reads (session_id, transcript_path,
@@ -89,6 +92,7 @@ class Agent:
     session_prefix: str = ""
     inject: frozenset = frozenset({"SessionStart", "UserPromptSubmit"})
     steer: bool = False
+    start_after_compaction: bool = True
     deferred: frozenset = frozenset()
     context_cap: int = 10_000
     normalize: Callable[[dict], dict | None] = _identity

@@ -148,5 +148,5 @@ HELP = """Handle a GitHub Copilot CLI hook: read its JSON on stdin, answer as Co
 AGENT = Agent(
     name="copilot", title="GitHub Copilot CLI", help=HELP,
     events=EVENTS, acknowledged=OTHER_EVENTS, session_prefix="copilot-",
-    inject=INJECT, normalize=normalize, render=render,
+    inject=INJECT, normalize=normalize, render=render, start_after_compaction=False,
     install=Install(paths=paths, hooks=HOOKS, group=group))

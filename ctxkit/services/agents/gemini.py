@@ -101,5 +101,5 @@ HELP = """Handle a Google Gemini CLI hook: read its JSON on stdin, answer as Gem
 AGENT = Agent(
     name="gemini", title="Gemini CLI", help=HELP,
     events=EVENTS, acknowledged=OTHER_EVENTS, session_prefix="gemini-",
-    inject=INJECT, normalize=normalize, render=render,
+    inject=INJECT, normalize=normalize, render=render, start_after_compaction=False,
     install=Install(paths=paths, hooks=HOOKS, group=group))
