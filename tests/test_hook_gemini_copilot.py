@@ -97,16 +97,35 @@ def test_a_resumed_session_gets_the_state_from_session_start_and_not_again_at_th
     assert not prompt or RESTORED not in prompt
 
 
+def test_a_start_that_sees_the_transcript_mid_rewrite_still_covers_the_compression(tmp_path, monkeypatch):
+    """Gemini CLI resets the transcript as it starts (a `$set` of its first message alone) before it
+    loads the resumed conversation: SessionStart may see no compression where the prompt hook,
+    a moment later, sees one. The start hands the state over all the same; not again."""
+    monkeypatch.delenv("CTX_WORKSPACE")
+    proj = _project(tmp_path)
+    lines = open(GEMINI_T).read().splitlines()
+    reset = tmp_path / "session-reset.jsonl"
+    reset.write_text(lines[0] + "\n" + lines[1] + "\n")   # the metadata and the session context alone
+    base = {"session_id": "gem-4", "cwd": str(proj)}
+    assert hook("gemini", "AfterAgent", {**base, "transcript_path": GEMINI_T}).code == 0
+    start = _context(hook("gemini", "SessionStart", {**base, "transcript_path": str(reset), "source": "resume"}),
+                     "gemini")
+    assert STATE in start
+    prompt = _context(hook("gemini", "BeforeAgent", {**base, "transcript_path": GEMINI_T, "prompt": "Next"}), "gemini")
+    assert not prompt or RESTORED not in prompt
+
+
 def test_when_the_prompt_hook_handed_the_state_back_the_start_beside_it_leaves_it_out(tmp_path, monkeypatch):
     """Copilot CLI runs SessionStart and UserPromptSubmit at once: whichever claims a compaction
-    hands the state back, the other leaves it out (a claim older than a minute is another start's)."""
+    hands the state back, the other leaves it out (a claim older than a few seconds is another
+    start's)."""
     monkeypatch.delenv("CTX_WORKSPACE")
     proj = _project(tmp_path)
     base = {"session_id": "gem-3", "transcript_path": GEMINI_T, "cwd": str(proj)}
     assert RESTORED in _context(hook("gemini", "BeforeAgent", {**base, "prompt": "Which step is next"}), "gemini")
     start = _context(hook("gemini", "SessionStart", {**base, "source": "resume"}), "gemini")
     assert STATE not in start and "No saved working state" not in start and "## Time" in start
-    # a minute later, resuming again: the state is handed over as at every resume
+    # later, resuming again: the state is handed over as at every resume
     p = os.path.join(os.environ["CTX_HOME"], "hooks-state.json")
     state = json.load(open(p))
     state["handover:gemini-gem-3"]["at"] -= 120

@@ -229,7 +229,7 @@ def cap(text: str, limit: int = CONTEXT_CAP) -> str:
 
 # ---- the agent's own compactions: the state handed back once per compaction ----
 
-HANDOVER_WINDOW = 60.0   # seconds: a prompt hook's hand-over this recent belongs to the start running with it
+HANDOVER_WINDOW = 15.0   # seconds: a hand-over this recent belongs to the start or prompt running beside it
 
 
 def compactions(target: Target, records: list[dict]) -> int:
@@ -240,10 +240,10 @@ def compactions(target: Target, records: list[dict]) -> int:
     return sum(1 for r in main_thread(target, records) if is_boundary(r))
 
 
-def _claim(home, target: Target, n: int, by: str) -> dict | None:
-    """Claim the hand-over of the session's state after its first N compactions, atomically (an
-    agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does): None when this
-    hook claimed it, else the claim already there ({n, by, at})."""
+def _handover(home, target: Target, change) -> dict:
+    """Read and change the session's hand-over record ({n, by, at, pending}) under the hook state's
+    lock (an agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does):
+    `change(current) -> new record or None` (None: leave it); the current record."""
     from ..store.atomic import atomic_write, locked
 
     key = f"handover:{target.session}"
@@ -251,25 +251,35 @@ def _claim(home, target: Target, n: int, by: str) -> dict | None:
     with locked(p):
         state = _read_state(home)
         cur = state.get(key) if isinstance(state.get(key), dict) else {}
-        if int(cur.get("n") or 0) >= n:
-            return cur
-        state[key] = {"n": n, "by": by, "at": round(time.time(), 3)}
-        atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
-    return None
+        new = change(cur)
+        if new is not None:
+            state[key] = new
+            atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
+    return cur
 
 
-def start_hands_over(home, target: Target, records: list[dict]) -> bool:
+def _recent(rec: dict) -> bool:
+    return time.time() - float(rec.get("at") or 0) < HANDOVER_WINDOW
+
+
+def start_hands_over(home, target: Target) -> bool:
     """SessionStart (resume, compact) is about to give the model the session's state: it covers
-    the compactions so far. False when the prompt hook running beside it has just handed the
-    state back after them (then the start leaves the state out: it is in the prompt's context)."""
+    every compaction so far. It does not count them (the transcript may be mid-rewrite as the
+    client starts: Gemini CLI resets it before it loads the resumed conversation): the next
+    prompt hook takes the count it finds as covered. False when the prompt hook running beside
+    it has just handed the state back (then the start leaves the state out: it is in the
+    prompt's context)."""
     if not target.session:
         return True
-    n = compactions(target, records)
-    if n == 0:
-        return True
-    cur = _claim(home, target, n, "start")
-    return cur is None or not (cur.get("by") == "prompt" and int(cur.get("n") or 0) == n
-                               and time.time() - float(cur.get("at") or 0) < HANDOVER_WINDOW)
+    now = round(time.time(), 3)
+
+    def change(cur):
+        if cur.get("by") == "prompt" and _recent(cur):
+            return None
+        return {"n": int(cur.get("n") or 0), "by": "start", "at": now, "pending": True}
+
+    cur = _handover(home, target, change)
+    return not (cur.get("by") == "prompt" and _recent(cur))
 
 
 def restore_after_compaction(home, target: Target, records: list[dict]) -> str | None:
@@ -280,7 +290,19 @@ def restore_after_compaction(home, target: Target, records: list[dict]) -> str |
     if not target.session or not records or not _restores_at_prompt(target.agent):
         return None
     n = compactions(target, records)
-    if n == 0 or _claim(home, target, n, "prompt") is not None:
+    now = round(time.time(), 3)
+    claimed = []
+
+    def change(cur):
+        if cur.get("pending") and _recent(cur):   # the start before this prompt handed it over
+            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False}
+        if n > int(cur.get("n") or 0):
+            claimed.append(n)
+            return {"n": n, "by": "prompt", "at": now}
+        return None
+
+    _handover(home, target, change)
+    if not claimed:
         return None
     if not _seen(home, target.transcript):
         fold(home, target, records)
@@ -404,7 +426,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
     own = source in ("resume", "compact") or (source != "clear" and (not target.session or _has_state(home, target)))
     state = own_state(home, target) if own else project_sections(target)
     has = state is not None and (state.task or any(state.sections.values()))
-    if has and (not own or start_hands_over(home, target, recs or [])):
+    if has and (not own or start_hands_over(home, target)):
         title = {"compact": "# Context (this session's state, restored after compaction)",
                  "resume": "# Context (this session's state)"}.get(source, "# Context (this project)" if
                                                                    target.session else "# Context")
