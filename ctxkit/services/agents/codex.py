@@ -103,6 +103,23 @@ NOTE = ("Codex runs a hook only once you trust it: open `codex` in this project,
         "choose \"Trust all and continue\" (or review them one by one with /hooks); a project's .codex/ is read only "
         "in a trusted project")
 
+HELP = """Handle an OpenAI Codex CLI hook: read its JSON on stdin, answer as Codex expects.
+
+    The same lifecycle as Claude Code's (`ctx hook claude-code --help`), on Codex's events:
+    SessionStart (startup, resume, clear, compact) and UserPromptSubmit inject context as
+    hookSpecificOutput.additionalContext; PreCompact writes the session's CONTEXT.md before
+    Codex compacts, so that SessionStart(compact) hands the state back after it; Stop folds the
+    new turns in; SubagentStop records a subagent under its parent; SessionEnd (which Codex
+    gives 3 seconds) archives the session in a detached worker. A Codex session's state is
+    kept under `codex-SESSION_ID`, apart from every other agent's. Codex's summary is steered by
+    the compact_prompt `ctx hook install codex` writes into config.toml. Codex runs a hook
+    only once you trust it (/hooks in the TUI).
+
+    \b
+    Example:
+      echo '{"hook_event_name":"SessionStart","source":"startup","session_id":"demo","cwd":"."}' | ctx hook codex
+    """
+
 AGENT = Agent(
     name="codex", title="OpenAI Codex CLI", help=HELP,
     events=EVENTS, acknowledged=OTHER_EVENTS, session_prefix="codex-",
