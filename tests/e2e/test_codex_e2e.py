@@ -102,7 +102,7 @@ def test_codex_runs_what_the_installer_wrote(e2e):
     for p in e2e["projects"].values():
         hooks = json.load(open(os.path.join(p, ".codex", "hooks.json")))["hooks"]
         cmds = [h["command"] for groups in hooks.values() for g in groups for h in g["hooks"]]
-        assert cmds and all(c.startswith(f"{ctx_command(executable=sys.executable)} hook codex ") for c in cmds)
+        assert cmds and all(c.startswith(f"{ctx_command('', sys.executable)} hook codex ") for c in cmds)
         assert "compact_prompt = '''" in open(os.path.join(p, ".codex", "config.toml")).read()
     comp = [r for r in e2e["requests"] if r["answer"].get("kind") == "compaction"]
     assert comp and all(_user_prompt(r["body"]).strip() == COMPACT_PROMPT.strip() for r in comp)
