@@ -275,3 +275,10 @@ def ctx_subprocess_env(home) -> dict:
 
 
 PY = sys.executable
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The end-to-end tests' one summary line per real client (tests/e2e/clients.report)."""
+    clients = sys.modules.get("clients")
+    for line in getattr(clients, "SUMMARIES", ()):
+        terminalreporter.write_line(line)

@@ -72,6 +72,6 @@ SUMMARIES: list[str] = []
 
 
 def report(line: str) -> None:
-    """One summary line for the test session's end (tests/e2e/conftest.py prints them), so CI
+    """One summary line for the test session's end (tests/conftest.py prints them), so CI
     logs say what each real client did whatever pytest captured."""
     SUMMARIES.append(line)

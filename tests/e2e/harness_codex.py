@@ -15,7 +15,9 @@ installer's). Steps:
               whose reply reports a full window (Codex compacts: PreCompact, its summary
               request with ctx's compact prompt, PostCompact, SessionStart compact) · resume:
               "What is my task now?" · a second session · resume of the second session
-  project B:  a new session (must see nothing of A)
+  project B:  a new session (must see nothing of A) · the user's way to trust the hooks: the
+              terminal UI under tmux shows "Hooks need review", "Trust all and continue" is
+              chosen, /quit; then `codex exec` without the bypass runs them
 """
 from __future__ import annotations
 
@@ -80,8 +82,9 @@ def hook_lines(stderr: str) -> list[dict]:
     return out
 
 
-def run(ctx: dict, name: str, project: str, prompt: str, resume: str | None = None) -> dict:
-    args = [CODEX, "exec", "--dangerously-bypass-hook-trust", "--skip-git-repo-check", "--color", "never"]
+def run(ctx: dict, name: str, project: str, prompt: str, resume: str | None = None, bypass: bool = True) -> dict:
+    args = [CODEX, "exec", *(["--dangerously-bypass-hook-trust"] if bypass else []), "--skip-git-repo-check",
+            "--color", "never"]
     args += ["resume", resume, prompt] if resume else [prompt]
     t0 = time.monotonic()
     p = subprocess.run(args, cwd=ctx["projects"][project], env=ctx["env"], capture_output=True, text=True,
@@ -90,6 +93,50 @@ def run(ctx: dict, name: str, project: str, prompt: str, resume: str | None = No
     return {"name": name, "project": project, "prompt": prompt, "resume": resume, "rc": p.returncode,
             "seconds": round(time.monotonic() - t0, 2), "session_id": m.group(1) if m else None,
             "result": p.stdout.strip()[-2000:], "hooks": hook_lines(p.stderr), "stderr": p.stderr[-6000:]}
+
+
+def trust_in_the_ui(ctx: dict, project: str) -> dict:
+    """The terminal UI (no background daemon) under tmux: wait for its hook review, choose "Trust
+    all and continue", quit. Returns what the screen showed and the hooks Codex recorded as trusted."""
+    import shutil
+
+    if not shutil.which("tmux"):
+        return {"skipped": "tmux missing: the terminal UI cannot be driven"}
+    sock = ["-L", "ctx-codex-e2e"]
+    env = ctx["env"]
+    cmd = "env " + " ".join(f"{k}='{v}'" for k, v in env.items() if not k.startswith("TMUX")) + \
+        f" {CODEX} --no-daemon; sleep 5"
+    subprocess.run(["tmux", *sock, "new-session", "-d", "-s", "ui", "-x", "160", "-y", "50", "-c",
+                    ctx["projects"][project], cmd], env=dict(env, TERM="xterm-256color"))
+
+    def screen() -> str:
+        return subprocess.run(["tmux", *sock, "capture-pane", "-p", "-t", "ui"], capture_output=True, text=True).stdout
+
+    def keys(*k: str) -> None:
+        subprocess.run(["tmux", *sock, "send-keys", "-t", "ui", *k])
+
+    end = time.monotonic() + 60
+    while time.monotonic() < end and "Hooks need review" not in screen():
+        time.sleep(0.5)
+    review = screen()
+    keys("Down")   # 1. Review hooks · 2. Trust all and continue · 3. Continue without trusting
+    time.sleep(0.5)
+    keys("Enter")
+    time.sleep(2)
+    keys("-l", "/quit")
+    time.sleep(0.5)
+    keys("Enter")
+    end = time.monotonic() + 20
+    while time.monotonic() < end and "ui" in subprocess.run(["tmux", *sock, "list-sessions"], capture_output=True,
+                                                             text=True).stdout:
+        time.sleep(0.3)
+    subprocess.run(["tmux", *sock, "kill-server"], capture_output=True)
+    import tomllib
+
+    with open(os.path.join(env["CODEX_HOME"], "config.toml"), "rb") as f:
+        state = tomllib.load(f).get("hooks", {}).get("state", {})
+    return {"review": "\n".join(x for x in review.splitlines() if x.strip() and "\u28ff" not in x)[-1500:],
+            "trusted": sorted(k for k, v in state.items() if v.get("trusted_hash"))}
 
 
 def wait_idle(ctx: dict, seconds: float = 60.0) -> None:
@@ -122,10 +169,14 @@ def main(out: str) -> None:
     wait_idle(ctx)
     runs.append(run(ctx, "b1-first", "proj-b", "Start the gamma dashboard. RUN: echo gamma-marker"))
     wait_idle(ctx)
+    trust = trust_in_the_ui(ctx, "proj-b")
+    if "skipped" not in trust:
+        runs.append(run(ctx, "b2-trusted", "proj-b", "Trusted now: what next?", bypass=False))
+        wait_idle(ctx)
     version = subprocess.run([CODEX, "--version"], capture_output=True, text=True, env=ctx["env"]).stdout.strip()
     res = {"runs": runs, "seconds": round(time.monotonic() - t0, 1), "projects": ctx["projects"],
            "ctx_home": ctx["env"]["CTX_HOME"], "codex_home": ctx["env"]["CODEX_HOME"], "version": version,
-           "installed": ctx["installed"]}
+           "installed": ctx["installed"], "trust": trust}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
     ctx["server"].shutdown()

@@ -80,7 +80,7 @@ def test_every_hook_exits_0_and_claude_reports_no_hook_error(e2e):
     # the commands are the installer's: this ctx by absolute path
     from ctxkit.services.hook_install import ctx_command
 
-    assert all(h["command"].startswith(f"{ctx_command(executable=sys.executable)} hook claude-code ") for h in runs)
+    assert all(h["command"].startswith(f"{ctx_command('', sys.executable)} hook claude-code ") for h in runs)
     assert {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact", "Stop", "SubagentStop",
             "SessionEnd"} <= {h["event"] for h in runs} | seen
     ui = e2e["runs_by"]["interactive"]

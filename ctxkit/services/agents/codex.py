@@ -99,9 +99,9 @@ def extra(scope: str, project: str) -> list:
     return [(cfg, add_compact_prompt, remove_compact_prompt)]
 
 
-NOTE = ("Codex runs a hook only once you trust it: open `codex` in this project and review ctx's hooks with "
-        "/hooks (vetted automation: `codex exec --dangerously-bypass-hook-trust`); a project's .codex/ is read "
-        "only in a trusted project")
+NOTE = ("Codex runs a hook only once you trust it: open `codex` in this project, and at \"Hooks need review\" "
+        "choose \"Trust all and continue\" (or review them one by one with /hooks); a project's .codex/ is read only "
+        "in a trusted project")
 
 HELP = """Handle an OpenAI Codex CLI hook: read its JSON on stdin, answer as Codex expects.
 
