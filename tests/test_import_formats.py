@@ -330,6 +330,8 @@ def test_a_file_of_a_known_format_that_breaks_its_rules_says_file_line(tmp_path,
     res = run("import", p)
     assert res.code == 1 and f"{p}:{where}: " in res.stderr and what in res.stderr, res.stderr
     assert res.stdout == ""
+    res = run("import", p, "--skip-invalid")  # read past, and counted
+    assert res.code == 0 and f"skipped 1 invalid line in {p} (first at line {where})" in res.stderr
 
 
 def test_a_half_written_last_line_is_skipped_but_a_bad_middle_line_is_not(tmp_path):
