@@ -21,6 +21,8 @@ REMINDER = "<system-reminder>\n<total_tokens>14977717 tokens left</total_tokens>
     ('The command finished: "second\\n\\n<system-reminder>\\n<total_tokens>1 tokens left</total_tokens>\\n'
      '</system-reminder>"', 'The command finished: "second\\n\\n "'),       # quoted by the model, escaped
     ("plain words with <b>tags</b> of their own", "plain words with <b>tags</b> of their own"),
+    ("strip the `<system-reminder>` blocks from the facts", "strip the `<system-reminder>` blocks from the facts"),
+    ("fix it\n<system-reminder>\nleft open by the client", "fix it"),
 ])
 def test_own_text(text, own):
     assert C.own_text(text) == own

@@ -330,6 +330,8 @@ def test_a_file_of_a_known_format_that_breaks_its_rules_says_file_line(tmp_path,
     res = run("import", p)
     assert res.code == 1 and f"{p}:{where}: " in res.stderr and what in res.stderr, res.stderr
     assert res.stdout == ""
+    res = run("import", p, "--skip-invalid")  # read past, and counted
+    assert res.code == 0 and f"skipped 1 invalid line in {p} (first at line {where})" in res.stderr
 
 
 def test_a_half_written_last_line_is_skipped_but_a_bad_middle_line_is_not(tmp_path):
@@ -390,3 +392,16 @@ def test_claude_code_2_1_332_read_on_from_any_cut_is_a_full_read(tmp_path):
             f.writelines(lines[cut:])
         got, how = transcripts.read(home, str(path), f"s{cut}")
         assert json.dumps(got) == want, (cut, how)
+
+
+def test_copilot_cli_session_is_its_folder_before_session_start_says(tmp_path):
+    """A transcript whose `session.start` is not (yet) in it: the session is the folder Copilot
+    keeps it in (`~/.copilot/session-state/<id>/events.jsonl`)."""
+    lines = [x for x in (FIXTURES / "copilot-cli" / "events.jsonl").read_text().splitlines()
+             if '"session.start"' not in x]
+    folder = tmp_path / "session-state" / "0f3c8e21-7a55-4d0e-9b1e-2c4d6e8f0a13"
+    folder.mkdir(parents=True)
+    (folder / "events.jsonl").write_text("\n".join(lines) + "\n")
+    recs = imported(folder / "events.jsonl")
+    assert {r["session"] for r in recs} >= {"0f3c8e21-7a55-4d0e-9b1e-2c4d6e8f0a13"}
+    assert paired(recs)

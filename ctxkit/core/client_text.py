@@ -32,10 +32,16 @@ CLIENT_TAGS = (
     "session_context", "hook_context",                   # Gemini CLI
     "environment_details",                               # Cline
 )
+_TAGS = "|".join(re.escape(t) for t in CLIENT_TAGS)
+_NO_TAG = r"(?:(?!</?(?:" + _TAGS + r")>).)*"   # text up to the next client tag, opening or closing
 CLIENT_BLOCK = re.compile(
-    r"<(" + "|".join(re.escape(t) for t in CLIENT_TAGS) + r")>.*?(?:</\1>|\Z)"
+    r"<(?P<tag>" + _TAGS + r")>" + _NO_TAG + r"</(?P=tag)>"
+    # a block the client left unclosed: from a line it opens to the end (a tag named inside a
+    # sentence, "`<system-reminder>` blocks", is not one)
+    r"|(?:^|(?<=\n))[ \t]*<(?:" + _TAGS + r")>" + _NO_TAG + r"\Z"
     # Codex: the repository's AGENTS.md, sent as a user message
-    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>.*?(?:</INSTRUCTIONS>|\Z)", re.S)
+    r"|# AGENTS\.md instructions for [^\n]*\n+<INSTRUCTIONS>(?:(?!</INSTRUCTIONS>).)*(?:</INSTRUCTIONS>|\Z)", re.S)
+# (every scan stops at the next tag: linear on any text, however many blocks it opens)
 
 # Openings of a whole message the client wrote (what follows them is the client's too).
 CLIENT_PREFIX = re.compile(

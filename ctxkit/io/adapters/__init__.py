@@ -301,7 +301,7 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
     if kind == "codex":
         return _adapted(codex.parse(source, **kw))
     if kind == "copilot-cli":
-        return _adapted(copilot.parse(source, session=_stem(source), **kw))
+        return _adapted(copilot.parse(source, session=copilot.session_of(source.path, _stem(source)), **kw))
     if kind == "aider":
         return _adapted(aider.parse(source))
     if kind in ("opencode-db", "opencode") and opencode.is_sqlite(source.path):

@@ -6,8 +6,6 @@ import json
 from datetime import datetime, timezone
 from typing import Iterator
 
-from ... import records as R
-
 
 def iso_ms(ms) -> str | None:
     """An epoch time in milliseconds (or seconds, when small) as ISO-8601 UTC, or None."""
@@ -161,7 +159,3 @@ class Turn:
                 yield r
         yield from self.held
         self.before, self.rec, self.results, self.held = [], None, [], []
-
-
-def derive_id(prefix: str, position, *parts) -> str:
-    return R.derive_id(prefix, position, *parts)

@@ -32,6 +32,15 @@ def sniff(obj: object) -> bool:
         and obj["type"].startswith(KNOWN_PREFIXES) and isinstance(obj.get("data"), dict) and "role" not in obj
 
 
+def session_of(path: str, fallback: str) -> str:
+    """The session a file is of before its `session.start` says: `session-state/<id>/events.jsonl`."""
+    import os
+
+    if path and path != "-" and os.path.basename(path) == "events.jsonl":
+        return os.path.basename(os.path.dirname(os.path.abspath(path))) or fallback
+    return fallback
+
+
 def parse(source: Source, *, session: str, keep_meta: bool = False, skip_invalid: bool = False,
           skipped: list | None = None, **_) -> Iterator[dict]:
     place = Place()

@@ -99,9 +99,33 @@ def _is_snapshot(msg: dict) -> bool:
     return msg.get("type") == "user" and SNAPSHOT in _text(_parts(msg.get("content")))
 
 
-def resolve(lines, name: str) -> tuple[dict, list[tuple[int, dict, str]]]:
+def resolve(lines, name: str, skipped: list | None = None) -> tuple[dict, list[tuple[int, dict, str]]]:
     """Replay a JSONL session as Gemini CLI loads it: (metadata, [(line, message, role)]) where
-    role is "summary" for a compression snapshot a checkpoint brought, else "message"."""
+    role is "summary" for a compression snapshot a checkpoint brought, else "message". With a
+    `skipped` list (--skip-invalid), a line that breaks the format's rules is counted there and
+    read past."""
+    if skipped is not None:
+        def lines_or_skip():
+            for lineno, rec in lines:
+                try:
+                    yield from _one(lineno, rec)
+                except InputError:
+                    skipped.append(lineno)
+        return _resolve(lines_or_skip(), name)
+    return _resolve(((n, r) for n, r in lines), name)
+
+
+def _one(lineno: int, rec) -> Iterator[tuple[int, object]]:
+    """A line checked alone (what can be checked before it is replayed)."""
+    if not isinstance(rec, dict) or ("$rewindTo" in rec and not isinstance(rec["$rewindTo"], str)) or \
+            ("$set" in rec and not isinstance(rec["$set"], dict)) or \
+            (isinstance(rec.get("id"), str) and not isinstance(rec.get("type"), str)) or \
+            not ("$rewindTo" in rec or isinstance(rec.get("id"), str) or "$set" in rec or sniff_line(rec)):
+        raise InputError("", lineno, "bad line")
+    yield lineno, rec
+
+
+def _resolve(lines, name: str) -> tuple[dict, list[tuple[int, dict, str]]]:
     meta: dict = {}
     msgs: dict[str, tuple[int, dict, str]] = {}
     seen: dict[str, tuple[int, dict]] = {}   # every message's newest recorded version (and its first line)
@@ -266,7 +290,7 @@ def parse(source: Source, *, session: str, keep_meta: bool = False, skip_invalid
           skipped: list | None = None, **_) -> Iterator[dict]:
     """The JSONL session (read whole: a later line may change or remove an earlier message)."""
     meta, messages = resolve(iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped, live=True),
-                             source.name)
+                             source.name, skipped=(skipped if skipped is not None else []) if skip_invalid else None)
     yield from convert(meta, messages, source_name=source.name, session=session, keep_meta=keep_meta)
 
 
