@@ -22,9 +22,10 @@ $(STAMP): pyproject.toml constraints.txt packaging/minilm/pyproject.toml
 	$(BIN)/python packaging/build.py --only minilm > /dev/null
 	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(BIN)/python -m pip install -q --disable-pip-version-check -c constraints.txt --find-links dist -e '.[test,ml,torch,llama,pg,code]'
 	@install -d $(VENV)/share/man/man1 && install -m 0644 man/*.1 $(VENV)/share/man/man1/
-	@# the real Claude Code client (pinned in tests/e2e/package-lock.json) for the end-to-end hook tests
-	@if command -v npm >/dev/null 2>&1; then cd tests/e2e && npm ci --no-audit --no-fund --loglevel=error; \
-	  else echo "setup: npm not found; the Claude Code end-to-end tests will skip"; fi
+	@# the real agent clients (each pinned in tests/e2e/clients/AGENT/package-lock.json) for the end-to-end hook tests
+	@if command -v npm >/dev/null 2>&1; then for d in tests/e2e/clients/*/; do \
+	    (cd "$$d" && npm ci --no-audit --no-fund --loglevel=error) || exit 1; done; \
+	  else echo "setup: npm not found; the end-to-end tests of the real agent clients will skip"; fi
 	@touch $(STAMP)
 
 # The wheels a user installs (outside a clone): dist/ctxkit_cli-*.whl and dist/ctxkit_minilm-*.whl

@@ -12,8 +12,10 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 if not CORPUS.exists():  # CI clones main with shared/ beside it
     CORPUS = Path(os.environ.get("CTX_CORPUS", ROOT / "examples"))
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-# the transcripts to parametrize over: files only (the examples/ fallback also holds folders)
-CORPUS_FILES = sorted(p.name for p in CORPUS.iterdir() if p.is_file() and p.name != "SOURCES.md") \
+# the transcripts to parametrize over: files only (the examples/ fallback also holds folders), then
+# the other agents' samples in formats/ (named `formats/FILE`)
+CORPUS_FILES = (sorted(p.name for p in CORPUS.iterdir() if p.is_file() and p.name != "SOURCES.md")
+                + sorted(f"formats/{p.name}" for p in (CORPUS / "formats").glob("*") if p.is_file())) \
     if CORPUS.is_dir() else []
 
 
@@ -273,3 +275,10 @@ def ctx_subprocess_env(home) -> dict:
 
 
 PY = sys.executable
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The end-to-end tests' one summary line per real client (tests/e2e/clients.report)."""
+    clients = sys.modules.get("clients")
+    for line in getattr(clients, "SUMMARIES", ()):
+        terminalreporter.write_line(line)

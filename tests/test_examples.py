@@ -65,7 +65,8 @@ def sh(cmd, cwd, env, timeout=300):
 @pytest.fixture(scope="module")
 def prepared(tmp_path_factory):
     """A home and a working folder with what the examples name: abc.jsonl (session id abc…),
-    s.jsonl, kept.jsonl after a drop, ~/agent, ~/.claude/projects/x/abc.jsonl, tools.json, notes."""
+    s.jsonl, kept.jsonl after a drop, ~/agent, ~/.claude/projects/x/abc.jsonl, a Gemini CLI chat,
+    an opencode.db, tools.json, notes."""
     root = tmp_path_factory.mktemp("examples")
     _shim(root / "bin")
     work, home = root / "work", root / "home"
@@ -76,6 +77,17 @@ def prepared(tmp_path_factory):
     for p in (work / "abc.jsonl", work / "t.jsonl", home / ".claude" / "projects" / "x" / "abc.jsonl",
               home / "agent" / "session.jsonl"):
         p.write_text(text)
+    fixtures = os.path.join(ROOT, "tests", "fixtures")
+    chats = home / ".gemini" / "tmp" / "proj" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(os.path.join(fixtures, "gemini-cli", "session-0.61.0-7f916d75.jsonl"), chats / "session-x.jsonl")
+    (home / ".local" / "share" / "opencode").mkdir(parents=True)
+    import sqlite3
+
+    db = sqlite3.connect(home / ".local" / "share" / "opencode" / "opencode.db")
+    db.executescript(open(os.path.join(fixtures, "opencode", "opencode_db.sql")).read())
+    db.commit()
+    db.close()
     (home / "agent" / "AGENTS.md").write_text("# Agents\n- Run the tests before a commit.\n- Use RS256.\n")
     (home / "agent" / "notes.md").write_text("# Notes\n- Run the tests before a commit.\n- Deploy on Fridays.\n")
     (work / "notes.md").write_text("LoRA training notes: rank 16, alpha 32.\n" * 20)
@@ -177,7 +189,7 @@ def test_readme_examples_run_as_written(tmp_path):
             p = sh(line, work, env)
             assert p.returncode == 0, f"`{line}` exited {p.returncode}:\n{p.stderr[-2000:]}"
             assert "Traceback" not in p.stderr, line
-    assert (work / ".claude" / "settings.json").exists() and (work / "request.json").exists()
+    assert (work / ".codex" / "hooks.json").exists() and (work / "request.json").exists()  # ctx hook install codex
     assert json.load(open(work / "request.json"))["messages"]
     assert len(skipped) == 3  # make run/test, the wheel, the crontab: each says why
 

@@ -182,7 +182,9 @@ def test_codex_rollout():
     assert len(calls) == 1 and len(calls[0]["tool_calls"]) == 2
     check_groups([r for r in recs if r["kind"] == "message"])
     usage = [r for r in recs if r.get("usage")]
-    assert usage and usage[-1]["usage"]["input_tokens"] == 5120
+    # Codex counts cached tokens inside input_tokens (its total is input + output): 5120 of which 4000 cached
+    assert usage and usage[-1]["usage"]["input_tokens"] == 1120 and usage[-1]["usage"]["cache_read_input_tokens"] == 4000
+    assert usage[-1]["usage"]["context_window"] == 272000
     assert all(r["session"] == "0199a1b2-rollout" for r in recs)
 
 

@@ -36,7 +36,7 @@ def count_claude_code(path):
             text = "\n".join(texts)
             if text.strip() and not d.get("isCompactSummary"):
                 users += 1
-                has_args = re.search(r"<command-args>\s*\S", text)
+                has_args = re.search(r"<command-args>\s*[^<\s]", text)  # `<command-args></command-args>` is none
                 if d.get("isMeta") or (text.lstrip().startswith(WRAPPERS) and not has_args):
                     meta += 1
         elif d.get("type") == "queue-operation" and d.get("operation") == "enqueue" and \

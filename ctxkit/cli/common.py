@@ -77,6 +77,9 @@ class InputRecords:
             self.report()
 
     def report(self) -> None:
+        for note in self.source.notes:
+            click.echo(f"ctx: {note}", err=True)
+        self.source.notes = []
         if self.skipped:
             n = len(self.skipped)
             click.echo(f"ctx: skipped {n} invalid line{'s' if n != 1 else ''} in {self.source.name} "

@@ -4,6 +4,7 @@ the shell completion scripts (completions/). One source, so they never disagree.
     python -m ctxkit.cli.docgen all      # write all of them (make docs)
     python -m ctxkit.cli.docgen man      # only man/ctx.1 and man/ctx-COMMAND.1
     python -m ctxkit.cli.docgen docs     # only docs/ctx-COMMAND.md and docs/README.md
+    python -m ctxkit.cli.docgen examples # only examples/AGENT/ (what `ctx hook install` writes)
     python -m ctxkit.cli.docgen check    # exit 1 when any of them is stale (tests and CI)
 
 The output depends on nothing but the code: no date, no terminal width, no home directory.
@@ -280,13 +281,22 @@ def _write(folder: str, pages: dict[str, str], prune: str | None = None) -> None
             if f.endswith(prune) and f not in pages and (prune != ".md" or open(p).read().startswith(GENERATED)):
                 os.unlink(p)
     for f, text in pages.items():
+        os.makedirs(os.path.dirname(os.path.join(folder, f)), exist_ok=True)
         with open(os.path.join(folder, f), "w", encoding="utf-8") as fh:
             fh.write(text)
 
 
+def example_configs() -> dict[str, str]:
+    """examples/AGENT/…: what `ctx hook install` writes (with `ctx` from PATH)."""
+    from ..services.hook_install import example_files
+
+    return example_files()
+
+
 def targets() -> list[tuple[str, dict[str, str], str | None]]:
     return [(os.path.join(ROOT, "man"), man_pages(), ".1"), (os.path.join(ROOT, "docs"), doc_pages(), ".md"),
-            (os.path.join(ROOT, "completions"), completion_scripts(), None)]
+            (os.path.join(ROOT, "completions"), completion_scripts(), None),
+            (os.path.join(ROOT, "examples"), example_configs(), None)]
 
 
 def stale() -> list[str]:
@@ -304,8 +314,8 @@ def stale() -> list[str]:
 
 def main(argv: list[str]) -> int:
     what = argv[0] if argv else "check"
-    if what not in ("all", "man", "docs", "completions", "check"):
-        print("usage: python -m ctxkit.cli.docgen [all|man|docs|completions|check]", file=sys.stderr)
+    if what not in ("all", "man", "docs", "completions", "examples", "check"):
+        print("usage: python -m ctxkit.cli.docgen [all|man|docs|completions|examples|check]", file=sys.stderr)
         return 2
     if what == "check":
         for p in stale():
@@ -313,7 +323,7 @@ def main(argv: list[str]) -> int:
         return 1 if stale() else 0
     for folder, pages, prune in targets():
         name = os.path.basename(folder)
-        if what == "all" or what == {"man": "man", "docs": "docs", "completions": "completions"}[what] == name:
+        if what == "all" or what == name:
             _write(folder, pages, prune)
     return 0
 

@@ -5,7 +5,7 @@ import click
 
 from ..backends.tokenizers import count_records
 from ..core.probes import build, score, stream_text
-from ..io.adapters import open_records
+from ..io.adapters import FORMATS, open_records
 from ..io.jsonl import Source
 from .common import emit_listing, home_option, jq_option, output_options
 from .count import resolve_tokenizer, tokenizer_options
@@ -14,7 +14,8 @@ from .count import resolve_tokenizer, tokenizer_options
 @click.command("eval")
 @click.argument("session_file", metavar="SESSION", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--candidate", required=True, metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True), help="The compacted (or truncated) stream to test.")
-@click.option("--from", "from_", default="auto", help="Format of SESSION (default: sniffed).")
+@click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
+              help="Format of SESSION; auto sniffs it.")
 @tokenizer_options
 @jq_option
 @output_options

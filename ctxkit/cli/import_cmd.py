@@ -20,14 +20,22 @@ from .common import InputRecords, home_option, input_options
 def import_cmd(file, from_, skip_invalid, keep_meta, stream):
     """Convert an agent transcript to ctx records (JSONL on stdout).
 
-    Reads Claude Code, Codex, OpenAI messages (JSON or JSONL), SWE-agent
-    .traj, tau-bench and aider chat history; --from auto sniffs the format.
-    Source ids and timestamps are kept; an assistant turn with tool calls
-    and all its results share one `group`.
+    Reads Claude Code, Codex, GitHub Copilot CLI, Gemini CLI, opencode
+    (an export or opencode.db), OpenHands, Cline, OpenAI messages (JSON or
+    JSONL), SWE-agent .traj, tau-bench and aider chat history; --from auto
+    sniffs the format and says so when it cannot tell. Source ids and
+    timestamps are kept; every tool call is paired with its result, and an
+    assistant turn with tool calls and all its results share one `group`.
+    Text the agent's client added (reminders, environment context,
+    AGENTS.md) is kept and flagged: it is never taken for a request. A
+    half-written last line of a transcript still being written is skipped
+    with a note on stderr.
 
     \b
     Examples:
       ctx import ~/.claude/projects/x/abc.jsonl > s.jsonl
+      ctx import ~/.gemini/tmp/proj/chats/session-x.jsonl | ctx count
+      ctx import ~/.local/share/opencode/opencode.db > opencode.jsonl
       ctx import run.traj --from swe-agent | ctx count
       cat messages.json | ctx import - | jq -c 'select(.role=="tool")'
     """

@@ -39,6 +39,7 @@ class Source:
         self.allow_bad = False  # iter_json_lines reports bad lines itself (so --skip-invalid can skip them)
         self.allow_long = False  # ... and lines over max_chars
         self.max_chars: int | None = None  # the longest line read whole (config: max_record_mb)
+        self.notes: list[str] = []  # what a reader passed over and says so on stderr (a half-written last line)
 
     def _readline(self, stream) -> str:
         limit = self.max_chars
@@ -161,9 +162,12 @@ def loads(text: str, name: str = "-"):
 
 
 def iter_json_lines(source: Source, *, skip_invalid: bool = False,
-                    skipped: list | None = None, memo=None) -> Iterator[tuple[int, object]]:
+                    skipped: list | None = None, memo=None, live: bool = False) -> Iterator[tuple[int, object]]:
     """Yield (line_number, parsed) for each non-blank line; blank lines are skipped. With a
-    `memo` (io.seen.LineMemo), a line it knows clean is yielded as its `Seen` record, unparsed."""
+    `memo` (io.seen.LineMemo), a line it knows clean is yielded as its `Seen` record, unparsed.
+    `live`: the input is an agent's transcript that may still be being written, so a last line
+    that is not JSON and has no newline yet (half-written) is passed over with a note in
+    `source.notes`; any other bad line stays an error."""
     source.allow_bad = source.allow_long = True
     if memo is not None:
         memo.reading = True
@@ -195,6 +199,10 @@ def iter_json_lines(source: Source, *, skip_invalid: bool = False,
                 memo.note(obj, line)
             del line  # parsed: only the object stays alive while the consumer works
         except InputError as e:
+            if live and not line.endswith("\n"):  # only the last line can lack its newline
+                source.notes.append(f"{source.name}:{lineno}: skipped a half-written last line "
+                                    f"(the transcript is still being written)")
+                continue
             if skip_invalid:
                 if skipped is not None:
                     skipped.append(lineno)

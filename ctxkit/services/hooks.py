@@ -1,8 +1,8 @@
-"""ctxkit inside an agent's lifecycle (Claude Code hooks, or any agent with a transcript).
+"""ctxkit inside an agent's lifecycle (Claude Code, Codex, … hooks, or any agent with a transcript).
 
 One resolver (`resolve`) turns a hook payload into a Target: the session (the payload's
-`session_id`), the project (the repository root of the payload's `cwd`), the project's
-workspace and the transcript. One handler per event works on that Target and returns
+`session_id`, behind the agent's prefix: services/agents), the project (the repository root of
+the payload's `cwd`), the project's workspace and the transcript. One handler per event works on that Target and returns
 (context for the model, note for the user). State is keyed by session and by project: a
 session's own CONTEXT.md lives in the session store, the project's workspace keeps its
 Constraints and Pinned and the active session's state, and no project sees another's.
@@ -16,8 +16,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 from ..errors import InputError
@@ -39,15 +41,21 @@ class Target:
     cwd: str | None = None
     data: dict = field(default_factory=dict)
     ignored: dict = field(default_factory=dict)   # transcript lines skipped, by type
+    agent: str | None = None         # the agent whose hook this is (services/agents), None: not a hook
+    in_worker: bool = False          # running in the detached worker (a deferred event)
 
 
-def resolve(home, data: dict, workspace_flag: str | None = None) -> Target:
-    """The one session/project resolver: hooks pass their payload; `status`, `context show` and
-    `prompt build` pass {"cwd": the current directory, "session_id": --session or None}."""
+def resolve(home, data: dict, workspace_flag: str | None = None, agent=None) -> Target:
+    """The one session/project resolver: hooks pass their payload and their agent (whose prefix
+    keys the session: one agent's sessions never meet another's state); `status`, `context show`
+    and `prompt build` pass {"cwd": the current directory, "session_id": --session or None}."""
     cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isdir(data["cwd"]) else os.getcwd()
     session = data.get("session_id") if isinstance(data.get("session_id"), str) and data["session_id"] else None
+    if agent is not None:
+        session = agent.session_key(session)
     return Target(session=session, project=project_root(cwd), workspace=resolve_workspace(workspace_flag, home.path, cwd),
-                  transcript=data.get("transcript_path") or None, cwd=cwd, data=data)
+                  transcript=data.get("transcript_path") or None, cwd=cwd, data=data,
+                  agent=agent.name if agent is not None else None)
 
 
 def session_for(home, target: Target, prefix: str | None) -> str | None:
@@ -121,12 +129,32 @@ def measure(home, records: list[dict]) -> dict:
                              home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
 
 
+# what ctx itself injected (SessionStart, UserPromptSubmit): an agent that keeps hook context in its
+# transcript (Codex: a developer message) must not have ctx's own words folded back into its state
+_INJECTED = re.compile(r"^(# Context\b|# Previous session in this project|# Working state\n|"
+                       r"# Earlier context that matches this prompt\n|## Time\n|Context: \d+% of a [\d,]+-token window)")
+
+
+def injected_by_ctx(rec: dict) -> bool:
+    return rec.get("role") == "system" and isinstance(rec.get("content"), str) and bool(_INJECTED.match(rec["content"]))
+
+
 def as_session(target: Target, records: list[dict]) -> list[dict]:
-    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs)."""
+    """The transcript's main thread keyed by the payload's session_id (subagents keep theirs),
+    without the context ctx injected."""
+    records = [r for r in records if not injected_by_ctx(r)]
     if not target.session:
         return records
     return [dict(r, session=target.session) if r.get("session") and ".agent-" not in r["session"] else r
             for r in records]
+
+
+def main_thread(target: Target, records: list[dict]) -> list[dict]:
+    """The session's own records: a subagent's (SESSION.agent-ID), which some agents write into
+    their parent's transcript (Copilot CLI), are its own state's, never the parent's."""
+    if not target.session:
+        return records
+    return [r for r in records if ".agent-" not in str(r.get("session") or "")]
 
 
 def fold(home, target: Target, records: list[dict], workspace: str | None = None):
@@ -140,7 +168,7 @@ def fold(home, target: Target, records: list[dict], workspace: str | None = None
     from .compaction import compact
 
     if workspace is None:
-        records = as_session(target, records)
+        records = main_thread(target, as_session(target, records))
     cfg = home.config
     opts = options_from_config(cfg, max(1, cfg.get("max_tokens") - cfg.get("reserve_tokens")), force=True)
     opts.preserve_ratio = 0.0
@@ -197,6 +225,109 @@ def cap(text: str, limit: int = CONTEXT_CAP) -> str:
         return text
     cut = text[: limit - 40].rsplit("\n", 1)[0]
     return cut + "\n[… cut to fit the 10,000-character hook limit]"
+
+
+# ---- the agent's own compactions: the state handed back once per compaction ----
+
+HANDOVER_WINDOW = 15.0   # seconds: a hand-over this recent belongs to the start or prompt running beside it
+
+
+def compactions(target: Target, records: list[dict]) -> int:
+    """How many times the agent compacted the session so far: its own summaries and boundaries
+    in the transcript (the main thread's)."""
+    from ..core.usage import is_boundary
+
+    return sum(1 for r in main_thread(target, records) if is_boundary(r))
+
+
+def _handover(home, target: Target, change) -> dict:
+    """Read and change the session's hand-over record ({n, by, at, pending}) under the hook state's
+    lock (an agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does):
+    `change(current) -> new record or None` (None: leave it); the current record."""
+    from ..store.atomic import atomic_write, locked
+
+    key = f"handover:{target.session}"
+    p = _state_path(home)
+    with locked(p):
+        state = _read_state(home)
+        cur = state.get(key) if isinstance(state.get(key), dict) else {}
+        new = change(cur)
+        if new is not None:
+            state[key] = new
+            atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
+    return cur
+
+
+def _recent(rec: dict) -> bool:
+    return time.time() - float(rec.get("at") or 0) < HANDOVER_WINDOW
+
+
+def start_hands_over(home, target: Target) -> bool:
+    """SessionStart (resume, compact) is about to give the model the session's state: it covers
+    every compaction so far. It does not count them (the transcript may be mid-rewrite as the
+    client starts: Gemini CLI resets it before it loads the resumed conversation): the next
+    prompt hook takes the count it finds as covered. False when the prompt hook running beside
+    it has just handed the state back (then the start leaves the state out: it is in the
+    prompt's context)."""
+    if not target.session:
+        return True
+    now = round(time.time(), 3)
+
+    def change(cur):
+        if cur.get("by") == "prompt" and _recent(cur):
+            return None
+        return {"n": int(cur.get("n") or 0), "by": "start", "at": now, "pending": True}
+
+    cur = _handover(home, target, change)
+    return not (cur.get("by") == "prompt" and _recent(cur))
+
+
+def restore_after_compaction(home, target: Target, records: list[dict]) -> str | None:
+    """The session's state when the agent compacted since the model was last given it and no
+    SessionStart said so (Gemini CLI's /compress and its automatic compression, Copilot CLI's
+    /compact inside a session): once per compaction, else None. An agent that starts the
+    session again after it compacts (Claude Code, Codex: SessionStart compact) gets it there."""
+    if not target.session or not records or not _restores_at_prompt(target.agent):
+        return None
+    n = compactions(target, records)
+    now = round(time.time(), 3)
+    claimed = []
+
+    def change(cur):
+        if cur.get("pending") and _recent(cur):   # the start before this prompt handed it over
+            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False}
+        if n > int(cur.get("n") or 0):
+            claimed.append(n)
+            return {"n": n, "by": "prompt", "at": now}
+        return None
+
+    _handover(home, target, change)
+    if not claimed:
+        return None
+    if not _seen(home, target.transcript):
+        fold(home, target, records)
+        _remember(home, target.transcript)
+    state = own_state(home, target)
+    if state is None or not (state.task or any(state.sections.values())):
+        return None
+    body = _condensed(home, state)
+    _update_state(home, f"injected:{target.session}", _digest(body))
+    logs.append(home, "compaction", {"event": "state_restored_after_compaction", "session": target.session,
+                                     "agent": target.agent, "compactions": n})
+    return "# Context (this session's state, restored after compaction)\n" + body
+
+
+def _restores_at_prompt(agent: str | None) -> bool:
+    from . import agents
+
+    try:
+        return agent is not None and not agents.get(agent).start_after_compaction
+    except KeyError:
+        return False
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 # ---- whose state ----
@@ -274,7 +405,7 @@ def _register(home, target: Target, records: list[dict] | None = None) -> None:
         sessions.touch(home, [r for r in as_session(target, records) if r.get("session") == target.session],
                        target.transcript)
     sessions.mark(home, target.session, project=target.project, workspace=target.workspace,
-                  source=os.path.abspath(target.transcript) if target.transcript else None)
+                  source=os.path.abspath(target.transcript) if target.transcript else None, agent=target.agent)
 
 
 # ---- one handler per event ----
@@ -287,13 +418,15 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
 
     source = str(target.data.get("source") or "startup")
     when = last_session_time(home)
-    _register(home, target, transcript_records(home, target) if source != "startup" else None)
+    recs = transcript_records(home, target) if source != "startup" else None
+    _register(home, target, recs)
     parts = []
     # no session id (a generic agent): the project's state is its own
     # (a startup whose session already has state of its own is that session again)
     own = source in ("resume", "compact") or (source != "clear" and (not target.session or _has_state(home, target)))
     state = own_state(home, target) if own else project_sections(target)
-    if state is not None and (state.task or any(state.sections.values())):
+    has = state is not None and (state.task or any(state.sections.values()))
+    if has and (not own or start_hands_over(home, target)):
         title = {"compact": "# Context (this session's state, restored after compaction)",
                  "resume": "# Context (this session's state)"}.get(source, "# Context (this project)" if
                                                                    target.session else "# Context")
@@ -302,13 +435,15 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
         prev = previous_session(home, target)
         if prev is not None:
             e, ctx = prev
-            parts.append(f"# Previous session in this project (session {e['session'][:8]}, last active "
+            other = e.get("agent") if e.get("agent") not in (None, target.agent) else None
+            parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
+                         f"session {_short(e)}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
                          f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
     block = time_facts(home, project=target.project)["block"]
     if source != "startup":  # resumed, compacted or cleared: another session's topic is not this one's business
         block = [x for x in block if not x.startswith("Last session:")]
-    if not parts:  # no state to review: say so, never point at a file that is not there
+    if not parts and not has:  # no state to review: say so, never point at a file that is not there
         block = [x if not x.startswith("Hint:") else "Hint: No saved working state; ask what to work on."
                  for x in block]
     parts.append("## Time\n" + "\n".join(f"- {x}" for x in block))
@@ -318,6 +453,27 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append("## External\n" + "\n".join(
                 f"- {x}" for x in summary_lines(ch, modified_files(target.workspace, when))[:8]))
     return cap("\n\n".join(parts)), None
+
+
+def _short(entry: dict) -> str:
+    """A session's id as people read it: its first 8 characters after the agent's prefix."""
+    from . import agents
+
+    sid = str(entry.get("session") or "unknown")
+    try:
+        prefix = agents.get(entry["agent"]).session_prefix if entry.get("agent") else ""
+    except Exception:  # noqa: BLE001 - a label only
+        prefix = ""
+    return sid[:len(prefix) + 8] if sid.startswith(prefix) else sid[:8]
+
+
+def _agent_title(name: str) -> str:
+    from . import agents
+
+    try:
+        return agents.get(name).title
+    except Exception:  # noqa: BLE001 - a label only
+        return name
 
 
 def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set | None = None) -> list[dict]:
@@ -366,23 +522,25 @@ def recall(home, workspace: str, prompt: str, limit: int = 3, sessions_of: set |
 
 
 def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
-    """Usage from the one measure; when due, fold the session in and inject its working state
-    once per change; recall what matches the prompt. Works before the transcript exists."""
+    """Usage from the one measure; after the agent compacted with no SessionStart to say so, the
+    session's state, once per compaction; when due, fold the session in and inject its working
+    state once per change; recall what matches the prompt. Works before the transcript exists."""
     recs = transcript_records(home, target)
     u = measure(home, recs)
     logs.append(home, "context-health", {"session": target.session, "pct_used": round(u["pct"], 4),
                                           "tokens": u["tokens"], "window": u["window"], "method": u["method"],
                                           "hook": "UserPromptSubmit", "compaction_due": u["due"],
                                           "skipped_lines": target.ignored or None})
-    parts = []
-    if u["due"] and recs:
+    restored = restore_after_compaction(home, target, recs)
+    parts = [restored] if restored else []
+    if u["due"] and recs and not restored:
         if not _seen(home, target.transcript):
             fold(home, target, recs)
             _remember(home, target.transcript)
         state = own_state(home, target)
         if state is not None and (state.task or any(state.sections.values())):
             body = _condensed(home, state)
-            digest = hashlib.sha256(body.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            digest = _digest(body)
             key = f"injected:{target.session}"
             if _read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)
@@ -401,6 +559,11 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
 
 
 def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
+    """The session folded in (CONTEXT.md written) before the agent compacts; the context returned
+    is the verified state as instructions for the agent's summary (services/steering), which
+    the agents that take them print (Claude Code)."""
+    from .steering import steering_text
+
     recs = transcript_records(home, target)
     _register(home, target, recs)
     rep = fold(home, target, recs) if recs else None
@@ -409,7 +572,11 @@ def pre_compact(home, target: Target) -> tuple[str | None, str | None]:
         logs.append(home, "compaction", {"event": "precompact_instructions", "session": target.session,
                                          "custom_instructions": target.data["custom_instructions"],
                                          "trigger": target.data.get("trigger")})
-    return None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized if rep else 0} groups)"
+    steer = steering_text(own_state(home, target))
+    if steer:
+        logs.append(home, "compaction", {"event": "compaction_steered", "session": target.session,
+                                         "agent": target.agent, "chars": len(steer)})
+    return steer or None, f"ctx: CONTEXT.md written before compaction ({rep.groups_summarized if rep else 0} groups)"
 
 
 def post_compact(home, target: Target) -> tuple[str | None, str | None]:
@@ -434,7 +601,9 @@ def stop(home, target: Target) -> tuple[str | None, str | None]:
 def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     """The subagent's own transcript, folded into its own state (SESSION.agent-ID) and recorded
     under its parent; the parent's state is left as it is. Claude Code's compaction agent (no
-    transcript of its own, or an `acompact` id) costs nothing."""
+    transcript of its own, or an `acompact` id) costs nothing. An agent that writes a subagent's
+    events into its parent's transcript (Copilot CLI: agent_transcript_path is transcript_path)
+    has the subagent's records read from it, and the parent's next hook still reads the file."""
     from ..store.session_state import state_file
 
     agent = str(target.data.get("agent_id") or "")
@@ -442,10 +611,16 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
     if not target.session or agent.startswith(COMPACTION_AGENT) or COMPACTION_AGENT in os.path.basename(path or "") \
             or not path or not os.path.isfile(path):
         return None, None
-    if _seen(home, path):
+    shared = bool(target.transcript) and os.path.abspath(path) == os.path.abspath(target.transcript)
+    if not shared and _seen(home, path):
         return None, None
     sub = f"{target.session}.agent-{agent or 'unknown'}"
-    recs = [dict(r, session=sub) for r in records_of(path, target.ignored, home, sub)]
+    recs = records_of(path, target.ignored, home, sub)
+    if shared:
+        recs = [r for r in recs if str(r.get("session") or "").endswith(f".agent-{agent}")]
+        if not recs:
+            return None, None
+    recs = [dict(r, session=sub) for r in recs]
     sf = state_file(home, sub)
     rep = None
     if recs and hasattr(sf, "workspace"):  # the embedded session store: its folder is its workspace
@@ -459,7 +634,8 @@ def subagent_stop(home, target: Target) -> tuple[str | None, str | None]:
             rep = fold(home, target, recs, workspace=scratch)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-    _remember(home, path)
+    if not shared:
+        _remember(home, path)
     sessions.add_subagent(home, target.session, agent, {
         "type": target.data.get("agent_type") or None, "transcript": os.path.abspath(path),
         "state": sf.path if sf.exists() else None, "records": len(recs),
@@ -485,7 +661,10 @@ def session_end(home, target: Target) -> tuple[str | None, str | None]:
 
         transcripts.forget(home, target.session or os.path.abspath(target.transcript))
     if target.transcript and os.path.isfile(target.transcript):
-        spawn_curation(home, target, ended=True)
+        if target.in_worker:   # already detached (a deferred SessionEnd): cold storage here
+            curate_now(home, target.transcript, target.session, ended=True)
+        else:
+            spawn_curation(home, target, ended=True)
     return None, "ctx: session state archived"
 
 
@@ -519,6 +698,27 @@ def handle(event: str, home, target: Target) -> tuple[str | None, str | None]:
         logs.append(home, "context-health", {"session": target.session, "hook": event,
                                               "skipped_transcript_lines": dict(target.ignored)})
     return out
+
+
+def spawn_deferred(home, agent_name: str, event: str, data: dict, workspace: str | None) -> None:
+    """Run hook EVENT of AGENT again in a detached worker (`ctx hook AGENT EVENT --in-worker`, the
+    payload on its stdin): for an event the agent gives too little time (Codex's SessionEnd)."""
+    cmd = [sys.executable, "-m", "ctxkit", "--home", home.path, "hook", agent_name, event, "--in-worker"]
+    if workspace:
+        cmd += ["--workspace", workspace]
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cwd = data.get("cwd") if isinstance(data.get("cwd"), str) and os.path.isdir(data["cwd"]) else None
+    with open(os.devnull, "ab") as dn_out:
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=dn_out, stderr=dn_out, start_new_session=True,
+                             env=env, close_fds=True, cwd=cwd)
+        try:
+            p.stdin.write(json.dumps(data).encode("utf-8", "surrogatepass"))
+        finally:
+            p.stdin.close()
+    logs.append(home, "curation", {"event": "hook_deferred", "agent": agent_name, "hook": event,
+                                   "session": data.get("session_id")})
 
 
 # ---- the detached worker: curation (and, at session end, cold storage) outside the hook ----

@@ -70,6 +70,19 @@ def _first_assistant_id(data: bytes, tries: int = 50) -> str | None:
     return None
 
 
+def _starts_with_dequeue(data: bytes) -> bool:
+    """The first line is Claude Code taking a prompt off its queue (the prompt then comes as a
+    user line, and the enqueue before the cut was read as the prompt already)."""
+    first = data.lstrip().split(b"\n", 1)[0]
+    if b'"dequeue"' not in first:
+        return False
+    try:
+        obj = json.loads(first)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and obj.get("type") == "queue-operation" and obj.get("operation") == "dequeue"
+
+
 def _call_ids(records: list[dict]) -> set:
     return {c.get("id") for r in records for c in r.get("tool_calls") or () if isinstance(c, dict)}
 
@@ -216,6 +229,8 @@ def _append(path: str, new: bytes, state: dict, old: list[dict], ignored: dict |
     last = state.get("last_assistant")
     if last and _first_assistant_id(new) == last:
         return None  # one response split over the cut
+    if _starts_with_dequeue(new):
+        return None  # a prompt queued before the cut arrives after it: one record of it, as a full read makes
     mine: dict = {}
     try:
         recs = _parse(path, new.decode("utf-8", "surrogateescape"), state["format"], int(state["lines"]), mine)

@@ -12,7 +12,13 @@ line, and is scripted by what the user typed:
 - `SUBAGENT: <task>` -> a tool_use of the client's subagent tool (`Agent`, called `Task` by
   earlier releases) whose prompt is <task>: the client runs a subagent, which asks this API
   in turn (a `RUN:` in <task> makes the subagent run a command), and hands its answer back;
+- a background task's notification (2.1.332 runs the subagent tool in the background and
+  reports its end as a `<task-notification>` in a new user turn) -> a text answer quoting the
+  task's result;
 - anything else -> a short text answer naming the words it saw.
+
+A scripted prompt is acted on only while it is the newest message (a later turn that is not
+the user's, such as a notification, never repeats its tool call).
 
 Requests that are not the conversation (title, summary, compaction) get a plain text answer.
 Run: python fake_anthropic.py PORTFILE LOGFILE  (writes the port it bound to PORTFILE).
@@ -39,11 +45,12 @@ def _texts(content) -> list[str]:
     return out
 
 
-def _last_user(body: dict) -> tuple[str, list[dict]]:
-    """(newest user text that is not a reminder, tool results in the newest message)."""
+def _last_user(body: dict) -> tuple[str, list[dict], bool]:
+    """(newest user text that is not a reminder, tool results in the newest message, whether
+    that text is in the newest message)."""
     msgs = body.get("messages") or []
     if not msgs:
-        return "", []
+        return "", [], False
     last = msgs[-1]
     results = [b for b in (last.get("content") if isinstance(last.get("content"), list) else [])
                if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -52,8 +59,27 @@ def _last_user(body: dict) -> tuple[str, list[dict]]:
             continue
         texts = [t for t in _texts(m.get("content")) if not t.lstrip().startswith("<system-reminder>")]
         if texts:
-            return "\n".join(texts), results
-    return "", results
+            return "\n".join(texts), results, m is last
+    return "", results, False
+
+
+def _notification(body: dict) -> str | None:
+    """The result of a background task whose end the newest message reports, or None."""
+    msgs = body.get("messages") or []
+    if not msgs or msgs[-1].get("role") != "user":
+        return None
+    for t in _texts(msgs[-1].get("content")):
+        if "<task-notification>" in t:
+            m = re.search(r"<result>(.*?)(</result>|$)", t, re.S)
+            return (m.group(1) if m else t)[-400:]
+    return None
+
+
+SUMMARY = ("<analysis>The conversation so far.</analysis>\n<summary>The user ran scripted commands with the fake "
+           "API; work continues.</summary>")
+# what Claude Code's summarization request asks for (2.1.332 sends it with the tools, to share
+# the prompt cache; earlier releases sent it without)
+COMPACTION_ASKS = ("Respond with TEXT ONLY", "Do NOT call any tools", "<summary> block", "summary of the conversation")
 
 
 def _is_side_request(body: dict) -> bool:
@@ -61,9 +87,24 @@ def _is_side_request(body: dict) -> bool:
     return not body.get("tools")
 
 
+def is_compaction(body: dict) -> bool:
+    """Claude Code's summarization request: what it asks for is in the newest user message."""
+    msgs = body.get("messages") or []
+    texts = _texts(msgs[-1].get("content")) if msgs and msgs[-1].get("role") == "user" else []
+    return any(a in t for t in texts for a in COMPACTION_ASKS)
+
+
+def _quoted(result: dict) -> str:
+    """A tool result's own output, without what the client appended (its system reminders): the
+    scripted answer quotes the command's output as a model would, not the client's notes."""
+    c = result.get("content")
+    text = c if isinstance(c, str) else " ".join(_texts(c))
+    return text.split("<system-reminder>")[0].strip()
+
+
 def plan(body: dict) -> dict:
     """What to answer: {"status": 400, ...} or {"blocks": [...], "input_tokens": n}."""
-    text, results = _last_user(body)
+    text, results, fresh = _last_user(body)
     raw = json.dumps(body)
     tokens = max(1, len(raw) // 4)
     m = re.search(r"USAGE:\s*(\d+)", text)
@@ -72,21 +113,28 @@ def plan(body: dict) -> dict:
     with LOCK:
         STATE["n"] += 1
         n = STATE["n"]
+    if is_compaction(body):
+        return {"blocks": [{"type": "text", "text": SUMMARY}], "input_tokens": tokens, "kind": "compaction"}
     if _is_side_request(body):
         if "summar" in raw.lower():
-            return {"blocks": [{"type": "text", "text": "<summary>The user ran scripted commands with the fake "
-                                                         "API; work continues.</summary>"}], "input_tokens": tokens}
+            return {"blocks": [{"type": "text", "text": SUMMARY}], "input_tokens": tokens, "kind": "compaction"}
         return {"blocks": [{"type": "text", "text": '{"title": "Fake session", "isNewTopic": true}'}],
                 "input_tokens": tokens}
+    note = _notification(body)
+    if note is not None:
+        return {"blocks": [{"type": "text", "text": f"The helper reported: {note}"}], "input_tokens": tokens}
+    if not fresh and not results:
+        return {"blocks": [{"type": "text", "text": "Noted."}], "input_tokens": tokens}
     if "TOOLONG" in text and not results:
-        with LOCK:
-            first = text not in STATE["toolong_done"]
-            STATE["toolong_done"].add(text)
+        key = re.search(r"TOOLONG[^\n]*", text).group(0)   # the prompt's line (a retry after compaction
+        with LOCK:                                          # carries the summary in the same turn)
+            first = key not in STATE["toolong_done"]
+            STATE["toolong_done"].add(key)
         if first:
             return {"status": 400, "error": {"type": "invalid_request_error",
                                              "message": "prompt is too long: 210000 tokens > 200000 maximum"}}
     if results:
-        out = "; ".join(json.dumps(r.get("content"))[:200] for r in results)
+        out = "; ".join(json.dumps(_quoted(r))[:200] for r in results)
         return {"blocks": [{"type": "text", "text": f"The command finished: {out}"}], "input_tokens": tokens}
     m = re.search(r"SUBAGENT:\s*(.+)", text)
     tools = {t.get("name") for t in body.get("tools") or () if isinstance(t, dict)}

@@ -1,4 +1,5 @@
-"""Drive the real Claude Code CLI against the fake Anthropic API, with ctx's example hooks.
+"""Drive the real Claude Code CLI against the fake Anthropic API, with the hooks `ctx hook install`
+writes.
 
 Run inside a network namespace that has only loopback (tests/e2e/test_claude_code_e2e.py does:
 `unshare -n sh -c 'ip link set lo up && exec python harness.py OUT'`). Everything it does is
@@ -13,27 +14,31 @@ written to OUT/results.json; the test asserts on that, on the fake API's request
   project A, headless:  a prompt whose answer is the subagent tool (Agent, formerly Task): the
                         client runs a real subagent (which runs a command) and SubagentStop
                         fires with its own transcript · --continue of that session
+  project C, headless:  ctx as a plugin (`ctx hook install claude-code --plugin`), validated,
+                        added and installed by the client, its hooks the only ones there
 """
 from __future__ import annotations
 
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-CLAUDE = os.path.join(HERE, "node_modules", ".bin", "claude")
+sys.path.insert(0, HERE)
+from clients import binary, install_hooks  # noqa: E402
+
+CLAUDE = binary("claude-code")
 MODEL = "claude-sonnet-4-5-20250929"
 KEY = "sk-ant-api03-fake-key-for-the-e2e-tests-0123456789"
+VERSION = "2.1.332"
 SUBAGENT_TASK = "Survey the zeta fixtures. RUN: echo subagent-zeta"
 
 
 def setup(out: str) -> dict:
-    sys.path.insert(0, HERE)
     from fake_anthropic import serve
 
     srv = serve(os.path.join(out, "requests.jsonl"))
@@ -42,17 +47,14 @@ def setup(out: str) -> dict:
     projects = {}
     for name in ("proj-a", "proj-b"):
         p = os.path.join(out, name)
-        os.makedirs(os.path.join(p, ".claude"), exist_ok=True)
-        # the project's example settings, copied unchanged
-        shutil.copy(os.path.join(ROOT, "examples", "claude-code", "settings.json"),
-                    os.path.join(p, ".claude", "settings.json"))
+        os.makedirs(p, exist_ok=True)
         subprocess.run(["git", "init", "-q", p], check=True)
         with open(os.path.join(p, "README.md"), "w") as f:
             f.write(f"# {name}\n")
         projects[name] = p
     # onboarding done, the key approved, both projects trusted: the interactive UI starts straight away
     with open(os.path.join(home, ".claude.json"), "w") as f:
-        json.dump({"hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.197", "theme": "dark",
+        json.dump({"hasCompletedOnboarding": True, "lastOnboardingVersion": VERSION, "theme": "dark",
                    "customApiKeyResponses": {"approved": [KEY[-20:]], "rejected": []},
                    "projects": {p: {"hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True,
                                     "allowedTools": []} for p in projects.values()}}, f)
@@ -65,10 +67,16 @@ def setup(out: str) -> dict:
         "PATH": os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "/usr/bin:/bin"),
         "TERM": "xterm-256color",
     })
-    return {"env": env, "projects": projects, "server": srv, "out": out}
+    installed = {}
+    for name, p in projects.items():   # the project's hooks, as a user installs them
+        installed[name] = install_hooks("claude-code", p, env, "--project")
+    return {"env": env, "projects": projects, "server": srv, "out": out, "installed": installed}
 
 
-HOOK_LINE = re.compile(r"\] (\w+)(?::(\S*))? \[(.*?)\] completed with status (-?\d+)")
+# "SessionEnd:other [CMD] completed with status 0" (2.1.197), "Hooks: Stop [CMD] finished with status 0 (1559ms)",
+# "Hooks: Stop [CMD] (plugin ctx@ctxkit) finished with status 0 (1213ms)" (2.1.332)
+HOOK_LINE = re.compile(r"\] (?:Hooks: )?(\w+)(?::(\S*))? \[(.*?)\](?: \(plugin ([^)]*)\))? "
+                       r"(?:completed|finished) with status (-?\d+)")
 
 
 def hook_runs(debug_log: str) -> list[dict]:
@@ -79,8 +87,8 @@ def hook_runs(debug_log: str) -> list[dict]:
     for line in open(debug_log, encoding="utf-8", errors="replace"):
         m = HOOK_LINE.search(line)
         if m:
-            out.append({"event": m.group(1), "matcher": m.group(2), "command": m.group(3),
-                        "status": int(m.group(4))})
+            out.append({"event": m.group(1), "matcher": m.group(2), "command": m.group(3), "plugin": m.group(4),
+                        "status": int(m.group(5))})
     return out
 
 
@@ -164,6 +172,29 @@ def interactive(ctx: dict, project: str) -> dict:
             "hook_runs": hook_runs(debug)}
 
 
+def plugin(ctx: dict) -> dict:
+    """ctx as a Claude Code plugin: `ctx hook install claude-code --plugin DIR` writes a marketplace;
+    the client validates it and the repository's example, adds it and installs the plugin (in
+    project C only, which has no hooks of its own), and a headless session there runs its hooks."""
+    env, out = ctx["env"], ctx["out"]
+    p = os.path.join(out, "proj-c")
+    os.makedirs(p, exist_ok=True)
+    subprocess.run(["git", "init", "-q", p], check=True)
+    ctx["projects"]["proj-c"] = p
+    market = os.path.join(out, "ctx-plugin")
+    install_hooks("claude-code", p, env, "--plugin", market)
+    steps = {}
+    for name, args, cwd in (
+            ("validate", ["plugin", "validate", market], out),
+            ("validate-example", ["plugin", "validate", os.path.join(ROOT, "examples", "claude-code", "plugin")], out),
+            ("marketplace-add", ["plugin", "marketplace", "add", market], p),
+            ("install", ["plugin", "install", "ctx@ctxkit", "--scope", "project"], p)):
+        r = subprocess.run([CLAUDE, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+        steps[name] = {"rc": r.returncode, "out": (r.stdout + r.stderr)[-1500:]}
+    run = headless(ctx, "p1-plugin", "proj-c", "Start the plugin task. RUN: echo plugin-marker")
+    return {"steps": steps, "run": run, "market": market}
+
+
 def main(out: str) -> None:
     ctx = setup(out)
     runs = []
@@ -190,8 +221,12 @@ def main(out: str) -> None:
     wait_idle(ctx)
     runs.append(headless(ctx, "c1-after", "proj-a", "What did the helper find?", "--continue"))
     wait_idle(ctx)
+    plug = plugin(ctx)
+    runs.append(plug["run"])
+    wait_idle(ctx)
     res = {"runs": runs, "seconds": round(time.monotonic() - t0, 1), "projects": ctx["projects"],
-           "ctx_home": ctx["env"]["CTX_HOME"], "claude_home": ctx["env"]["HOME"]}
+           "ctx_home": ctx["env"]["CTX_HOME"], "claude_home": ctx["env"]["HOME"], "plugin": plug["steps"],
+           "version": subprocess.run([CLAUDE, "--version"], capture_output=True, text=True).stdout.strip()}
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
     ctx["server"].shutdown()

@@ -13,10 +13,13 @@ from ... import records as R
 from ...core.groups import assign_groups
 from ...errors import InputError
 from ..jsonl import Source, iter_json_lines
-from . import aider, anthropic, claude_code, codex, openai
+from ...core.client_text import mark
+from . import aider, anthropic, claude_code, cline, codex, copilot, gemini, openai, opencode, openhands
 from .pairing import pair
 
-FORMATS = ("auto", "ctx", "claude-code", "codex", "openai", "anthropic", "swe-agent", "tau-bench", "aider")
+# every format --from names (the one list every command's --from offers)
+FORMATS = ("auto", "ctx", "claude-code", "codex", "copilot-cli", "gemini-cli", "opencode", "openhands", "cline",
+           "openai", "anthropic", "swe-agent", "tau-bench", "aider")
 SUPPORTED = ", ".join(FORMATS[1:])
 
 
@@ -69,7 +72,7 @@ def _load_doc(source: Source):
         raise InputError(source.name, e.lineno, f"invalid JSON: {e.msg} (column {e.colno})") from None
 
 
-def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
+def _doc_records(doc, source: Source, fmt: str, keep_meta: bool = False) -> Iterator[dict]:
     name = source.name
     if fmt == "swe-agent":
         if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
@@ -101,6 +104,22 @@ def _doc_records(doc, source: Source, fmt: str) -> Iterator[dict]:
         if not openai.sniff_doc(doc):
             raise InputError(name, None, "not an OpenAI messages array")
         yield from openai.from_doc(doc, source_name=name, session=_stem(source))
+    elif fmt == "gemini-cli":
+        if not gemini.sniff_doc(doc):
+            raise InputError(name, None, "not a Gemini CLI session (no sessionId, projectHash and messages list)")
+        yield from gemini.from_doc(doc, source_name=name, session=_stem(source), keep_meta=keep_meta)
+    elif fmt == "opencode":
+        if not opencode.sniff_doc(doc):
+            raise InputError(name, None, "not an opencode session export (no `info` and `messages` of {info, parts})")
+        yield from opencode.from_doc(doc, source_name=name, session=_stem(source))
+    elif fmt == "openhands":
+        if not openhands.sniff_doc(doc):
+            raise InputError(name, None, "not an OpenHands trajectory (a JSON array of actions and observations)")
+        yield from openhands.from_doc(doc, source_name=name, session=_stem(source), keep_meta=keep_meta)
+    elif fmt == "cline":
+        if not (isinstance(doc, list) and all(isinstance(m, dict) for m in doc)):
+            raise InputError(name, None, "not Cline's api_conversation_history.json (a JSON array of messages)")
+        yield from cline.from_doc(doc, source_name=name, session=cline.session_of(source.path, _stem(source)))
     else:  # pragma: no cover - guarded by callers
         raise InputError(name, None, f"format {fmt} is not a JSON document format")
 
@@ -117,7 +136,15 @@ def _doc_candidates(doc) -> list[str]:
         out.append("tau-bench")
     if anthropic.sniff_doc(doc):
         out.append("anthropic")
-    if openai.sniff_doc(doc) and "ctx" not in out and "anthropic" not in out:
+    if gemini.sniff_doc(doc):
+        out.append("gemini-cli")
+    if opencode.sniff_doc(doc):
+        out.append("opencode")
+    if openhands.sniff_doc(doc):
+        out.append("openhands")
+    if cline.sniff_doc(doc):
+        out.append("cline")  # an array of Anthropic-style messages with Cline's own marks
+    if openai.sniff_doc(doc) and not out:  # the plainest shape: only when no other format claims the document
         out.append("openai")
     return out
 
@@ -133,10 +160,15 @@ def _sniff_doc(doc, name: str = "input") -> str | None:
 
 def detect(source: Source) -> str:
     """Guess the format from the first non-blank line (peeks; consumes nothing)."""
+    if opencode.is_sqlite(source.path):
+        return "opencode-db"
     first = source.first_nonblank()
     if first is None:
         return "ctx"  # empty input: valid, yields nothing
     lineno, line = first
+    if line.startswith("SQLite format 3\x00"):
+        raise InputError(source.name, None, "an SQLite database (opencode.db?) is read from its path, not from a pipe",
+                         hint="pass the file: ctx import ~/.local/share/opencode/opencode.db")
     if aider.sniff_text(line):
         return "aider"
     try:
@@ -149,6 +181,10 @@ def detect(source: Source) -> str:
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one") from None
     if R.is_ctx_record(obj):
         return "ctx"
+    if copilot.sniff(obj):
+        return "copilot-cli"
+    if gemini.sniff_line(obj) and not isinstance(obj.get("messages"), list):
+        return "gemini-cli"  # the metadata line of a JSONL session (a whole session on one line is a document)
     if claude_code.sniff(obj) or _claude_code_head(source, obj):
         return "claude-code"
     if codex.sniff(obj):
@@ -261,11 +297,17 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
             return assign_groups(_doc_records(_load_doc(source), source, "ctx"))
         return assign_groups(_ctx(source, memo=memo, **kw))
     if kind == "claude-code":
-        return assign_groups(pair(claude_code.parse(source, ignored=ignored, **kw)))
+        return _adapted(claude_code.parse(source, ignored=ignored, **kw))
     if kind == "codex":
-        return assign_groups(pair(codex.parse(source, **kw)))
+        return _adapted(codex.parse(source, **kw))
+    if kind == "copilot-cli":
+        return _adapted(copilot.parse(source, session=copilot.session_of(source.path, _stem(source)), **kw))
     if kind == "aider":
-        return assign_groups(pair(aider.parse(source)))
+        return _adapted(aider.parse(source))
+    if kind in ("opencode-db", "opencode") and opencode.is_sqlite(source.path):
+        return _adapted(opencode.from_db(source.path))
+    if kind == "gemini-cli" and _is_jsonl(source):
+        return _adapted(gemini.parse(source, session=_stem(source), **kw))
     if kind == "anthropic":
         first = source.first_nonblank()
         try:
@@ -273,18 +315,18 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
         except json.JSONDecodeError:
             head = None
         if isinstance(head, dict) and "role" in head and "messages" not in head:
-            return assign_groups(pair(anthropic.convert(
+            return _adapted(anthropic.convert(
                 iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped), source_name=source.name,
-                session=_stem(source), loc_key="line")))
+                session=_stem(source), loc_key="line"))
     if kind == "openai-lines":
-        return assign_groups(pair(_openai_lines(source, **kw)))
+        return _adapted(_openai_lines(source, **kw))
     if kind == "openai":
         first = source.first_nonblank()
         if first is not None:
             try:
                 obj = _json_loads(first[1])
                 if openai.sniff_line(obj):
-                    return assign_groups(pair(_openai_lines(source, **kw)))
+                    return _adapted(_openai_lines(source, **kw))
             except json.JSONDecodeError:
                 pass
     doc = _load_doc(source)
@@ -294,4 +336,22 @@ def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
                          hint=f"supported formats: {SUPPORTED}; pass --from to choose one")
     if dfmt == "ctx":
         return assign_groups(_doc_records(doc, source, dfmt))
-    return assign_groups(pair(_doc_records(doc, source, dfmt)))
+    return _adapted(_doc_records(doc, source, dfmt, keep_meta=keep_meta))
+
+
+def _adapted(records: Iterator[dict]) -> Iterator[dict]:
+    """An adapter's records paired (pairing.pair), the client's own text marked
+    (core.client_text.mark), and grouped."""
+    return assign_groups(mark(r) for r in pair(records))
+
+
+def _is_jsonl(source: Source) -> bool:
+    """A Gemini CLI session as JSONL: its first line is the metadata alone, not the whole session."""
+    first = source.first_nonblank()
+    if first is None:
+        return False
+    try:
+        head = _json_loads(first[1])
+    except json.JSONDecodeError:
+        return False
+    return isinstance(head, dict) and not isinstance(head.get("messages"), list)

@@ -149,7 +149,15 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 call_owner.pop(c["id"], None)
             turn = None
 
-    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped):
+    queued: dict | None = None  # a message just enqueued, until we know whether it arrives as a user line
+
+    def place(rec: dict):
+        if turn is not None:
+            turn.trailing.append(rec)  # never split a turn from its tool results
+            return iter(())
+        return iter([rec])
+
+    for lineno, obj in iter_json_lines(source, skip_invalid=skip_invalid, skipped=skipped, live=True):
         if not isinstance(obj, dict):
             if skip_invalid:
                 if skipped is not None:
@@ -158,6 +166,22 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             raise InputError(source.name, lineno, "expected a JSON object (Claude Code record)")
         src = {"format": FORMAT, "file": source.name, "line": lineno}
         typ = obj.get("type")
+        if typ == "attachment" and _rendered(obj):
+            # what the client sent the model with the result or the prompt before it (Claude Code
+            # 2.1.x: its <system-reminder>s): a record of its own where it stands, the client's
+            rec = R.make("message", id=uuid, session=session, ts=ts, role="user", content=_rendered(obj),
+                         source=src, flags=["meta"])
+            if turn is not None:
+                turn.trailing.append(rec)
+            else:
+                yield rec
+            continue
+        if queued is not None and (typ in ("user", "assistant", "system", "summary") or typ == "queue-operation"):
+            q, queued = queued, None
+            if not (typ == "queue-operation" and obj.get("operation") == "dequeue"):
+                yield from place(q)
+            # else taken off the queue at once: the same prompt follows as a user line (Claude Code
+            # 2.1.x writes every prompt of `claude -p` so), and one record of it is enough
         session = _session(obj, fallback)
         ts = obj.get("timestamp")
         uuid = obj.get("uuid") or R.derive_id("cc", lineno, obj)
@@ -242,13 +266,9 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
             # a message the user typed while the agent worked: a user record at its place
             # (a task notification among them stays meta)
             text = obj["content"]
-            rec = with_cwd(R.make("message", id=uuid if obj.get("uuid") else R.derive_id("queue", lineno, obj),
-                                  session=session, ts=ts, role="user", content=text, source=src,
-                                  flags=["meta"] if not_user_words(text) else ["queued"]), obj)
-            if turn is not None:
-                turn.trailing.append(rec)  # never split a turn from its tool results
-            else:
-                yield rec
+            queued = with_cwd(R.make("message", id=uuid if obj.get("uuid") else R.derive_id("queue", lineno, obj),
+                                     session=session, ts=ts, role="user", content=text, source=src,
+                                     flags=["meta"] if not_user_words(text) else ["queued"]), obj)
             continue
         if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
             if ignored is not None:
@@ -263,4 +283,16 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
                 else:
                     yield ev
             continue
+    if queued is not None:
+        yield from place(queued)
     yield from flush()
+
+
+def _rendered(obj: dict) -> str:
+    """The text an `attachment` line says the client sent the model with the turn (Claude Code
+    2.1.x: its `<system-reminder>`s, such as `<total_tokens>… tokens left</total_tokens>`)."""
+    parts = obj.get("rendered")
+    if not isinstance(parts, list):
+        return ""
+    return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str)
+                     and p["content"].strip())
