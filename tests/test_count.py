@@ -141,3 +141,26 @@ def test_count_falls_back_to_approx_without_tiktoken(tmp_path, monkeypatch):
     assert res.code == 0 and "warning: tiktoken could not load" in res.stderr
     out = json.loads(res.stdout)
     assert out["tokens"] == 10 and out["exact"] is False
+
+
+def test_a_total_counts_the_text_as_given_and_prints_no_secret():
+    """`ctx count`'s total and `ctx status` count what the model reads, the text as given (a
+    secret in it included), without redacting every string first: they print numbers.
+    `--per-record` prints records: redacted."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    rec = {"v": 1, "kind": "message", "id": "m1", "session": "s1", "role": "user",
+           "content": f"push with token {secret} please"}
+    stream = json.dumps(rec) + "\n"
+    enc = get_tokenizer("cl100k_base").enc
+    tokens = len(enc.encode(rec["content"])) + MESSAGE_OVERHEAD
+    total = run("count", "--json", input=stream)
+    assert total.code == 0, total.stderr
+    assert json.loads(total.stdout)["tokens"] == tokens
+    per = run("count", "--per-record", input=stream)
+    assert per.code == 0 and secret not in per.stdout and "[REDACTED:" in per.stdout
+    status = run("status", "--json", input=stream)
+    assert status.code == 0, status.stderr
+    assert json.loads(status.stdout)["total"] == tokens
+    assert secret not in status.stdout + status.stderr
+    logged = run("status", "--log", "--json", input=stream)
+    assert logged.code == 0 and secret not in logged.stdout
