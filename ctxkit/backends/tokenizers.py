@@ -297,17 +297,37 @@ class LazyTokenizer(Tokenizer):
     """
 
     def __init__(self, name: str | None = None, model: str | None = None):
+        import threading
+
         self._args = (name, model)
         self.name, self.exact = resolve_name(name, model)
         self._tok: Tokenizer | None = None
+        self._lock = threading.Lock()
 
     @property
     def real(self) -> Tokenizer:
         if self._tok is None:
-            self._tok = get_tokenizer(*self._args)
-            self.name = self._tok.name
-            self.exact = self.exact and self._tok.exact
+            with self._lock:   # a prefetch may be loading it: wait for that one
+                if self._tok is None:
+                    tok = get_tokenizer(*self._args)
+                    self.name = tok.name
+                    self.exact = self.exact and tok.exact
+                    self._tok = tok
         return self._tok
+
+    def prefetch(self) -> None:
+        """Load the real tokenizer in a background thread now (a command that will count and
+        first waits for its input: `ctx drop` behind `ctx score`). A failure there is left for
+        the first use to raise."""
+        import threading
+
+        def load():
+            try:
+                self.real
+            except Exception:  # noqa: BLE001 - raised again, in the caller's thread, on first use
+                pass
+        if self._tok is None:
+            threading.Thread(target=load, name="ctx-tokenizer-prefetch").start()
 
     def count(self, text):
         return self.real.count(text)

@@ -184,6 +184,9 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         if t is not None and (seen["newest"] is None or t > seen["newest"]):
             seen["newest"] = t
 
+    from .embedding import preload
+
+    preload(home, embedder_name)   # a first run: MiniLM loads while the input is read
     with LineSpool(info) as spool:
         spool_info = spool.info
         tracker.resolve = lambda ref: turn_texts(spool.group(ref[0]))[ref[1]]
