@@ -184,32 +184,59 @@ def _load_encoding(encoding: str, bpe_path: str):
     return enc
 
 
+def _counter(enc):
+    """`len(enc.encode_ordinary(text))` without making the list of ids: tiktoken's encoder into
+    its own buffer (what encode_to_numpy uses, no numpy needed) with no special token allowed,
+    which encodes as encode_ordinary does. The GIL is released while it encodes, as for
+    encode_ordinary. A text tiktoken cannot take as it is (a lone surrogate) goes the
+    encode_ordinary way, which mends it."""
+    to_buffer = getattr(getattr(enc, "_core_bpe", None), "encode_to_tiktoken_buffer", None)
+    if to_buffer is None:   # another tiktoken: the ids' list it is
+        return lambda text: len(enc.encode_ordinary(text)) if text else 0
+    none: frozenset = frozenset()
+
+    def n(text: str) -> int:
+        if not text:
+            return 0
+        try:
+            ids = memoryview(to_buffer(text, none))   # u32 ids (its shape counts bytes: use nbytes)
+            return ids.nbytes // ids.itemsize
+        except UnicodeEncodeError:
+            return len(enc.encode_ordinary(text))
+    probe = "counted <|endoftext|> the same, ünïcode 日本語 42"
+    return n if n(probe) == len(enc.encode_ordinary(probe)) else (lambda text: len(enc.encode_ordinary(text)))
+
+
 class TiktokenTokenizer(Tokenizer):
     def __init__(self, encoding: str, exact: bool = True):
         path = seed_tiktoken_cache(encoding)
         self.enc = _load_encoding(encoding, path)
         self.name = encoding
         self.exact = exact
+        self.n = _counter(self.enc)   # tokens in a text, no list of ids made
 
     def count(self, text: str) -> int:
         if len(text) > 1 << 16:  # in pieces: bounded memory, both cores, and a blob in small pieces
             return sum(self._count_pieces(iter_exact(text)))
-        return len(self.enc.encode_ordinary(text)) if text else 0
+        return self.n(text)
 
     def _count_pieces(self, pieces) -> list[int]:
         """Counts of pieces already small enough to encode whole (never splits again); `pieces`
         may be an iterator (a long text cut as it is counted)."""
         if isinstance(pieces, (list, tuple)) and len(pieces) < 64:
-            return [len(self.enc.encode_ordinary(p)) if p else 0 for p in pieces]
+            return [self.n(p) for p in pieces]
+        from concurrent.futures import ThreadPoolExecutor
+
         out, batch, chars = [], [], 0
-        for p in pieces:  # batches of about 2 MB: the token lists (Python ints) stay a few tens of MB
-            batch.append(p)
-            chars += len(p)
-            if chars >= 1 << 21:
-                out += [len(ids) for ids in self.enc.encode_ordinary_batch(batch, num_threads=os.cpu_count() or 2)]
-                batch, chars = [], 0
-        if batch:
-            out += [len(ids) for ids in self.enc.encode_ordinary_batch(batch, num_threads=os.cpu_count() or 2)]
+        with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            for p in pieces:  # batches of about 2 MB: a long text's pieces are not all held at once
+                batch.append(p)
+                chars += len(p)
+                if chars >= 1 << 21:
+                    out += pool.map(self.n, batch)
+                    batch, chars = [], 0
+            if batch:
+                out += pool.map(self.n, batch)
         return out
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
@@ -500,8 +527,8 @@ def total_tokens(tok: Tokenizer, recs: Iterable[dict], batch: int = 1024) -> tup
 
         def work(texts: list[str]) -> int:
             real = loading.result()
-            return sum(real.count_batch(texts)) if len(texts) < 64 or not hasattr(real, "enc") \
-                else sum(len(real.enc.encode_ordinary(t)) for t in texts)
+            return sum(real.count_batch(texts)) if len(texts) < 64 or not hasattr(real, "n") \
+                else sum(map(real.n, texts))
 
         futures = []
         overhead = records = 0
