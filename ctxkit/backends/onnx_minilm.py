@@ -123,8 +123,9 @@ class OnnxMiniLM:
 
         out = np.zeros((len(texts), 384), dtype=np.float32)
         enc = self.tok.encode_batch(list(texts))
-        order = sorted(range(len(texts)), key=lambda i: len(enc[i].ids))  # batches of equal lengths: no padding
-        batches = [order[k:k + batch] for k in range(0, len(order), batch)]
+        order = sorted(range(len(texts)), key=lambda i: -len(enc[i].ids))  # batches of equal lengths: no padding
+        batches = [order[k:k + batch] for k in range(0, len(order), batch)]   # the longest first: no core
+        # is left alone with a long batch at the end
         workers = min(len(batches), os.cpu_count() or 1)
         if workers <= 1:
             for idx in batches:
