@@ -56,3 +56,12 @@ def test_texts_embedded_early_are_the_vectors_of_the_model(tmp_path):
         left.queue.put(t)
     _, vecs, n = left.take()
     assert n < len(texts) * 50
+
+
+def test_a_run_that_embeds_nothing_leaves_no_preload_behind():
+    from ctxkit.services import embedding
+
+    event = '{"v": 1, "kind": "event", "id": "e1", "session": "s", "content": "", "meta": {"type": "note"}}\n'
+    res = run("score", "-", "--embedder", "minilm", input=event)   # nothing to score: no make_embedder
+    assert res.code == 0, res.stderr
+    assert embedding._EARLY == {}

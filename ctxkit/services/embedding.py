@@ -51,6 +51,22 @@ def preload(home, name: str) -> None:
         _EARLY["run"] = _Early()
 
 
+def early_run():
+    """A context for one scoring run: a preload it did not take (nothing to score, an error) is
+    stopped and forgotten when it ends, so no later run in this process takes its vectors."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def run():
+        try:
+            yield
+        finally:
+            left = _EARLY.pop("run", None)
+            if left is not None:
+                left.take()
+    return run()
+
+
 def embed_early(text: str) -> None:
     """A text the coming `make_embedder` will embed: embedded now, in the background, if a
     first run's preload is on (else nothing)."""

@@ -188,10 +188,10 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         if t is not None and (seen["newest"] is None or t > seen["newest"]):
             seen["newest"] = t
 
-    from .embedding import embed_early, preload
+    from .embedding import early_run, embed_early, preload
 
     preload(home, embedder_name)   # a first run: MiniLM loads, and embeds, while the input is read
-    with LineSpool(info) as spool:
+    with LineSpool(info) as spool, early_run():
         spool_info = spool.info
         tracker.resolve = lambda ref: turn_texts(spool.group(ref[0]))[ref[1]]
         spool.extend(_unscored(iter_groups(r for r in records if not is_score_event(r))))
