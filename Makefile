@@ -64,9 +64,10 @@ test: setup
 	@echo "== the same suite on the shared PostgreSQL store (a throwaway server on a Unix socket; skipped without PostgreSQL)"
 	CTX_TEST_STORE=pg $(BIN)/python -m pytest
 
+# make bench BENCH="startup count --against ../base": some benchmarks, another checkout beside this one
 bench: setup
 	$(BIN)/python -m pip install -q ttok
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/run_all.py $(BENCH)
 
 man: setup
 	$(BIN)/python -m ctxkit.cli.docgen man

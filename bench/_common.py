@@ -16,9 +16,29 @@ ROOT = Path(__file__).resolve().parent.parent
 SMOKE = os.environ.get("CTX_BENCH_SMOKE", "") not in ("", "0")
 DATA = Path(os.environ["CTX_BENCH_DATA"]) if os.environ.get("CTX_BENCH_DATA") else \
     ROOT / "bench" / ("data/smoke" if SMOKE else "data")
-CORPUS = ROOT.parent / "shared" / "corpus"
+CORPUS = Path(os.environ["CTX_BENCH_CORPUS"]) if os.environ.get("CTX_BENCH_CORPUS") else \
+    ROOT.parent / "shared" / "corpus"
 PY = sys.executable
 ENV = dict(os.environ, CTX_HOME=str(DATA / "home"), PYTHONPATH=str(ROOT))
+# Another checkout measured beside this one in the same run (run_all.py --against DIR sets it):
+# its own ctxkit, the same interpreter, the same inputs. Its commands run with their working
+# directory in that checkout (`python -m` imports from the working directory first).
+AGAINST = Path(os.environ["CTX_BENCH_AGAINST"]).resolve() if os.environ.get("CTX_BENCH_AGAINST") else None
+
+
+def checkouts() -> list[tuple[str, Path]]:
+    """("this", ROOT), and ("against", DIR) when another checkout is measured in the same run."""
+    return [("this", ROOT)] + ([("against", AGAINST)] if AGAINST else [])
+
+
+def env_for(root: Path, **extra) -> dict:
+    """The benchmarks' environment for the ctxkit of `root`."""
+    return dict(ENV, PYTHONPATH=str(root), **{k: str(v) for k, v in extra.items()})
+
+
+def skipped(what: str, why: str) -> None:
+    """One line on stderr for an input a benchmark leaves out: the run goes on."""
+    print(f"bench: skipped {what}: {why}", file=sys.stderr, flush=True)
 
 
 def pick(normal, smoke):
@@ -40,9 +60,16 @@ def corpus_records() -> list[dict]:
     from ctxkit.io.adapters import open_records
     from ctxkit.io.jsonl import Source
 
+    from ctxkit.errors import CtxError
+
     out = []
     for f in corpus_files(smoke_n=3):
-        out.extend(open_records(Source(str(f))))
+        try:
+            recs = list(open_records(Source(str(f))))  # whole or not at all
+        except (CtxError, OSError, ValueError) as e:  # a format ctx does not read (yet): left out, said so
+            skipped(f.name, f"ctx cannot read it ({type(e).__name__}: {str(e)[:200]})")
+            continue
+        out.extend(recs)
     return out
 
 
@@ -96,7 +123,16 @@ def build_transcript_session(target_tokens: int, name: str = "cc") -> Path:
     from ctxkit.io.adapters import open_records
     from ctxkit.io.jsonl import Source
 
-    sources = [list(annotate(get_tokenizer("cl100k_base"), open_records(Source(str(f))))) for f in files]
+    from ctxkit.errors import CtxError
+
+    sources = []
+    for f in files:
+        try:
+            sources.append(list(annotate(get_tokenizer("cl100k_base"), open_records(Source(str(f))))))
+        except (CtxError, OSError, ValueError) as e:
+            skipped(f.name, f"ctx cannot read it ({type(e).__name__}: {str(e)[:200]})")
+    if not sources:
+        return build_session(target_tokens=target_tokens, name=name)
     sid = next(r["session"] for r in sources[0] if r.get("session"))
     tokens, n = 0, 0
     with open(path, "w") as f:
@@ -114,15 +150,38 @@ def build_transcript_session(target_tokens: int, name: str = "cc") -> Path:
                         return path
 
 
-def timed(cmd: list[str], stdin=None, repeat: int = 1) -> float:
-    """Best wall time of `repeat` runs, in seconds."""
+def timed(cmd: list[str], stdin=None, repeat: int = 1, root: Path = ROOT, env: dict | None = None) -> float:
+    """Best wall time of `repeat` runs, in seconds, run in `root` with its ctxkit."""
     best = float("inf")
     for _ in range(pick(repeat, 1)):
-        t = time.perf_counter()
-        subprocess.run(cmd, stdin=stdin if stdin is None else open(stdin), stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, env=ENV, check=True)
-        best = min(best, time.perf_counter() - t)
+        best = min(best, run_once(cmd, stdin, root, env))
     return best
+
+
+def run_once(cmd: list[str], stdin=None, root: Path = ROOT, env: dict | None = None) -> float:
+    """Wall seconds of one run of `cmd` in `root` with its ctxkit (a failure raises, with its stderr)."""
+    t = time.perf_counter()
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL if stdin is None else open(stdin), stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, env=env or env_for(root), cwd=str(root))
+    took = time.perf_counter() - t
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} (in {root}) exited {p.returncode}: "
+                           f"{p.stderr.decode(errors='replace')[-400:]}")
+    return took
+
+
+def alternate(cases: dict, repeat: int) -> dict:
+    """Best result of each case's callable (returning seconds), the cases run in turn `repeat`
+    times (A B C A B C …): a load that comes and goes on a shared machine hits every case alike."""
+    best = {k: float("inf") for k in cases}
+    for _ in range(pick(repeat, 1)):
+        for k, fn in cases.items():
+            best[k] = min(best[k], fn())
+    return best
+
+
+def loadavg() -> float:
+    return round(os.getloadavg()[0], 2)
 
 
 def peak_rss_mb(cmd: list[str]) -> float:
@@ -132,7 +191,7 @@ def peak_rss_mb(cmd: list[str]) -> float:
 
     gtime = shutil.which("time") or "/usr/bin/time"
     p = subprocess.run([gtime, "-f", "%M", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       env=ENV)
+                       env=ENV, cwd=str(ROOT))
     if p.returncode != 0:
         raise SystemExit(f"{cmd} failed: {p.stderr[-300:]}")
     return int(p.stderr.strip().splitlines()[-1]) / 1024

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from _common import CORPUS, DATA, ENV, PY, ROOT, SMOKE, build_session, corpus_files, peak_rss_mb, pick
+from _common import CORPUS, DATA, ENV, PY, ROOT, SMOKE, build_session, corpus_files, peak_rss_mb, pick, skipped
 
 
 def ctx(*args, input=None, env=None):
@@ -43,7 +43,11 @@ def quality(summarizer="extractive", files=None, timeout=120):
         home = DATA / "compact-home"
         shutil.rmtree(home, ignore_errors=True)
         env = dict(ENV, CTX_HOME=str(home), CTX_SUMMARY_TIMEOUT_S=str(timeout))
-        total = int(ctx("count", f, env=env))
+        try:
+            total = int(ctx("count", f, env=env))
+        except subprocess.CalledProcessError as e:  # a format ctx does not read (yet): left out, said so
+            skipped(f.name, (e.stderr.strip().splitlines() or ["ctx count failed"])[-1][:200])
+            continue
         budget = max(100, total // 10)
         comp = DATA / "cand-compact.jsonl"
         comp.write_text(ctx("compact", f, "--budget", budget, "--force", "--summarizer", summarizer, env=env))
@@ -63,6 +67,9 @@ def quality(summarizer="extractive", files=None, timeout=120):
 
 
 GOAL_1M_S = 3.0  # extractive compaction of a 1M-token session, wall seconds, no model, no torch
+# as a ratio that means the same on a faster machine: Python parses the 1M-token files' JSON lines
+# (4.7 MB) in ~60 ms on this machine, start-up included, so 3 s is 50x that (bench/README.md)
+GOAL_1M_X_JSON = 50
 
 
 def _run(cmd: list[str], env: dict, cwd: str) -> tuple[float, float]:
@@ -112,9 +119,17 @@ def scaling(baseline: str | None = None, repeat: int = 3) -> list[dict]:
                     shutil.rmtree(home, ignore_errors=True)
                     os.environ.update({"CTX_HOME": str(home)})
                     res[f"rss_{label}_mb"] = round(peak_rss_mb(cmd), 1)
+            if label == "1m":  # the ratio goal's baseline: Python parsing the same file's JSON lines
+                parse = [PY, "-c", "import json, sys\nfor line in open(sys.argv[1], encoding='utf-8'):\n"
+                                   "    json.loads(line)", str(path)]
+                res["json_parse_1m_s"] = round(min(_run(parse, ENV, str(ROOT))[0] for _ in range(pick(repeat, 1))), 2)
+                res["x_json_1m"] = round(res["time_1m_s"] / max(res["json_parse_1m_s"], 1e-9), 1)
+                if baseline:
+                    res["x_json_1m_baseline"] = round(res["time_1m_s_baseline"] / max(res["json_parse_1m_s"], 1e-9), 1)
             if label == "1m" and baseline:
                 res["speedup_1m"] = round(res["time_1m_s_baseline"] / max(res["time_1m_s"], 1e-9), 2)
-        res["goal"] = f"1m <= {GOAL_1M_S:g} s wall (no model, no torch), rss <= 1024 MB, time ~linear"
+        res["goal"] = (f"1m <= {GOAL_1M_S:g} s wall (no model, no torch) and <= {GOAL_1M_X_JSON:g}x parsing its JSON, "
+                       "rss <= 1024 MB, time ~linear")
         res["ratio_1m"] = round(res["time_1m_s"] / GOAL_1M_S, 2)  # <= 1.0: the goal is met
         res["goal_met"] = res["ratio_1m"] <= 1.0
         res["loadavg_1m"] = round(os.getloadavg()[0], 2)   # others share the machine: read times with it
@@ -147,7 +162,9 @@ def vs_claude(extra=(), label="extractive"):
 
 def main(args=()):
     args = list(args)
-    baseline = args[args.index("--baseline") + 1] if "--baseline" in args else None
+    from _common import AGAINST
+
+    baseline = args[args.index("--baseline") + 1] if "--baseline" in args else (str(AGAINST) if AGAINST else None)
     if "--scaling" in args:  # the speed goal alone
         for row in scaling(baseline):
             print(json.dumps(row))

@@ -141,3 +141,66 @@ def test_count_falls_back_to_approx_without_tiktoken(tmp_path, monkeypatch):
     assert res.code == 0 and "warning: tiktoken could not load" in res.stderr
     out = json.loads(res.stdout)
     assert out["tokens"] == 10 and out["exact"] is False
+
+
+def test_a_total_counts_the_text_as_given_and_prints_no_secret():
+    """`ctx count`'s total and `ctx status` count what the model reads, the text as given (a
+    secret in it included), without redacting every string first: they print numbers.
+    `--per-record` prints records: redacted."""
+    secret = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    rec = {"v": 1, "kind": "message", "id": "m1", "session": "s1", "role": "user",
+           "content": f"push with token {secret} please"}
+    stream = json.dumps(rec) + "\n"
+    enc = get_tokenizer("cl100k_base").enc
+    tokens = len(enc.encode(rec["content"])) + MESSAGE_OVERHEAD
+    total = run("count", "--json", input=stream)
+    assert total.code == 0, total.stderr
+    assert json.loads(total.stdout)["tokens"] == tokens
+    per = run("count", "--per-record", input=stream)
+    assert per.code == 0 and secret not in per.stdout and "[REDACTED:" in per.stdout
+    status = run("status", "--json", input=stream)
+    assert status.code == 0, status.stderr
+    assert json.loads(status.stdout)["total"] == tokens
+    assert secret not in status.stdout + status.stderr
+    logged = run("status", "--log", "--json", input=stream)
+    assert logged.code == 0 and secret not in logged.stdout
+
+
+def test_bpe_tables_load_from_a_kept_copy_only_one_this_user_alone_may_write(tmp_path, monkeypatch):
+    """tiktoken's constructor decodes 100-200k base64 lines on every start; ctx keeps its result
+    (marshal) beside the seeded BPE file and reads that instead, but only a copy made from this
+    BPE file by this tiktoken, owned by this user and writable by no one else."""
+    import marshal
+    import os
+
+    import tiktoken
+
+    from ctxkit.backends import tokenizers as T
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tk"))
+    path = T.seed_tiktoken_cache("cl100k_base")
+    text = "def refresh_token(user): return jwt.encode({'sub': user.id}, KEY)"
+    want = tiktoken.get_encoding("cl100k_base").encode_ordinary(text)
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) == want   # made by tiktoken, kept
+    spec_path = path + ".spec"
+    assert os.stat(spec_path).st_mode & 0o777 == 0o600
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) == want   # read back
+    data = open(spec_path, "rb").read()
+    stamp, blob = data[:data.index(b"\n") + 1], data[data.index(b"\n") + 1:]
+    spec = marshal.loads(blob)
+    ranks = spec["mergeable_ranks"]
+    a, b = (enc := tiktoken.get_encoding("cl100k_base")).decode_single_token_bytes(want[0]), \
+        enc.decode_single_token_bytes(want[1])
+    ranks[a], ranks[b] = ranks[b], ranks[a]   # a copy that differs from tiktoken's tables
+    with open(spec_path, "wb") as f:
+        f.write(stamp + marshal.dumps(spec))
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) != want   # it is what is read
+    os.chmod(spec_path, 0o666)   # ... unless others may write it: then tiktoken's own tables
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) == want
+    assert os.stat(spec_path).st_mode & 0o777 == 0o600   # and the copy is made again
+    with open(spec_path, "wb") as f:
+        f.write(b"ctx-tiktoken-spec 0 stale\n" + marshal.dumps(spec))   # another tiktoken's, or another file's
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) == want
+    with open(spec_path, "wb") as f:
+        f.write(stamp + b"not marshal data")   # damaged: tiktoken's way, no error
+    assert T._load_encoding("cl100k_base", path).encode_ordinary(text) == want

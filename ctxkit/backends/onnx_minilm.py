@@ -232,31 +232,54 @@ class OnnxMiniLM:
         from tokenizers import Tokenizer
 
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = os.cpu_count() or 2
+        # one thread per run, and as many runs at once as there are cores (`encode`): batches are
+        # independent, while one run's threads wait for each other after every operator (and spin
+        # meanwhile, burning a core another process wanted). Measured on fa812bfe's 161 chunks on
+        # 2 cores under load: 15.5 -> 10.9 CPU-s with token-length batches, the same vectors.
+        opts.intra_op_num_threads = 1
         opts.log_severity_level = 3
         opts.enable_cpu_mem_arena = True  # measured: with batches of 8, faster and smaller than without
         self.session = ort.InferenceSession(graph, opts, providers=["CPUExecutionProvider"])
         self.tok = Tokenizer.from_file(tokenizer)
         self.tok.enable_truncation(MAX_TOKENS)
-        self.tok.enable_padding(pad_id=0, pad_token="[PAD]")
+        self.tok.no_padding()  # each batch is padded to its own longest text (`_run`)
 
     def encode(self, texts: Sequence[str], batch: int = 8):
         import numpy as np
 
         out = np.zeros((len(texts), HIDDEN), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # similar lengths pad less
-        for k in range(0, len(order), batch):
-            idx = order[k:k + batch]
-            enc = self.tok.encode_batch([texts[i] for i in idx])
-            ids = np.array([e.ids for e in enc], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
-            hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
-                                             "token_type_ids": np.zeros_like(ids)})[0]
-            m = mask[..., None].astype(np.float32)
-            pooled = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
-            pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out[idx] = pooled
+        enc = self.tok.encode_batch(list(texts))
+        order = sorted(range(len(texts)), key=lambda i: -len(enc[i].ids))  # batches of equal lengths: no padding
+        batches = [order[k:k + batch] for k in range(0, len(order), batch)]   # the longest first: no core
+        # is left alone with a long batch at the end
+        workers = min(len(batches), os.cpu_count() or 1)
+        if workers <= 1:
+            for idx in batches:
+                out[idx] = self._run([enc[i] for i in idx])
+            return out
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:   # onnxruntime releases the GIL while it runs
+            for idx, pooled in zip(batches, pool.map(lambda idx: self._run([enc[i] for i in idx]), batches)):
+                out[idx] = pooled
         return out
+
+    def _run(self, enc):
+        """Unit vectors of one batch: mean pooling over the attention mask, as sentence-transformers."""
+        import numpy as np
+
+        width = max(len(e.ids) for e in enc)
+        ids = np.zeros((len(enc), width), dtype=np.int64)
+        mask = np.zeros((len(enc), width), dtype=np.int64)
+        for j, e in enumerate(enc):
+            ids[j, :len(e.ids)] = e.ids
+            mask[j, :len(e.ids)] = e.attention_mask
+        hidden = self.session.run(None, {"input_ids": ids, "attention_mask": mask,
+                                         "token_type_ids": np.zeros_like(ids)})[0]
+        m = mask[..., None].astype(np.float32)
+        pooled = (hidden * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
+        pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        return pooled
 
 
 if __name__ == "__main__":

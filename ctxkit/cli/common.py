@@ -59,20 +59,22 @@ class InputRecords:
     """Records from FILE in any format, reporting skipped lines on stderr at the end."""
 
     def __init__(self, file: str, from_: str = "auto", skip_invalid: bool = False, keep_meta: bool = False,
-                 memo=None):
+                 memo=None, redact: bool = True):
         self.source = Source(file)
         self.memo = memo  # io.seen.LineMemo: lines known clean come as Seen records
         self.skipped: list[int] = []
         self.from_ = from_
         self.skip_invalid = skip_invalid
         self.keep_meta = keep_meta
+        self.redact = redact  # False: a reader that prints and keeps only numbers (io.adapters.open_records)
 
     def __iter__(self) -> Iterator[dict]:
         home = get_home()  # the home's config (redaction among it) is in force from here on
         self.source.max_chars = int(home.config.get("max_record_mb") * (1 << 20))
         try:
             yield from open_records(self.source, self.from_, keep_meta=self.keep_meta,
-                                    skip_invalid=self.skip_invalid, skipped=self.skipped, memo=self.memo)
+                                    skip_invalid=self.skip_invalid, skipped=self.skipped, memo=self.memo,
+                                    redact=self.redact)
         finally:
             self.report()
 

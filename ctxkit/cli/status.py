@@ -97,7 +97,9 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         from ..store import sessions
 
         tally = sessions.tally(())
-    for rec in InputRecords(file, from_, skip_invalid):
+    # counted as they came, as the model reads them: status prints and keeps only numbers, the
+    # sessions' ids and model (redacted below), and what --log keeps (the session index redacts it)
+    for rec in InputRecords(file, from_, skip_invalid, redact=False):
         if is_boundary(rec):  # compacted away: the model sees what follows the boundary
             flush()
             tools = usage.parts.get("tools")
@@ -145,6 +147,9 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
             "cold_storage_chunks": store.cold.count() if store is not None else home.cold_storage_chunks(), "compaction_due": d["compaction_due"],
             "tokenizer": tok.name,
         })
+    from ..store import redaction
+
+    d = redaction.output(d)
     if jq_expr:
         emit_object(d, as_json=True, jq_expr=jq_expr)
     elif want_table(table, as_json):

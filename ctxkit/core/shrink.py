@@ -251,26 +251,37 @@ def _body(lines: list[str], end: int) -> tuple[int, int]:
 def _names(cut: str, kept: str) -> tuple:
     """What the cut lines name and the kept text does not: paths, file names, identifiers,
     the most used first (first seen first among equals), at most NAMES_MAX."""
-    found = _distinct(terms_of(cut))
     have = terms_of(kept)
+    found = [t for t in _distinct(terms_of(cut)) if t not in have and len(t) >= 5]
     seen = cut[:TEXT_CAP]     # where terms_of found them
     uses = Counter(TOKEN.findall(seen))
     uses.update(re.sub(r"^(?:\./)+", "", p.rstrip(".,;:-")) for p in PATHISH.findall(seen) if "/" in p)
     pos = {}
     for t in found:
-        if t in have or len(t) < 5:
-            continue
         k = seen.find(t)
         pos[t] = k if k >= 0 else len(seen)
-    return tuple(sorted(pos, key=lambda t: (-uses[t], pos[t], t))[:NAMES_MAX])
+    return _first_nameable(sorted(pos, key=lambda t: (-uses[t], pos[t], t)), NAMES_MAX)
 
 
 def _distinct(terms: set) -> set:
     """The names worth listing: a file name that ends a listed path says nothing more (the
-    path names it), so it does not take a place in a capped list; a key or a piece of one is no
-    name (`nameable`), and a secret cut out must not come back in the list."""
+    path names it), so it does not take a place in a capped list. Whether each is `nameable`
+    is asked last, of the first ones only (`_first_nameable`)."""
     bases = {t.rstrip("/").rsplit("/", 1)[-1] for t in terms if "/" in t}
-    return {t for t in terms if ("/" in t or t not in bases) and nameable(t)}
+    return {t for t in terms if "/" in t or t not in bases}
+
+
+def _first_nameable(ranked: list, cap: int) -> tuple:
+    """The first `cap` of `ranked` that are names (`nameable`): a key or a piece of one is no
+    name, and a secret cut out must not come back in the list. Asked in rank order until the
+    list is full (a long output names thousands of terms; redaction checks each it is asked)."""
+    out = []
+    for t in ranked:
+        if len(out) >= cap:
+            break
+        if nameable(t):
+            out.append(t)
+    return tuple(out)
 
 
 STUB_NAMES_MAX = 40
@@ -292,7 +303,7 @@ def names_of(group: Sequence[dict], tokens: int) -> tuple:
             said.append(call_values(c)[:20_000])
     text = "\n".join(said + got)
     pos = {t: text.find(t) for t in _distinct(terms_of(text)) if len(t) >= 5}
-    return tuple(sorted(pos, key=lambda t: (pos[t] if pos[t] >= 0 else len(text), t))[:cap])
+    return _first_nameable(sorted(pos, key=lambda t: (pos[t] if pos[t] >= 0 else len(text), t)), cap)
 
 
 def note(s: Shrunk, chunk_id: str, session: str) -> str:

@@ -108,6 +108,8 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
     from .spool import GroupSpool
 
     cfg = home.config
+    if hasattr(tok, "prefetch"):
+        tok.prefetch()   # the BPE tables load while the input comes (behind `ctx score`, most of a second)
     run = DropRun(tally=sessions.tally(()))
     started = time.monotonic()
     play = {"terms": set(), "rx": None, "n": 0, "boundary": None}

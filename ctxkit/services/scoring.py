@@ -174,7 +174,11 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         tracker.actions.clear()
         _see(parse_ts(e[E_NEWEST]))
         df.update(e[E_TERMS])
-        return (True, "" if keyword else chunk_text(g), parse_ts(e[E_TIME]), e, key, hit)
+        if keyword:
+            return (True, "", parse_ts(e[E_TIME]), e, key, hit)
+        text = chunk_text(g)
+        embed_early(text)   # a first run embeds while the stream is still coming
+        return (True, text, parse_ts(e[E_TIME]), e, key, hit)
 
     def full(data: bytes) -> list[dict]:
         """The records of a chunk from its lines (what LineSpool.group reads back)."""
@@ -184,7 +188,10 @@ def score_stream(home, records, query: str | None, embedder_name: str, when, out
         if t is not None and (seen["newest"] is None or t > seen["newest"]):
             seen["newest"] = t
 
-    with LineSpool(info) as spool:
+    from .embedding import early_run, embed_early, preload
+
+    preload(home, embedder_name)   # a first run: MiniLM loads, and embeds, while the input is read
+    with LineSpool(info) as spool, early_run():
         spool_info = spool.info
         tracker.resolve = lambda ref: turn_texts(spool.group(ref[0]))[ref[1]]
         spool.extend(_unscored(iter_groups(r for r in records if not is_score_event(r))))

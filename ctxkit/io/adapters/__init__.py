@@ -224,14 +224,15 @@ def _claude_code_head(source: Source, obj) -> bool:
 
 
 def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None,
-             memo=None) -> Iterator[dict]:
+             memo=None, redact: bool = True) -> Iterator[dict]:
     """Every record an adapter produces passes the one validator; a source line of a shape the
     adapter cannot read (a number where text belongs, a string where an object does) is a clear
     FILE:LINE error, or with --skip-invalid a counted skip — never an internal error later.
     Records leave here redacted (config: redact): nothing ctx derives from them (entities, facts,
     titles, CONTEXT.md bullets) can carry a secret away from the words that gave it away.
     With a `memo` (io.seen), a line it knew clean arrives as a `Seen` record and passes as it is;
-    a record the full way leaves unchanged is learned."""
+    a record the full way leaves unchanged is learned. `redact` False: records leave as they
+    came, for a reader that prints and keeps nothing of them (a token total)."""
     from ...store import redaction
     from ..seen import Seen
 
@@ -266,6 +267,9 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
                     skipped.append(line)
                 continue
             raise InputError(source.name, line, reason)
+        if not redact:
+            yield rec
+            continue
         red = redaction.record(rec)
         if memo is not None:
             memo.begin(red.get("session"))
@@ -276,12 +280,14 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
 
 def open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
                  skip_invalid: bool = False, skipped: list | None = None,
-                 ignored: dict | None = None, memo=None) -> Iterator[dict]:
+                 ignored: dict | None = None, memo=None, redact: bool = True) -> Iterator[dict]:
     """Records from `source` in any supported format, validated, with atomic groups assigned.
     `ignored` counts a Claude Code transcript's bookkeeping lines by type (skipped, never fatal).
-    `memo` (io.seen.LineMemo): ctx JSONL lines it knows clean come as `Seen` records, unparsed."""
+    `memo` (io.seen.LineMemo): ctx JSONL lines it knows clean come as `Seen` records, unparsed.
+    `redact` False only for a caller that neither prints nor keeps anything of the records but
+    numbers (`ctx count`'s total, `ctx status`): they count the text as the model reads it."""
     return _checked(_open_records(source, fmt, keep_meta=keep_meta, skip_invalid=skip_invalid, skipped=skipped,
-                                  ignored=ignored, memo=memo), source, skip_invalid, skipped, memo)
+                                  ignored=ignored, memo=memo), source, skip_invalid, skipped, memo, redact)
 
 
 def _open_records(source: Source, fmt: str = "auto", *, keep_meta: bool = False,
