@@ -97,10 +97,10 @@ def test_query_from_last_user_and_score_event():
 
 def test_chunks_smaller_than_their_stub_are_never_dropped():
     tiny = [rec(1, "user", "hi"), rec(2, "assistant", "hello"), rec(3, "user", "ok")]
-    s = run("score", "-q", "zebra", "--embedder", "keyword", input=jsonl(tiny)).stdout
+    s = run("score", "--query", "zebra", "--embedder", "keyword", input=jsonl(tiny)).stdout
     out = run("drop", "--min-keep", "0", "--cutoff", "0.99", "--keep", "1.0", input=s).records()
     assert not [r for r in out if r["kind"] == "stub"]
-    assert run("score", "-q", "x", "--query-from", "last-user", input=jsonl(SESSION)).code == 2
+    assert run("score", "--query", "x", "--query-from", "last-user", input=jsonl(SESSION)).code == 2
 
 
 def test_minilm_scores_for_real_and_caches_embeddings(ctx_home):
@@ -278,7 +278,7 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     assert run("cold-storage", "list", "--json").records() == rows
     st_ = run("cold-storage", "stats", "--json").records()
     assert st_[0]["chunks"] == len(rows) and st_[0]["bytes"] > 0
-    assert run("cold-storage", "purge", "--expired").code == 0
+    assert run("cold-storage", "purge", "--expired", "-f").code == 0
     assert len(run("cold-storage", "list", "--json").records()) == len(rows)  # nothing expired yet
     path = ctx_home / "cold-storage" / "s1" / f"{cid}.jsonl"
     e = json.loads(path.read_text())
@@ -286,8 +286,11 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     path.write_text(json.dumps(e) + "\n")
     run("cold-storage", "reindex")
     assert [r["chunk_id"] for r in run("cold-storage", "list", "--expired", "--json").records()] == [cid]
-    assert run("cold-storage", "purge", "--expired", "--dry-run").code == 0 and path.exists()
-    assert run("cold-storage", "purge", "--expired").code == 0
+    dry = run("cold-storage", "purge", "--expired", "--dry-run")
+    assert dry.code == 0 and path.exists() and f"would delete s1/{cid}" in dry.stdout
+    refused = run("cold-storage", "purge", "--expired")  # as git clean: nothing goes without -f
+    assert refused.code == 2 and path.exists() and "--force" in refused.stderr
+    assert run("cold-storage", "purge", "--expired", "-f").code == 0
     assert not path.exists()
     assert cid not in [r["chunk_id"] for r in run("cold-storage", "list", "--json").records()]
     assert run("cold-storage", "purge").code == 2

@@ -342,3 +342,34 @@ def resolve_session(home, given: str) -> str:
 def session_prefix(ctx, param, value):
     """click callback: --session ID or a unique prefix of it."""
     return resolve_session(get_home(ctx), value) if value else value
+
+
+def old_query_short(args: list[str], command: str) -> list[str]:
+    """`-q TEXT` after a command that once took it for --query: read as --query this release, with a
+    line on stderr; `-q` alone (or before another option) is --quiet, as everywhere else."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return out + args[i:]
+        text = None
+        if a == "-q" and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            text, i = args[i + 1], i + 2
+        elif a.startswith("-q") and len(a) > 2 and not a.startswith("--"):
+            text, i = a[2:], i + 1
+        if text is None:
+            out.append(a)
+            i += 1
+            continue
+        click.echo(f"ctx: warning: `{command} -q TEXT` is the old spelling of --query; -q will mean --quiet "
+                   f"after the command too (as before it, and in git) in the next release: write --query TEXT",
+                   err=True)
+        out += ["--query", text]
+    return out
+
+
+class OldQueryShort(click.Command):
+    """A command whose --query was once also `-q` (score, recover, prompt build)."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, old_query_short(list(args), ctx.command_path.removeprefix("ctx ")))

@@ -60,7 +60,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     Examples:
       ctx import s.jsonl | ctx score | ctx drop --free 0.5 > kept.jsonl
       ctx import s.jsonl | ctx score --query "fix the JWT refresh bug" | ctx drop > kept.jsonl
-      ctx score s.jsonl -q "refresh token" | ctx drop --dry-run -t
+      ctx score s.jsonl --query "refresh token" | ctx drop --dry-run -t
     """
     if not dry_run:
         listing_only(table=table, as_json=as_json, jq_expr=jq_expr, table_fmt=table_fmt, mode="--dry-run",

@@ -86,7 +86,7 @@ def maintain(file, from_, skip_invalid, session_end):
     \b
     Examples:
       ctx maintain ~/.claude/projects/x/abc.jsonl
-      */5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log
+      */5 * * * * $HOME/.local/bin/ctx -q maintain "$HOME/agent/session.jsonl" >> "$HOME/.ctx/maintain.log"
     """
     from ..store.backend import run_state
 

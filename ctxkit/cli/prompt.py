@@ -13,7 +13,7 @@ from ..errors import CtxError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source
 from ..services.prompt import build, identity_lines
-from .common import emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
+from .common import OldQueryShort, emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
 from .count import resolve_tokenizer
 
 
@@ -28,8 +28,8 @@ def prompt():
     """
 
 
-@prompt.command("build")
-@click.option("--query", "-q", metavar="TEXT", help="Add a Relevant Memory section for this query.")
+@prompt.command("build", cls=OldQueryShort)
+@click.option("--query", metavar="TEXT", help="Add a Relevant Memory section for this query.")
 @click.option("--budget", type=click.IntRange(min=1), metavar="N", help="Token budget of the system prompt "
               "(config: prompt_budget, 2000).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "messages"]), default="text", show_default=True,
@@ -66,7 +66,7 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     Examples:
       ctx prompt build --workspace ~/agent --budget 2000
       ctx prompt build --explain
-      ctx prompt build -q "LoRA training" --format messages --records kept.jsonl > request.json
+      ctx prompt build --query "LoRA training" --format messages --records kept.jsonl > request.json
     """
     home = get_home()
     cfg = home.config

@@ -15,13 +15,13 @@ from ..store.atomic import atomic_write, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
-from .common import Fraction, note, get_home, home_option, session_prefix
+from .common import Fraction, OldQueryShort, note, get_home, home_option, session_prefix
 
 
-@click.command("recover")
+@click.command("recover", cls=OldQueryShort)
 @click.option("--chunk-id", metavar="ID", shell_complete=complete_chunk, help="The chunk to bring back (from a stub or ctx drops).")
 @click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="The chunk's session, when the id is in several.")
-@click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
+@click.option("--query", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With --query: how many.")
 @click.option("--min-score", type=Fraction(0, 1), default=0.0, show_default=True,

@@ -9,7 +9,7 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, line_memo, score_stream
 from ..services.spool import OutputSpool
-from .common import (note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
+from .common import (OldQueryShort, note, InputRecords, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
                      output_options)
 from .progress import progress_bar
 
@@ -24,9 +24,9 @@ def make_embedder(home, name: str, n_texts: int):
     return factory(home, name, n_texts, progress_bar, spinner)
 
 
-@click.command("score")
+@click.command("score", cls=OldQueryShort)
 @input_options
-@click.option("--query", "-q", metavar="TEXT", help="What the agent is working on now.")
+@click.option("--query", metavar="TEXT", help="What the agent is working on now.")
 @click.option("--query-from", type=click.Choice(["focus", "last-user"]), default="focus", show_default=True,
               help="Without --query: `focus` scores against what the agent is doing (the latest real "
               "request, the open plan item, its last stated intention, the files in play); `last-user` "

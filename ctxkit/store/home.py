@@ -6,7 +6,7 @@ from functools import cached_property
 
 from .config import Config
 
-STATE_FILES = ("maintain-state.json", "hooks-state.json")  # written by ctx maintain and ctx hook
+STATE_FILES = ("maintain-state.json", "hooks-state.json", "notify-state.json")  # maintain, hooks, status --notify-once
 LOG_NAMES = ("compaction", "drops", "recovery", "curation", "context-health")
 
 
