@@ -125,36 +125,36 @@ def public(row: dict) -> dict:
     return {PUBLIC_KEYS.get(k, k) if PUBLIC_KEYS.get(k, k) not in row else k: v for k, v in row.items()}
 
 
-# What a table shows first (the columns that answer the command's question; the rest give way),
-# and shorter headers for people. JSON keeps every key as it is.
+# What a table shows first: the columns that answer the command's question; the rest give way.
+# A table's headers are the JSON keys, word for word (`--json` and `--jq` use the names a person
+# reads in the table).
 TABLE_VIEWS = {
-    "drops": (["chunk_id", "reason", "relevance_score", "tokens_freed", "timestamp", "session_id", "event", "tokens",
-               "threshold_used"], {"relevance_score": "score", "tokens_freed": "freed", "threshold_used": "cutoff"}),
-    "drop-plan": (["chunk_id", "decision", "reason", "score", "tokens", "frees", "gist", "session_id"], {}),
-    "explain": (["chunk_id", "score", "similarity", "recency", "importance", "working_set", "superseded", "why",
-                 "gist"], {"similarity": "sim", "recency": "rec", "importance": "imp", "working_set": "ws",
-                           "superseded": "sup"}),
-    "context-health": (["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
-                        "next_compaction_estimate", "session_id"],
-                       {"current_tokens": "tokens", "next_compaction_estimate": "next_compaction"}),
-    "sessions": (["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
-                  "cold_chunks", "agents", "primary_files", "tags"], {"message_count": "messages"}),
+    "drops": ["chunk_id", "reason", "relevance_score", "tokens", "tokens_freed", "timestamp", "session_id", "event",
+              "threshold_used"],
+    "drop-plan": ["chunk_id", "decision", "reason", "score", "tokens", "frees", "gist", "session_id"],
+    "explain": ["chunk_id", "score", "similarity", "recency", "importance", "working_set", "superseded", "why",
+                "gist"],
+    "context-health": ["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
+                       "next_compaction_estimate", "session_id"],
+    "sessions": ["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
+                 "cold_chunks", "agents", "primary_files", "tags"],
 }
 
 
 # Short codes a view's reader passes back to a command (`ctx drops --reason R`): never cut, like ids.
 WHOLE_COLUMNS = {"drops": {"reason"}, "drop-plan": {"decision", "reason"}}
-# Columns that give way whole before the others' values are cut (the gist, when why needs the room).
-SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("session_id",)}
+# Columns that give way whole, in this order, before the others' values are cut: the gist (when why
+# needs the room), a session id every row shares (so a narrow terminal still shows the tokens).
+SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
 
 
-def table_view(name: str, rows: list[dict]) -> tuple[list[str] | None, dict]:
-    """(columns, headers) of a named view: its columns first, then any other key the rows have."""
+def table_view(name: str, rows: list[dict]) -> list[str] | None:
+    """The columns of a named view: its columns first, then any other key the rows have."""
     if name not in TABLE_VIEWS:
-        return None, {}
-    first, heads = TABLE_VIEWS[name]
+        return None
+    first = TABLE_VIEWS[name]
     rest = [k for k in dict.fromkeys(PUBLIC_KEYS.get(k, k) for r in rows for k in r) if k not in first]
-    return first + rest, heads
+    return first + rest
 
 
 def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
@@ -177,10 +177,9 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
         return
     if want_table(table, as_json):
         rows = list(rows)
-        heads = {}
         if view:
-            columns, heads = table_view(view, rows)
-        click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads, whole=WHOLE_COLUMNS.get(view, ()),
+            columns = table_view(view, rows)
+        click.echo(render_table(rows, columns, fmt=table_fmt, whole=WHOLE_COLUMNS.get(view, ()),
                                 spare=SPARE_COLUMNS.get(view, ())))
         return
     with OutputSpool() as out:
