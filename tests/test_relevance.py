@@ -205,8 +205,14 @@ def test_recover_by_id_exact_and_into_file(ctx_home, tmp_path):
     after = [json.loads(x) for x in f.read_text().splitlines()]
     assert not any(r["kind"] == "stub" and r["meta"]["chunk_id"] == cid for r in after)
     assert [r["id"] for r in after if r.get("group") == cid] == [r["id"] for r in original]
-    again = run("recover", "--chunk-id", cid, "--into", f)
-    assert again.code == 1 and "no stub for chunk" in again.stderr
+    before = os.stat(f)
+    again = run("recover", "--chunk-id", cid, "--into", f)  # recovered before: a no-op that says so
+    assert again.code == 0 and again.stdout == "" and "already back" in again.stderr, again.stderr
+    assert os.stat(f).st_mtime_ns == before.st_mtime_ns  # not even rewritten
+    other = tmp_path / "other.jsonl"  # a file that never had the chunk is still an error
+    other.write_text("")
+    res = run("recover", "--chunk-id", cid, "--into", other)
+    assert res.code == 1 and "no stub for chunk" in res.stderr
     assert f.read_text() == "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in after)
     log = log_events("recovery")
     assert [e["method"] for e in log] == ["id", "id"] and log[1]["into"] == str(f)
