@@ -43,7 +43,7 @@ NOT_REPORTING = {
     "hook curate": "nothing: the detached worker the hooks start",
     "import": "a record stream", "maintain": "JSONL events", "observe": "the observation's path",
     "recover": "a record stream", "remember": "an action", "reset": "an action (a list on stderr)",
-    "score": "a record stream", "session restore": "a record stream", "session show": "one JSON object",
+    "score": "a record stream", "session restore": "a record stream",
     "tools show": "one tool's JSON schema", "truncate": "a record stream",
     "store embed": "an action; progress on stderr", "store grant-sql": "SQL for psql",
     "store init": "an action; the migrations applied go to stderr", "store migrate": "an action; progress on stderr",
@@ -96,7 +96,7 @@ def reporting_args(w) -> dict[str, list[str]]:
         "dedupe": [f"{work}/a.md", f"{work}/b.md"], "drops": [], "eval": [s, "--candidate", f"{work}/c.jsonl"],
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
-        "session list": [], "stats compaction": [], "stats drops": [], "stats recovery": [],
+        "session list": [], "session show": ["491e126e"], "stats compaction": [], "stats drops": [], "stats recovery": [],
         "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [],
     }
 

@@ -73,18 +73,21 @@ def list_(limit, jq_expr, table, as_json, table_fmt):
 
 @session.command("show")
 @click.argument("session_id", shell_complete=complete_session, callback=session_prefix)
+@jq_option
+@output_options
 @home_option
-def show(session_id):
-    """One session's index entry as JSON.
+def show(session_id, jq_expr, table, as_json, table_fmt):
+    """One session's index entry: JSON when piped, a table on a terminal.
 
     \b
-    Example:
-      ctx session show abc | jq .source
+    Examples:
+      ctx session show abc --jq .source -r
+      ctx session show abc -t
     """
     e = all_sessions(get_home()).get(session_id)
     if e is None:
         raise UsageProblem(f"no session {session_id!r}", hint="ctx session list shows the known ones")
-    emit_object(e, as_json=True)
+    emit_object(e, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt)
 
 
 @session.command("restore")
