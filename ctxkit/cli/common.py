@@ -41,15 +41,15 @@ def _set_home(ctx, param, value):
 
 
 home_option = click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home,
-                           is_eager=True, help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+                           is_eager=True, help="The ctx home (default: $CTX_HOME or ~/.ctx).")
 
 
 def input_options(f):
     """FILE argument ('-' or none = stdin), --from, --skip-invalid."""
     f = click.option("--skip-invalid", is_flag=True,
-                     help="Skip lines that are not valid input (a count goes to stderr).")(f)
+                     help="Skip invalid lines (stderr counts them).")(f)
     f = click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
-                     help="Input format; auto sniffs it.")(f)
+                     help="Input format (auto: sniffed).")(f)
     f = click.argument("file", required=False, default="-", metavar="[FILE|-]",
                        type=click.Path(dir_okay=False, allow_dash=True))(f)
     return f
@@ -96,9 +96,9 @@ def _check_fmt(ctx, param, value):
 
 def output_options(f):
     f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT", callback=_check_fmt,
-                     help="tabulate table format with -t (simple, github, grid, plain, ...).")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Output JSON (JSONL for listings).")(f)
-    f = click.option("-t", "--table", is_flag=True, help="Output a table (default on a terminal).")(f)
+                     help="Table format for -t: simple, github, grid, plain, ….")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="JSON (JSON lines for a listing).")(f)
+    f = click.option("-t", "--table", is_flag=True, help="A table (the default on a terminal).")(f)
     return f
 
 
@@ -109,9 +109,8 @@ def _set_raw(ctx, param, value):
 
 def jq_option(f):
     f = click.option("-r", "--raw-output", is_flag=True, expose_value=False, callback=_set_raw,
-                     help="With --jq: print strings without JSON quotes (as jq -r).")(f)
-    return click.option("--jq", "jq_expr", metavar="EXPR",
-                        help="Filter each item through a jq expression (output as JSON lines).")(f)
+                     help="With --jq: strings unquoted (jq -r).")(f)
+    return click.option("--jq", "jq_expr", metavar="EXPR", help="A jq filter for each item.")(f)
 
 
 # One set of key names in everything ctx prints (README: "Output keys").
@@ -236,8 +235,8 @@ def _set_workspace(ctx, param, value):
 
 
 workspace_option = click.option("--workspace", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_workspace,
-                                help="Workspace holding CONTEXT.md (default: $CTX_WORKSPACE, ./.ctx/, "
-                                     "or the project's folder under $CTX_HOME/projects/).")
+                                help="Where CONTEXT.md is (default: $CTX_WORKSPACE, ./.ctx/, or the "
+                                     "project's folder in the home).")
 
 
 def get_workspace() -> str:

@@ -70,8 +70,8 @@ def tokenizer_origin(tokenizer: str | None, model: str | None) -> str:
 @click.option("-i", "--input", "inputs", multiple=True, metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
               help="Read text from FILE ('-' = stdin), as ttok does; repeatable; TEXT arguments are added after.")
 @click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Input format; auto sniffs it.")
-@click.option("--skip-invalid", is_flag=True, help="Skip lines that are not valid input (a count goes to stderr).")
+              help="Input format (auto: sniffed).")
+@click.option("--skip-invalid", is_flag=True, help="Skip invalid lines (stderr counts them).")
 @tokenizer_options
 @click.option("--per-record", is_flag=True, help="Write each record back with its `tokens` set.")
 @click.option("-t", "--truncate", "truncate_to", type=click.IntRange(min=0), metavar="N",

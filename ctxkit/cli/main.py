@@ -127,7 +127,7 @@ def _set_quiet(ctx, param, value):
     return value
 
 
-QUIET_HELP = "No informational lines on stderr (errors still show). Also CTX_QUIET=1."
+QUIET_HELP = "No informational lines on stderr (CTX_QUIET=1)."
 
 
 def with_quiet(cmd: click.Command) -> click.Command:
@@ -158,7 +158,7 @@ def _set_home(ctx, param, value):
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="ctx")
 @click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home, is_eager=True,
-              help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+              help="The ctx home (default: $CTX_HOME or ~/.ctx).")
 @click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
               help=QUIET_HELP)
 @click.option("--traceback", is_flag=True, expose_value=False, is_eager=True,

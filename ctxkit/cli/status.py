@@ -42,7 +42,7 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @tokenizer_options
 @budget_options
 @click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Tool-schema registry (JSON/YAML) whose schemas count against the budget.")
+              help="Tool schemas (JSON/YAML) that count against the budget.")
 @click.option("--notify-if-pct", type=Share(), metavar="P",
               help="Exit 3 when usage is at or above P of the budget: a fraction (0.5) or a percent (50, 50%).")
 @click.option("--notify-once", is_flag=True,
@@ -50,10 +50,10 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
                    "last check), not on every check while it stays over.")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
 @click.option("--session", "session_prefix", metavar="ID",
-              help="A session ctx knows (a unique prefix): its transcript is read. Without FILE on a terminal: "
-                   "the current project's latest session.")
-@click.option("--check-store", is_flag=True, help="Also check cold storage: chunk files missing from its index are "
-                                                   "indexed again and reported under `store` (`ctx health` does this).")
+              help="A session ctx knows (a unique prefix of its id). Without FILE on a terminal: the "
+                   "project's latest.")
+@click.option("--check-store", is_flag=True, help="Also check cold storage and index what its index misses "
+                                                   "(as `ctx health`).")
 @jq_option
 @output_options
 @home_option
