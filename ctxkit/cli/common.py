@@ -23,12 +23,18 @@ def get_home(ctx: click.Context | None = None) -> Home:
         from ..store import redaction
 
         home = Home(root.meta.get("ctx.home_override"))
+        home.start = root.meta.get("ctx.cwd")
         home.check_links()
         root.meta["ctx.home"] = home
         redaction.configure(home)
         from ..store.backend import close_store
 
         root.call_on_close(lambda: close_store(home))  # a shared store's connection ends with the command
+    elif root.meta.get("ctx.cwd") and root.meta["ctx.cwd"] != home.start:
+        from ..store import redaction
+
+        home.read_config_from(root.meta["ctx.cwd"])  # a hook's project: its own config.yaml
+        redaction.configure(home)
     return home
 
 
