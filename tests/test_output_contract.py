@@ -220,7 +220,8 @@ def test_on_a_terminal_reports_are_for_people(world, tmp_path):
     drops = subprocess.run(["script", "-qec", f"stty cols 80 rows 50; {PY} -m ctxkit drops", "/dev/null"],
                            env=env, capture_output=True, text=True, timeout=120).stdout
     head = drops.replace("\r", "").split("\n")[0].split()
-    assert head[:4] == ["chunk_id", "reason", "score", "freed"], head  # what, why, how much it freed
+    # what, why, how much it freed: headers as --json names them
+    assert head[:5] == ["chunk_id", "reason", "relevance_score", "tokens", "tokens_freed"], head
 
 
 # Reports whose -t form is text for people (lines, or a breakdown table of their own), not a table of

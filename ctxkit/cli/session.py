@@ -133,10 +133,13 @@ def restore(session_id, last_n):
     note(f"  Last activity: {e.get('last_activity') or 'unknown'}")
     if ctx.latest:
         note(f"  Latest request: {ctx.latest[:160]}")
+    nxt = [i.text for i in ctx.sections.get("Next step", [])]  # where compaction says the work goes on
+    if nxt:
+        note(f"  Next step: {'; '.join(nxt[:2])}")
     if pending:
-        note(f"  Next steps: {'; '.join(pending[:3])}")
-    elif restored is not None:
-        note("  Next steps: none recorded")
+        note(f"  Pending: {'; '.join(pending[:3])}")
+    if not nxt and not pending and restored is not None:
+        note("  Next step: none recorded")
     src = e.get("source")
     if last_n and src and os.path.exists(src):
         recs = [r for r in open_records(Source(src)) if r.get("session") == session_id and r.get("kind") != "event"]

@@ -197,13 +197,19 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         p.sections.append(Section(f"Context ({cpath})", view(context_view_tokens - 40), cpath, tier=0,
                                   static=False, shrink=view, floor=60))
     if memory_hits:
-        lines, used, said = [], 0, set()
+        from ..sources.memory import CITED
+
+        lines, used = [], 0
+        # a fact is said once: not again when the CONTEXT.md view says it, nor twice from two memory files
+        said = {re.sub(r"\W+", " ", ln.lower()).strip() for s in p.sections if s.name.startswith("Context (")
+                for ln in s.text.split("\n")}
         for h in memory_hits:
-            key = re.sub(r"\W+", " ", h["snippet"].lower()).strip()
-            if not key or key in said:  # the same sentence in two memory files is said once
+            text = CITED.sub("", h["snippet"])
+            key = re.sub(r"\W+", " ", text.lower()).strip()
+            if not key or key in said:
                 continue
             said.add(key)
-            line = f"- {h['snippet']} ({h['source']})"
+            line = f"- {text} ({h['source']})"
             n = count(line)
             if used + n > memory_budget:
                 break
