@@ -10,7 +10,7 @@ from conftest import run
 
 GOOD = {"v": 1, "kind": "message", "id": "a", "session": "s", "role": "user", "content": "hello there"}
 COMMANDS = (("import", "-"), ("count", "-"), ("status", "-"), ("truncate", "--budget", "50", "-"),
-            ("score", "--embedder", "keyword", "-q", "x", "-"), ("drop", "--cutoff", "0.5", "-"),
+            ("score", "--embedder", "keyword", "--query", "x", "-"), ("drop", "--cutoff", "0.5", "-"),
             ("export", "--to", "anthropic"), ("export", "--to", "openai"), ("compact", "--force", "--budget", "100", "-"))
 HOSTILE_LINES = [
     json.dumps(dict(GOOD, id="b")).replace("hello there", "half \\ud83d an emoji"),

@@ -308,7 +308,7 @@ def test_example_settings_wire_every_event():
 def test_memory_search_include_cold_finds_dropped_chunks(workspace, ctx_home):
     from test_relevance import SESSION, jsonl
 
-    s = run("score", "-q", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
+    s = run("score", "--query", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
             input=jsonl(SESSION)).stdout
     run("drop", "--min-keep", "1", "--cutoff", "0.3", input=s)
     hits = run("memory", "search", "pasta recipe", "--workspace", workspace, "--embedder", "keyword",

@@ -255,7 +255,7 @@ def test_eval_probes_and_compression(ctx_home, tmp_path):
 def test_compaction_reads_dropped_chunks_from_cold_storage(ctx_home, tmp_path):
     """drop -> compact: the artifact trail of dropped chunks still reaches CONTEXT.md."""
     path = corpus(CC)
-    scored = run("score", path, "-q", "unrelated gardening question", "--embedder", "keyword").stdout
+    scored = run("score", path, "--query", "unrelated gardening question", "--embedder", "keyword").stdout
     kept = run("drop", "--min-keep", "2", "--cutoff", "0.99", "--keep", "1.0", input=scored)
     assert any(r["kind"] == "stub" for r in kept.records())
     run("compact", "-", "--budget", "3000", "--force", input=kept.stdout)

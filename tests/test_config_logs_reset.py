@@ -126,9 +126,12 @@ def test_reset_refuses_without_force(ctx_home):
     (ctx_home / "logs").mkdir(parents=True)
     (ctx_home / "logs" / "drops.jsonl").write_text("{}\n")
     (ctx_home / "config.yaml").write_text("max_tokens: 1000\nreserve_tokens: 100\n")
-    res = run("reset")
-    assert res.code == 2 and f"would delete {ctx_home / 'logs'}" in res.stderr
+    res = run("reset")  # as git clean: refused without -f, and -n lists what would go
+    assert res.code == 2 and res.stdout == "" and "--force" in res.stderr and "--dry-run" in res.stderr
+    dry = run("reset", "-n")
+    assert dry.code == 0 and f"would delete {ctx_home / 'logs'}" in dry.stdout
     assert (ctx_home / "logs").exists()
+    assert run("reset", "-f", "-n").code == 2
     assert run("reset", "--force").code == 0
     assert not (ctx_home / "logs").exists()
     assert (ctx_home / "config.yaml").exists()

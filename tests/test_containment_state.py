@@ -17,7 +17,7 @@ DATA = "".join(json.dumps(r) + "\n" for r in RECS)
 
 
 def _drop(data=DATA):
-    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=data)
+    scored = run("score", "-", "--query", "deploy", "--embedder", "keyword", input=data)
     assert scored.code == 0, scored.stderr
     res = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored.stdout)
     assert res.code == 0, res.stderr
@@ -152,7 +152,7 @@ def test_a_drop_killed_between_file_and_index_is_repaired(ctx_home, monkeypatch)
     def die(self, entry, path):
         raise KeyboardInterrupt  # killed after the chunk file, before its index row
 
-    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=DATA).stdout
+    scored = run("score", "-", "--query", "deploy", "--embedder", "keyword", input=DATA).stdout
     with monkeypatch.context() as m:
         m.setattr(cold.ColdStorage, "_index_add", die)
         res = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored)

@@ -70,13 +70,13 @@ def test_listing_flags_without_the_listing_mode_are_usage_errors(streams, flag, 
     res = run("drop", "--free", "0.5", *flag, input=scored, env=ENV)
     assert res.code == 2 and res.stdout == "" and "--dry-run" in res.stderr
     assert not (ctx_home / "cold-storage").exists() or not any((ctx_home / "cold-storage").rglob("c-*.jsonl"))
-    res = run("score", "-", "-q", "beads", *flag, input=imported, env=ENV)
+    res = run("score", "-", "--query", "beads", *flag, input=imported, env=ENV)
     assert res.code == 2 and res.stdout == "" and "--explain" in res.stderr
 
 
 def test_explain_is_a_listing_whose_why_names_the_largest_contributions(streams):
     imported, _ = streams
-    args = ["score", "-", "-q", "create the beads", "--explain"]
+    args = ["score", "-", "--query", "create the beads", "--explain"]
     rows = _jsonl(run(*args, input=imported, env=ENV).stdout)
     assert rows and _jsonl(run(*args, "--json", input=imported, env=ENV).stdout) == rows
     assert all("weights" not in r for r in rows)
@@ -224,7 +224,7 @@ def test_counts_agree_and_reasons_are_never_cut(streams):
     chunks = {r["group"] for r in _jsonl(imported) if r.get("kind") == "message" and r.get("group")}
     res = run("drop", "--cutoff", "0.3", input=scored, env=ENV)
     assert f"of {len(chunks)} chunks" in res.stderr
-    explained = _jsonl(run("score", "-", "-q", "beads", "--explain", input=imported, env=ENV).stdout)
+    explained = _jsonl(run("score", "-", "--query", "beads", "--explain", input=imported, env=ENV).stdout)
     assert len(explained) == len(chunks)
     table = run("drops", "-t", env=ENV)
     reasons = {r["reason"] for r in run("drops", "--json").records()}

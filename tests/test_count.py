@@ -119,14 +119,32 @@ def test_long_text_is_counted_exactly_in_parallel_pieces():
 def test_count_is_ttok_compatible(tmp_path):
     import tiktoken
 
-    enc = tiktoken.get_encoding("o200k_base")  # ttok 1.0's default
-    assert run("count", "hello", "world").stdout.strip() == str(len(enc.encode("hello world")))
+    enc = tiktoken.get_encoding("o200k_base")
+    assert run("count", "hello", "world", "-m", "gpt-4o").stdout.strip() == str(len(enc.encode("hello world")))
     f = tmp_path / "notes.txt"
     f.write_text("Some notes about the parser.\n")
-    assert run("count", "-i", f).stdout.strip() == str(len(enc.encode("Some notes about the parser.\n")))
-    both = run("count", "more", "text", "-i", "-", input="Hello world").stdout.strip()
+    assert run("count", "-i", f, "-m", "gpt-4o").stdout.strip() == str(len(enc.encode("Some notes about the parser.\n")))
+    both = run("count", "more", "text", "-i", "-", "-m", "gpt-4o", input="Hello world").stdout.strip()
     assert both == str(len(enc.encode("Hello world more text")))
     assert run("count", "hello", "world", "--model", "gpt-4").stdout.strip() == "2"
+
+
+def test_count_uses_one_tokenizer_for_text_and_records_and_says_which(ctx_home):
+    """Plain text and records are counted with the same tokenizer, the one `ctx status` uses (the
+    configured model's), and stderr names it and where it came from."""
+    rec = json.dumps({"v": 1, "kind": "message", "id": "m1", "role": "user", "content": "hello world"})
+    for env, name, where in (({}, "cl100k_base", "the default"),
+                             ({"CTX_MODEL": "gpt-4o"}, "o200k_base", "model gpt-4o, from $CTX_MODEL")):
+        text = run("count", "--json", "hello", "world", env=env)
+        records = run("count", "--json", "-", input=rec + "\n", env=env)
+        status = json.loads(run("status", "-", "--json", input=rec + "\n", env=env).stdout)
+        assert json.loads(text.stdout)["tokenizer"] == json.loads(records.stdout)["tokenizer"] == \
+            status["tokenizer"] == name
+        assert f"tokenizer {name} ({where}" in text.stderr and f"tokenizer {name}" in records.stderr
+    ctx_home.mkdir(exist_ok=True)
+    (ctx_home / "config.yaml").write_text("model: gpt-4o\n")
+    assert "tokenizer o200k_base (model gpt-4o, from config.yaml's model)" in run("count", "x y").stderr
+    assert run("-q", "count", "x", "y").stderr == ""  # -q: the number only
 
 
 def test_count_falls_back_to_approx_without_tiktoken(tmp_path, monkeypatch):

@@ -62,7 +62,7 @@ def test_bash_completes_commands_and_cold_ids_for_real(tmp_path, ctx_home):
     from test_relevance import SESSION, jsonl
 
     env = ctx_subprocess_env(home)
-    scored = subprocess.run([PY, "-m", "ctxkit", "score", "-q", "JWT refresh token", "--embedder", "keyword",
+    scored = subprocess.run([PY, "-m", "ctxkit", "score", "--query", "JWT refresh token", "--embedder", "keyword",
                              "--now", "2026-01-01T06:00:00Z"], input=jsonl(SESSION), capture_output=True,
                             text=True, env=env, cwd=ROOT).stdout
     subprocess.run([PY, "-m", "ctxkit", "drop", "--min-keep", "1", "--cutoff", "0.3"], input=scored,
@@ -86,7 +86,7 @@ def test_dynamic_completion_imports_nothing_heavy(tmp_path):
 def test_stats_drops_compaction_recovery_suggest(ctx_home):
     from test_relevance import SESSION, jsonl
 
-    s = run("score", "-q", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
+    s = run("score", "--query", "JWT refresh token", "--embedder", "keyword", "--now", "2026-01-01T06:00:00Z",
             input=jsonl(SESSION)).stdout
     kept = run("drop", "--min-keep", "1", "--cutoff", "0.3", input=s).records()
     stub = next(r for r in kept if r["kind"] == "stub")

@@ -21,7 +21,8 @@ NOT_RUN = {
     '$EDITOR "$(ctx context path)"': "opens an editor",
     '"SessionStart": [{"hooks": [{"type": "command", "command": "ctx hook claude-code SessionStart"}]}]':
         "a settings.json fragment, not a command (examples/claude-code/settings.json is checked by the hook tests)",
-    "*/5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log": "a crontab line",
+    '*/5 * * * * $HOME/.local/bin/ctx -q maintain "$HOME/agent/session.jsonl" >> "$HOME/.ctx/maintain.log"':
+        "a crontab line (tests/test_cron_example.py checks crontab lines)",
     "ctx compact s.jsonl --summarizer llama --gguf ~/models/Qwen3-1.7B-Q4_K_M.gguf": "needs a GGUF model file",
     'ctx completion zsh > "${fpath[1]}/_ctx"': "zsh syntax ($fpath)",
     "ctx man --install --prefix /usr/local # for every user (as root)": "writes outside the test's folders",
@@ -34,7 +35,7 @@ NOT_RUN = {
         "(tests/test_store_pg.py runs it against one)",
 }
 # Examples that document a non-zero exit on purpose.
-EXIT = {"ctx reset            # what would be deleted": 2}
+EXIT: dict[str, int] = {}
 
 
 def _shim(bin_dir):

@@ -68,7 +68,7 @@ def test_export_passes_both_apis_structural_rules(name):
 @pytest.mark.parametrize("name", ["claude-code_spotter_491e126e_session.jsonl", "tau-bench_gpt-4o-airline_idx173_task23.json"])
 def test_export_after_drop_and_compact(name, tmp_path):
     src = corpus(name)
-    scored = run("score", src, "--embedder", "keyword", "-q", "unrelated").stdout
+    scored = run("score", src, "--embedder", "keyword", "--query", "unrelated").stdout
     kept = run("drop", "--cutoff", "0.5", input=scored).stdout
     compacted = run("compact", "-", "--budget", "3000", "--force", "--workspace", tmp_path, input=kept).stdout
     for target, check in (("openai", check_openai), ("anthropic", check_anthropic)):

@@ -128,7 +128,7 @@ def _leaks(*roots) -> list[str]:
 def test_no_secret_reaches_ctx_home_or_the_workspace(tmp_path, ctx_home):
     ws = tmp_path / ".ctx"
     data = _secret_session()
-    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=data).stdout
+    scored = run("score", "-", "--query", "deploy", "--embedder", "keyword", input=data).stdout
     kept = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored)
     assert kept.code == 0, kept.stderr
     assert run("compact", "-", "--force", "--budget", "300", "--workspace", ws, input=kept.stdout).code == 0
@@ -156,7 +156,7 @@ def test_no_secret_reaches_ctx_home_or_the_workspace(tmp_path, ctx_home):
 
 def test_redact_false_keeps_bytes_exact(tmp_path, ctx_home):
     data = _secret_session()
-    scored = run("score", "-", "-q", "deploy", "--embedder", "keyword", input=data, env={"CTX_REDACT": "false"}).stdout
+    scored = run("score", "-", "--query", "deploy", "--embedder", "keyword", input=data, env={"CTX_REDACT": "false"}).stdout
     assert "AKIAIOSFODNN7EXAMPLE" in scored
     kept = run("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored, env={"CTX_REDACT": "false"}).records()
     stub = next(r for r in kept if r["kind"] == "stub")
@@ -171,7 +171,7 @@ ANY = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_na
 FIELDS = ("id", "session", "ts", "role", "content", "tool_calls", "tool_call_id", "name", "group", "tokens",
           "score", "flags", "meta", "source", "usage", "kind")
 COMMANDS = (("count",), ("status",), ("truncate", "--budget", "50"), ("compact", "--force", "--budget", "100"),
-            ("score", "--embedder", "keyword", "-q", "x"), ("drop", "--cutoff", "0.5"), ("export", "--to", "anthropic"),
+            ("score", "--embedder", "keyword", "--query", "x"), ("drop", "--cutoff", "0.5"), ("export", "--to", "anthropic"),
             ("import",))
 
 
@@ -283,7 +283,7 @@ def test_links_never_take_reads_or_deletes_outside_cold_storage(ctx_home, tmp_pa
     os.symlink(secret, sess_dir / "c-9999.jsonl")
     res = run("recover", "--chunk-id", "c-9999", "--session", "shared")
     assert "OUTSIDE DATA" not in res.stdout and res.code != 0
-    run("cold-storage", "purge", "--session", "shared")
+    run("cold-storage", "purge", "--session", "shared", "-f")
     assert secret.exists()
     # a stub that names a file outside: compaction finds chunks by id, never by that path
     stub = {"v": 1, "kind": "stub", "id": "s1", "session": "zz", "role": "user", "content": "[dropped chunk]",
@@ -305,7 +305,7 @@ def test_a_folder_link_planted_inside_the_home_is_refused(ctx_home, tmp_path):
             ("logs", ["status", src, "--log"], None),
             ("sessions", ["compact", src, "--force", "--budget", "3000", "--workspace", tmp_path / "ws"], None),
             ("cold-storage", ["drop", "--cutoff", "0.5"], _session("link")),
-            ("cache", ["score", src, "-q", "parser"], None)):
+            ("cache", ["score", src, "--query", "parser"], None)):
         outside = tmp_path / f"outside-{folder}"
         outside.mkdir()
         link = ctx_home / folder
@@ -387,7 +387,7 @@ def test_a_record_over_max_record_mb_is_a_file_line_error_or_a_counted_skip(ctx_
     big = dict(small, id="b", content="x" * 50_000)
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in (small, big, dict(small, id="c"))))
-    for cmd in (["count"], ["status"], ["truncate", "--budget", "100"], ["import"], ["score", "-q", "hello",
+    for cmd in (["count"], ["status"], ["truncate", "--budget", "100"], ["import"], ["score", "--query", "hello",
                                                                                        "--embedder", "keyword"]):
         res = run(*cmd, path)
         assert res.code == 1 and f"{path}:2: a record of 0.0 MB is over max_record_mb" in res.stderr, (cmd, res.stderr)

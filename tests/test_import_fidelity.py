@@ -215,7 +215,7 @@ def test_no_orphans_after_import_truncate_and_drop(name, tmp_path):
         out = run("truncate", src, "--budget", str(max(50, int(total * share))))
         assert out.code == 0, out.stderr
         assert_no_orphans(out.records())
-    scored = run("score", src, "--embedder", "keyword", "-q", "error test file").stdout
+    scored = run("score", src, "--embedder", "keyword", "--query", "error test file").stdout
     for cutoff in ("0.2", "0.4", "0.6"):
         out = run("drop", "--cutoff", cutoff, "--home", tmp_path / cutoff, input=scored)
         assert out.code == 0, out.stderr

@@ -52,7 +52,7 @@ def test_import_keeps_the_escape_exactly():
 
 def test_drop_then_recover_is_byte_exact_with_a_lone_surrogate(ctx_home, tmp_path):
     data = run("import", "-", input=_session()).stdout
-    scored = run("score", "-", "--embedder", "keyword", "-q", "unrelated query", input=data)
+    scored = run("score", "-", "--embedder", "keyword", "--query", "unrelated query", input=data)
     assert scored.code == 0, scored.stderr
     kept = run("drop", "--cutoff", "0.99", "--keep", "1.0", "--min-keep", "1", input=scored.stdout)
     assert kept.code == 0, kept.stderr

@@ -33,7 +33,7 @@ BAD_LINES = {
 # every command that takes records on stdin or a FILE
 COMMANDS = [
     ("import",), ("count",), ("count", "--per-record"), ("status", "--json"),
-    ("truncate", "--budget", "200"), ("score", "--embedder", "keyword", "-q", "parser"),
+    ("truncate", "--budget", "200"), ("score", "--embedder", "keyword", "--query", "parser"),
     ("drop", "--cutoff", "0.9", "--min-keep", "0"), ("export", "--to", "openai"), ("export", "--to", "anthropic"),
     ("compact", "--force", "--budget", "100"), ("entities",), ("observe",), ("maintain",),
 ]
@@ -112,7 +112,7 @@ def test_a_real_transcript_with_a_bad_last_line_prints_nothing(tmp_path, ctx_hom
     src = corpus("claude-code_spotter_491e126e_session.jsonl")
     data = open(src, "rb").read() + b"{oops\n"
     n = data.count(b"\n")
-    for args in (("import",), ("score", "--embedder", "keyword", "-q", "tests"), ("drop", "--cutoff", "0.9")):
+    for args in (("import",), ("score", "--embedder", "keyword", "--query", "tests"), ("drop", "--cutoff", "0.9")):
         res = run(*args, "-", input=data)
         assert res.code == 1 and res.stdout == "" and f"stdin:{n}: invalid JSON" in res.stderr, (args, res.stderr)
     assert not (ctx_home / "cold-storage").exists() or not any((ctx_home / "cold-storage").rglob("*.jsonl"))

@@ -23,7 +23,7 @@ def _stream(session=SID, group="g{i}") -> str:
 
 
 def _drop(data):
-    scored = run("score", "-", "--embedder", "keyword", "-q", "unrelated query", input=data)
+    scored = run("score", "-", "--embedder", "keyword", "--query", "unrelated query", input=data)
     assert scored.code == 0, scored.stderr
     kept = run("drop", "--cutoff", "0.99", "--keep", "1.0", "--min-keep", "1", input=scored.stdout)
     assert kept.code == 0, kept.stderr

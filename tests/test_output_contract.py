@@ -47,7 +47,7 @@ NOT_REPORTING = {
     "import": "a record stream", "maintain": "JSONL events",
     "man": "a man page (through man -l); --path prints a path; --install/--uninstall print the folder", "observe": "the observation's path",
     "recover": "a record stream", "remember": "an action", "reset": "an action (a list on stderr)",
-    "score": "a record stream", "session restore": "a record stream", "session show": "one JSON object",
+    "score": "a record stream", "session restore": "a record stream",
     "tools show": "one tool's JSON schema", "truncate": "a record stream",
     "store embed": "an action; progress on stderr", "store grant-sql": "SQL for psql",
     "store init": "an action; the migrations applied go to stderr", "store migrate": "an action; progress on stderr",
@@ -100,7 +100,7 @@ def reporting_args(w) -> dict[str, list[str]]:
         "dedupe": [f"{work}/a.md", f"{work}/b.md"], "drops": [], "examples": [], "eval": [s, "--candidate", f"{work}/c.jsonl"],
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
-        "session list": [], "stats compaction": [], "stats drops": [], "stats recovery": [],
+        "session list": [], "session show": ["491e126e"], "stats compaction": [], "stats drops": [], "stats recovery": [],
         "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [],
     }
 
@@ -224,4 +224,52 @@ def test_on_a_terminal_reports_are_for_people(world, tmp_path):
     drops = subprocess.run(["script", "-qec", f"stty cols 80 rows 50; {PY} -m ctxkit drops", "/dev/null"],
                            env=env, capture_output=True, text=True, timeout=120).stdout
     head = drops.replace("\r", "").split("\n")[0].split()
-    assert head[:4] == ["chunk_id", "reason", "score", "freed"], head  # what, why, how much it freed
+    # what, why, how much it freed: headers as --json names them
+    assert head[:5] == ["chunk_id", "reason", "relevance_score", "tokens", "tokens_freed"], head
+
+
+# Reports whose -t form is text for people (lines, or a breakdown table of their own), not a table of
+# their JSON's keys; each with what it prints instead.
+TEXT_REPORTS = {
+    "status": "a breakdown by part (each part's name is a JSON key) and lines about the budget",
+    "time": "the Time block's lines", "external": "the External block's lines",
+    "reflect": "one line: facts added, skipped", "compact": "the --dry-run plan in lines",
+    "stats compaction": "lines", "stats drops": "lines", "stats recovery": "lines", "stats suggest": "lines",
+}
+
+
+def _github_table(text: str) -> list[list[str]] | None:
+    lines = [ln for ln in text.split("\n") if ln.startswith("|")]
+    if len(lines) < 2:
+        return None
+    return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in lines if not set(ln) <= set("|-: ")]
+
+
+@pytest.mark.parametrize("name", REPORTING)
+def test_table_headers_are_the_json_keys(name, world):
+    """What a person reads in a table's header is what --json and --jq call it (no `score` for
+    `relevance_score`, no `cutoff` for `threshold_used`)."""
+    env = {**world["env"], "COLUMNS": "2000"}  # nothing hidden for want of width
+    argv = name.split() + reporting_args(world)[name]
+    rows = [r for r in _json_lines(run(*argv, "--json", env=env).stdout) if isinstance(r, dict)]
+    table = _github_table(run(*argv, "-t", "--fmt", "github", env=env).stdout)
+    if name in TEXT_REPORTS:
+        assert table is None or name == "status", f"`ctx {name} -t` is a table now: check its headers here"
+        return
+    assert rows and table, f"`ctx {name}`: no rows or no table to compare"
+    head, body = table[0], table[1:]
+    keys = {k for r in rows for k in r}
+    if head == ["key", "value"] and "key" not in keys:  # one object, as a two-column table
+        assert {b[0] for b in body} <= keys and len(rows) == 1
+        return
+    assert set(head) <= keys, f"`ctx {name} -t` headers that are not JSON keys: {set(head) - keys}"
+
+
+def test_drops_table_at_80_columns_shows_the_tokens(world):
+    """A narrow terminal gives up the gist and the session id (every row's the same) before the
+    numbers a person reads drops for."""
+    out = run("drops", "-t", env={**world["env"], "COLUMNS": "80"}).stdout
+    lines = out.split("\n")
+    assert max(len(ln) for ln in lines) <= 80
+    assert {"chunk_id", "reason", "relevance_score", "tokens", "tokens_freed"} <= set(lines[0].split())
+    assert "session_id" in out.split("hidden to fit 80 columns")[1]  # named in the last line

@@ -139,7 +139,7 @@ def test_stderr_never_echoes_a_secret_the_user_typed(ctx_home):
     missed = run("recover", "-q", secret)
     assert missed.code != 0
     assert "[REDACTED:openai-key#" in missed.stderr
-    bad = run("recover", "-q", "x", "--limit", secret)  # a bad value quoted back in a usage error
+    bad = run("recover", "--query", "x", "--limit", secret)  # a bad value quoted back in a usage error
     assert bad.code != 0 and "[REDACTED:openai-key#" in bad.stderr
     for out in (scored, missed, bad):
         assert secret not in out.stdout + out.stderr

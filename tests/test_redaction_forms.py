@@ -165,7 +165,7 @@ def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, 
 
     imported = go("import", "-", input=data)
     assert imported.code == 0, imported.stderr
-    scored = go("score", "-", "-q", "deploy", "--embedder", "keyword", input=imported.stdout)
+    scored = go("score", "-", "--query", "deploy", "--embedder", "keyword", input=imported.stdout)
     assert scored.code == 0, scored.stderr
     kept = go("drop", "--cutoff", "0.9", "--keep", "1.0", "--min-keep", "1", input=scored.stdout)
     assert kept.code == 0, kept.stderr
@@ -180,7 +180,7 @@ def test_no_secret_form_survives_the_pipeline_the_hooks_or_the_output(tmp_path, 
     go("remember", "staging: " + FORMS[0]["text"], "--workspace", ws)
     go("remember", next(f["text"] for f in FORMS if f["form"] == "ctx remember db password"), "--workspace", ws)
     go("decision", "log", "use " + FORMS[1]["text"], "--workspace", ws)
-    go("recover", "-q", "deploy", "--limit", "3")
+    go("recover", "--query", "deploy", "--limit", "3")
     go("observe", "-", "--workspace", ws, input=data)
     go("cold-storage", "list", "--json")
     go("cold-storage", "search", "deploy", "--json")
@@ -251,7 +251,7 @@ def test_a_secret_used_as_a_session_id_or_an_object_key_is_kept_nowhere(tmp_path
     # a session under that id through import, score and drop to cold storage
     recs = [{"v": 1, "kind": "message", "id": f"m{i}", "session": secret, "role": "user" if i % 2 else "assistant",
              "content": f"step {i} of the deploy"} for i in range(12)]
-    scored = run("score", "-", "--embedder", "keyword", "-q", "deploy",
+    scored = run("score", "-", "--embedder", "keyword", "--query", "deploy",
                  input="".join(json.dumps(r) + "\n" for r in recs))
     dropped = run("drop", "--free", "0.9", "--min-keep", "1", input=scored.stdout)
     assert dropped.code == 0, dropped.stderr

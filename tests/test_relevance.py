@@ -97,10 +97,10 @@ def test_query_from_last_user_and_score_event():
 
 def test_chunks_smaller_than_their_stub_are_never_dropped():
     tiny = [rec(1, "user", "hi"), rec(2, "assistant", "hello"), rec(3, "user", "ok")]
-    s = run("score", "-q", "zebra", "--embedder", "keyword", input=jsonl(tiny)).stdout
+    s = run("score", "--query", "zebra", "--embedder", "keyword", input=jsonl(tiny)).stdout
     out = run("drop", "--min-keep", "0", "--cutoff", "0.99", "--keep", "1.0", input=s).records()
     assert not [r for r in out if r["kind"] == "stub"]
-    assert run("score", "-q", "x", "--query-from", "last-user", input=jsonl(SESSION)).code == 2
+    assert run("score", "--query", "x", "--query-from", "last-user", input=jsonl(SESSION)).code == 2
 
 
 def test_minilm_scores_for_real_and_caches_embeddings(ctx_home):
@@ -205,8 +205,14 @@ def test_recover_by_id_exact_and_into_file(ctx_home, tmp_path):
     after = [json.loads(x) for x in f.read_text().splitlines()]
     assert not any(r["kind"] == "stub" and r["meta"]["chunk_id"] == cid for r in after)
     assert [r["id"] for r in after if r.get("group") == cid] == [r["id"] for r in original]
-    again = run("recover", "--chunk-id", cid, "--into", f)
-    assert again.code == 1 and "no stub for chunk" in again.stderr
+    before = os.stat(f)
+    again = run("recover", "--chunk-id", cid, "--into", f)  # recovered before: a no-op that says so
+    assert again.code == 0 and again.stdout == "" and "already back" in again.stderr, again.stderr
+    assert os.stat(f).st_mtime_ns == before.st_mtime_ns  # not even rewritten
+    other = tmp_path / "other.jsonl"  # a file that never had the chunk is still an error
+    other.write_text("")
+    res = run("recover", "--chunk-id", cid, "--into", other)
+    assert res.code == 1 and "no stub for chunk" in res.stderr
     assert f.read_text() == "".join(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n" for r in after)
     log = log_events("recovery")
     assert [e["method"] for e in log] == ["id", "id"] and log[1]["into"] == str(f)
@@ -278,7 +284,7 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     assert run("cold-storage", "list", "--json").records() == rows
     st_ = run("cold-storage", "stats", "--json").records()
     assert st_[0]["chunks"] == len(rows) and st_[0]["bytes"] > 0
-    assert run("cold-storage", "purge", "--expired").code == 0
+    assert run("cold-storage", "purge", "--expired", "-f").code == 0
     assert len(run("cold-storage", "list", "--json").records()) == len(rows)  # nothing expired yet
     path = ctx_home / "cold-storage" / "s1" / f"{cid}.jsonl"
     e = json.loads(path.read_text())
@@ -286,8 +292,11 @@ def test_cold_storage_list_show_search_purge_reindex_stats(ctx_home):
     path.write_text(json.dumps(e) + "\n")
     run("cold-storage", "reindex")
     assert [r["chunk_id"] for r in run("cold-storage", "list", "--expired", "--json").records()] == [cid]
-    assert run("cold-storage", "purge", "--expired", "--dry-run").code == 0 and path.exists()
-    assert run("cold-storage", "purge", "--expired").code == 0
+    dry = run("cold-storage", "purge", "--expired", "--dry-run")
+    assert dry.code == 0 and path.exists() and f"would delete s1/{cid}" in dry.stdout
+    refused = run("cold-storage", "purge", "--expired")  # as git clean: nothing goes without -f
+    assert refused.code == 2 and path.exists() and "--force" in refused.stderr
+    assert run("cold-storage", "purge", "--expired", "-f").code == 0
     assert not path.exists()
     assert cid not in [r["chunk_id"] for r in run("cold-storage", "list", "--json").records()]
     assert run("cold-storage", "purge").code == 2

@@ -19,7 +19,7 @@ def test_prompt_build_injects_only_memory_that_matches_the_query_each_sentence_o
     ws = tmp_path / "ws"
     # reflect and observe may repeat a sentence in another memory file: it is said once
     put_memory(ws, MEMORY, {"2026-01-01.md": "- LoRA training needs rank 16 and alpha 32 on the 7B model.\n"})
-    res = run("prompt", "build", "-q", "LoRA training", "--workspace", ws, "--embedder", "minilm", "--no-environment")
+    res = run("prompt", "build", "--query", "LoRA training", "--workspace", ws, "--embedder", "minilm", "--no-environment")
     assert res.code == 0, res.stderr
     section = res.stdout.split("Relevant Memory", 1)[1]
     assert "rank 16" in section and "2e-4" in section

@@ -84,7 +84,7 @@ def test_a_damaged_state_file_is_one_line_or_rebuilt(ctx_home, tmp_path, name, d
 def test_a_damaged_chunk_file_is_named(ctx_home, tmp_path, damage):
     recs = "\n".join(json.dumps({"v": 1, "kind": "message", "id": f"m{i}", "session": "s", "role": "assistant",
                                  "content": "the build log says nothing new here " * 30}) for i in range(6))
-    scored = run("score", "-", "--embedder", "keyword", "-q", "unrelated", input=recs + "\n").stdout
+    scored = run("score", "-", "--embedder", "keyword", "--query", "unrelated", input=recs + "\n").stdout
     kept = run("drop", "--cutoff", "0.99", "--keep", "1.0", "--min-keep", "1", input=scored)
     stub = next(r for r in kept.records() if r["kind"] == "stub")
     path = stub["meta"]["cold_storage_path"]

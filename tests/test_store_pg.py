@@ -86,7 +86,7 @@ def test_drop_on_pg_then_recover_byte_exact_and_nothing_local(pg_url, ctx_home, 
     sess = run("session", "list", "--json")
     assert sess.code == 0 and "s1" in sess.stdout, sess.stderr
     # purge leaves nothing to recover
-    assert run("cold-storage", "purge", "--session", "s1").code == 0
+    assert run("cold-storage", "purge", "--session", "s1", "--force").code == 0
     gone = run("recover", "--chunk-id", next(iter(pg_out)))
     assert gone.code != 0 and "no chunk" in gone.stderr
     chk = run("store", "check", "--json")

@@ -35,7 +35,7 @@ def _one_line(res, where):
 def _drop():
     recs = "\n".join(json.dumps({"v": 1, "kind": "message", "id": f"m{i}", "session": "s", "role": "assistant",
                                  "content": "the build log says nothing new here " * 30}) for i in range(6))
-    scored = run("score", "-", "--embedder", "keyword", "-q", "unrelated", input=recs + "\n").stdout
+    scored = run("score", "-", "--embedder", "keyword", "--query", "unrelated", input=recs + "\n").stdout
     kept = run("drop", "--cutoff", "0.99", "--keep", "1.0", "--min-keep", "1", input=scored)
     assert kept.code == 0, kept.stderr
     return next(r for r in kept.records() if r["kind"] == "stub")

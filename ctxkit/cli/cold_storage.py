@@ -20,7 +20,7 @@ def cold_storage():
     Examples:
       ctx cold-storage list -t
       ctx cold-storage search "refresh token" -n 5
-      ctx cold-storage purge --expired
+      ctx cold-storage purge --expired -f
     """
 
 
@@ -108,27 +108,34 @@ def search(query, limit, session, embedder, jq_expr, table, as_json, table_fmt):
 
 
 @cold_storage.command("purge")
-@click.option("--expired", is_flag=True, help="Delete chunks past recoverable_until.")
-@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Delete every chunk of this session.")
-@click.option("--dry-run", is_flag=True, help="Say what would be deleted; delete nothing.")
+@click.option("--expired", is_flag=True, help="Chunks past recoverable_until.")
+@click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="Every chunk of this session.")
+@click.option("-f", "--force", is_flag=True, help="Really delete.")
+@click.option("-n", "--dry-run", is_flag=True, help="List what would be deleted (on stdout); delete nothing.")
 @home_option
-def purge(expired, session, dry_run):
+def purge(expired, session, force, dry_run):
     """Delete chunks for good: the expired ones (nightly cron) or one session's.
+
+    Like `git clean`: nothing is deleted without -f, and -n lists what would go.
 
     \b
     Examples:
-      ctx cold-storage purge --expired
-      ctx cold-storage purge --session abc --dry-run
+      ctx cold-storage purge --expired -f
+      ctx cold-storage purge --session abc -n
     """
     if not expired and not session:
         raise UsageProblem("say what to purge: --expired and/or --session ID")
+    if force and dry_run:
+        raise UsageProblem("-f/--force and -n/--dry-run cannot be used together")
+    if not force and not dry_run:
+        raise UsageProblem("refusing to delete without -f/--force", hint="-n/--dry-run lists what would go")
     if session:
         check_id(session, "session id")
     store = _store()
     rows = store.rows(session, expired)
     for r in rows:
         if dry_run:
-            note(f"would delete {r['session']}/{r['chunk']} ({r['tokens']} tokens)")
+            click.echo(f"would delete {r['session']}/{r['chunk']} ({r['tokens']} tokens)")
         else:
             store.delete(r["session"], r["chunk"], r["path"])
     note(f"ctx: {'would purge' if dry_run else 'purged'} {len(rows)} chunk(s)")

@@ -23,12 +23,18 @@ def get_home(ctx: click.Context | None = None) -> Home:
         from ..store import redaction
 
         home = Home(root.meta.get("ctx.home_override"))
+        home.start = root.meta.get("ctx.cwd")
         home.check_links()
         root.meta["ctx.home"] = home
         redaction.configure(home)
         from ..store.backend import close_store
 
         root.call_on_close(lambda: close_store(home))  # a shared store's connection ends with the command
+    elif root.meta.get("ctx.cwd") and root.meta["ctx.cwd"] != home.start:
+        from ..store import redaction
+
+        home.read_config_from(root.meta["ctx.cwd"])  # a hook's project: its own config.yaml
+        redaction.configure(home)
     return home
 
 
@@ -41,15 +47,15 @@ def _set_home(ctx, param, value):
 
 
 home_option = click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home,
-                           is_eager=True, help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
+                           is_eager=True, help="The ctx home (default: $CTX_HOME or ~/.ctx).")
 
 
 def input_options(f):
     """FILE argument ('-' or none = stdin), --from, --skip-invalid."""
     f = click.option("--skip-invalid", is_flag=True,
-                     help="Skip lines that are not valid input (a count goes to stderr).")(f)
+                     help="Skip invalid lines (stderr counts them).")(f)
     f = click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
-                     help="Input format; auto sniffs it.")(f)
+                     help="Input format (auto: sniffed).")(f)
     f = click.argument("file", required=False, default="-", metavar="[FILE|-]",
                        type=click.Path(dir_okay=False, allow_dash=True))(f)
     return f
@@ -101,9 +107,9 @@ def _check_fmt(ctx, param, value):
 
 def output_options(f):
     f = click.option("--fmt", "table_fmt", default="simple", show_default=True, metavar="FORMAT", callback=_check_fmt,
-                     help="tabulate table format with -t (simple, github, grid, plain, ...).")(f)
-    f = click.option("--json", "as_json", is_flag=True, help="Output JSON (JSONL for listings).")(f)
-    f = click.option("-t", "--table", is_flag=True, help="Output a table (default on a terminal).")(f)
+                     help="Table format for -t: simple, github, grid, plain, ….")(f)
+    f = click.option("--json", "as_json", is_flag=True, help="JSON (JSON lines for a listing).")(f)
+    f = click.option("-t", "--table", is_flag=True, help="A table (the default on a terminal).")(f)
     return f
 
 
@@ -114,9 +120,8 @@ def _set_raw(ctx, param, value):
 
 def jq_option(f):
     f = click.option("-r", "--raw-output", is_flag=True, expose_value=False, callback=_set_raw,
-                     help="With --jq: print strings without JSON quotes (as jq -r).")(f)
-    return click.option("--jq", "jq_expr", metavar="EXPR",
-                        help="Filter each item through a jq expression (output as JSON lines).")(f)
+                     help="With --jq: strings unquoted (jq -r).")(f)
+    return click.option("--jq", "jq_expr", metavar="EXPR", help="A jq filter for each item.")(f)
 
 
 # One set of key names in everything ctx prints (README: "Output keys").
@@ -130,36 +135,36 @@ def public(row: dict) -> dict:
     return {PUBLIC_KEYS.get(k, k) if PUBLIC_KEYS.get(k, k) not in row else k: v for k, v in row.items()}
 
 
-# What a table shows first (the columns that answer the command's question; the rest give way),
-# and shorter headers for people. JSON keeps every key as it is.
+# What a table shows first: the columns that answer the command's question; the rest give way.
+# A table's headers are the JSON keys, word for word (`--json` and `--jq` use the names a person
+# reads in the table).
 TABLE_VIEWS = {
-    "drops": (["chunk_id", "reason", "relevance_score", "tokens_freed", "timestamp", "session_id", "event", "tokens",
-               "threshold_used"], {"relevance_score": "score", "tokens_freed": "freed", "threshold_used": "cutoff"}),
-    "drop-plan": (["chunk_id", "decision", "reason", "score", "tokens", "frees", "gist", "session_id"], {}),
-    "explain": (["chunk_id", "score", "similarity", "recency", "importance", "working_set", "superseded", "why",
-                 "gist"], {"similarity": "sim", "recency": "rec", "importance": "imp", "working_set": "ws",
-                           "superseded": "sup"}),
-    "context-health": (["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
-                        "next_compaction_estimate", "session_id"],
-                       {"current_tokens": "tokens", "next_compaction_estimate": "next_compaction"}),
-    "sessions": (["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
-                  "cold_chunks", "agents", "primary_files", "tags"], {"message_count": "messages"}),
+    "drops": ["chunk_id", "reason", "relevance_score", "tokens", "tokens_freed", "timestamp", "session_id", "event",
+              "threshold_used"],
+    "drop-plan": ["chunk_id", "decision", "reason", "score", "tokens", "frees", "gist", "session_id"],
+    "explain": ["chunk_id", "score", "similarity", "recency", "importance", "working_set", "superseded", "why",
+                "gist"],
+    "context-health": ["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
+                       "next_compaction_estimate", "session_id"],
+    "sessions": ["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
+                 "cold_chunks", "agents", "primary_files", "tags"],
 }
 
 
 # Short codes a view's reader passes back to a command (`ctx drops --reason R`): never cut, like ids.
 WHOLE_COLUMNS = {"drops": {"reason"}, "drop-plan": {"decision", "reason"}}
-# Columns that give way whole before the others' values are cut (the gist, when why needs the room).
-SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("session_id",)}
+# Columns that give way whole, in this order, before the others' values are cut: the gist (when why
+# needs the room), a session id every row shares (so a narrow terminal still shows the tokens).
+SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
 
 
-def table_view(name: str, rows: list[dict]) -> tuple[list[str] | None, dict]:
-    """(columns, headers) of a named view: its columns first, then any other key the rows have."""
+def table_view(name: str, rows: list[dict]) -> list[str] | None:
+    """The columns of a named view: its columns first, then any other key the rows have."""
     if name not in TABLE_VIEWS:
-        return None, {}
-    first, heads = TABLE_VIEWS[name]
+        return None
+    first = TABLE_VIEWS[name]
     rest = [k for k in dict.fromkeys(PUBLIC_KEYS.get(k, k) for r in rows for k in r) if k not in first]
-    return first + rest, heads
+    return first + rest
 
 
 def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt: str = "simple",
@@ -182,10 +187,9 @@ def emit_listing(rows: Iterable[dict], *, table: bool, as_json: bool, table_fmt:
         return
     if want_table(table, as_json):
         rows = list(rows)
-        heads = {}
         if view:
-            columns, heads = table_view(view, rows)
-        click.echo(render_table(rows, columns, fmt=table_fmt, headers=heads, whole=WHOLE_COLUMNS.get(view, ()),
+            columns = table_view(view, rows)
+        click.echo(render_table(rows, columns, fmt=table_fmt, whole=WHOLE_COLUMNS.get(view, ()),
                                 spare=SPARE_COLUMNS.get(view, ())))
         return
     with OutputSpool() as out:
@@ -242,8 +246,8 @@ def _set_workspace(ctx, param, value):
 
 
 workspace_option = click.option("--workspace", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_workspace,
-                                help="Workspace holding CONTEXT.md (default: $CTX_WORKSPACE, ./.ctx/, "
-                                     "or the project's folder under $CTX_HOME/projects/).")
+                                help="Where CONTEXT.md is (default: $CTX_WORKSPACE, ./.ctx/, or the "
+                                     "project's folder in the home).")
 
 
 def get_workspace() -> str:
@@ -360,3 +364,34 @@ def resolve_session(home, given: str) -> str:
 def session_prefix(ctx, param, value):
     """click callback: --session ID or a unique prefix of it."""
     return resolve_session(get_home(ctx), value) if value else value
+
+
+def old_query_short(args: list[str], command: str) -> list[str]:
+    """`-q TEXT` after a command that once took it for --query: read as --query this release, with a
+    line on stderr; `-q` alone (or before another option) is --quiet, as everywhere else."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            return out + args[i:]
+        text = None
+        if a == "-q" and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            text, i = args[i + 1], i + 2
+        elif a.startswith("-q") and len(a) > 2 and not a.startswith("--"):
+            text, i = a[2:], i + 1
+        if text is None:
+            out.append(a)
+            i += 1
+            continue
+        click.echo(f"ctx: warning: `{command} -q TEXT` is the old spelling of --query; -q will mean --quiet "
+                   f"after the command too (as before it, and in git) in the next release: write --query TEXT",
+                   err=True)
+        out += ["--query", text]
+    return out
+
+
+class OldQueryShort(click.Command):
+    """A command whose --query was once also `-q` (score, recover, prompt build)."""
+
+    def parse_args(self, ctx, args):
+        return super().parse_args(ctx, old_query_short(list(args), ctx.command_path.removeprefix("ctx ")))

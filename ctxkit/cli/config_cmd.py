@@ -7,7 +7,7 @@ import click
 
 from ..errors import UsageProblem
 from ..store.atomic import atomic_write
-from ..store.config import Config, default_yaml
+from ..store.config import default_yaml
 from .common import emit_listing, get_home, home_option, jq_option, output_options
 
 
@@ -15,8 +15,10 @@ from .common import emit_listing, get_home, home_option, jq_option, output_optio
 def config():
     """Show, read, set, create, locate and validate config.yaml.
 
-    Precedence: command-line flag > CTX_* environment variable (e.g.
-    CTX_MAX_TOKENS) > config.yaml > built-in default.
+    Precedence: flag > CTX_* environment variable > the project's .ctx/config.yaml (the
+    nearest from the current directory up to the repository root) > $CTX_HOME/config.yaml >
+    the default. A project's file is validated the same way and may not set the knobs that
+    decide where data goes or whether secrets are redacted (store, log_path, redact, …).
     """
 
 
@@ -25,7 +27,7 @@ def config():
 @output_options
 @home_option
 def show(jq_expr, table, as_json, table_fmt):
-    """Every knob with its effective value and where it came from.
+    """Every knob with its effective value, its source and the file it came from.
 
     \b
     Examples:
@@ -33,19 +35,31 @@ def show(jq_expr, table, as_json, table_fmt):
       ctx config show --jq 'select(.source != "default")'
     """
     emit_listing(get_home().config.effective(), table=table, as_json=as_json, table_fmt=table_fmt,
-                 jq_expr=jq_expr, columns=["key", "value", "source", "help"])
+                 jq_expr=jq_expr, columns=["key", "value", "source", "from", "help"])
+
+
+project_option = click.option("--project", is_flag=True, help="The project's .ctx/config.yaml instead of the home's.")
+
+
+def _project_path() -> str:
+    """The project's config.yaml: the one in force, else where it goes (the repository root's .ctx/)."""
+    from ..store.config import PROJECT_DIR, PROJECT_FILE, project_config_path
+    from ..store.project import project_root
+
+    return project_config_path(os.getcwd()) or os.path.join(project_root(os.getcwd()), PROJECT_DIR, PROJECT_FILE)
 
 
 @config.command("path")
+@project_option
 @home_option
-def path():
-    """Print the path of config.yaml.
+def path(project):
+    """Print the path of config.yaml (with --project, the project's).
 
     \b
     Example:
       $EDITOR "$(ctx config path)"
     """
-    click.echo(get_home().config_path)
+    click.echo(_project_path() if project else get_home().config_path)
 
 
 @config.command("init")
@@ -69,12 +83,14 @@ def init(force):
 @click.argument("file", required=False, type=click.Path(dir_okay=False))
 @home_option
 def validate(file):
-    """Check config.yaml (or FILE): unknown keys and wrong types are errors.
+    """Check config.yaml and the project's (or FILE): unknown keys and wrong types are errors.
 
     \b
     Example:
       ctx config validate && echo ok
     """
+    from ..store.config import load_file
+
     p = file or get_home().config_path
     if not os.path.exists(p):
         if file:  # a file the user named must exist
@@ -82,11 +98,17 @@ def validate(file):
 
             raise InputError(p, None, "no such file")
         click.echo(f"{p}: not present (defaults apply)")
-        return
-    cfg = Config(p)
-    for n in cfg.notes:
-        click.echo(f"ctx: note: {n} (the upper-case spelling of a knob is accepted)", err=True)
-    click.echo(f"{p}: ok ({len(cfg.file)} knob{'s' if len(cfg.file) != 1 else ''} set)")
+    else:
+        notes: list = []
+        knobs = load_file(p, notes)
+        for n in notes:
+            click.echo(f"ctx: note: {n} (the upper-case spelling of a knob is accepted)", err=True)
+        click.echo(f"{p}: ok ({len(knobs)} knob{'s' if len(knobs) != 1 else ''} set)")
+    if not file:
+        cfg = get_home().config  # the project's file, checked with the home's
+        if cfg.project_path:
+            n = len(cfg.project)
+            click.echo(f"{cfg.project_path}: ok ({n} knob{'s' if n != 1 else ''} set)")
 
 
 def _knob(key: str) -> str:
@@ -114,7 +136,8 @@ def _plain(value) -> str:
 
 @config.command("get")
 @click.argument("key")
-@click.option("--source", is_flag=True, help="Also print where the value comes from (flag, env, file, default).")
+@click.option("--source", is_flag=True, help="Also print where the value comes from (flag, env, project, file, "
+                                            "default) and which file or variable.")
 @home_option
 def get(key, source):
     """Print one knob's effective value (as `config show` resolves it), secrets redacted.
@@ -127,16 +150,19 @@ def get(key, source):
     from ..store.config import shown
 
     name = _knob(key)
-    value, src = get_home().config.resolve(name)
-    click.echo(_plain(shown(name, value)) + (f"\t{src}" if source else ""))
+    cfg = get_home().config
+    value, src = cfg.resolve(name)
+    where = cfg.where(src, name)
+    click.echo(_plain(shown(name, value)) + (f"\t{src}" + (f"\t{where}" if where else "") if source else ""))
 
 
 @config.command("set", context_settings={"ignore_unknown_options": True})
 @click.argument("key")
 @click.argument("value")
+@project_option
 @home_option
-def set_(key, value):
-    """Set one knob in config.yaml: validated first, written atomically under a lock.
+def set_(key, value, project):
+    """Set one knob in config.yaml (--project: the project's): validated first, written atomically.
 
     VALUE is read as the knob's type: a number, true/false, a string; a list as a
     YAML flow list (single-quoted items keep backslashes) or one item. The file keeps its comments; a line
@@ -154,8 +180,14 @@ def set_(key, value):
     from ..store.config import set_knob, shown
 
     name = _knob(key)
-    path = get_home().config_path
-    new = set_knob(path, name, value)
+    path = _project_path() if project else get_home().config_path
+    if project and not os.path.isdir(os.path.dirname(path)):
+        from ..store.atomic import makedirs
+
+        makedirs(os.path.dirname(path))
+        click.echo(f"ctx: note: created {os.path.dirname(path)}; a project's .ctx/ is also where ctx keeps its "
+                   f"CONTEXT.md when you work in that folder", err=True)
+    new = set_knob(path, name, value, project=project)
     click.echo(f"{path}: {name}: {_plain(shown(name, new))}")  # the file has the value as given
     env_key = "CTX_" + name.upper()
     if env_key in os.environ:

@@ -82,7 +82,7 @@ def _now_item(items: list[Item], label: str, value: str) -> list[Item]:
 @click.option("--blocked", metavar="TEXT", help="Now → Blocked.")
 @click.option("--add-decision", "decisions", multiple=True, metavar="TEXT", help="Append to Decisions.")
 @click.option("--why", metavar="TEXT", help="Rationale for the decision(s) added.")
-@click.option("--add-fact", "facts", multiple=True, metavar="TEXT", help="Append to Facts.")
+@click.option("--add-fact", "facts", multiple=True, metavar="TEXT", help="Append to Facts (every one is kept).")
 @click.option("--add-pending", "pending", multiple=True, metavar="TEXT", help="Append an open item to Pending.")
 @click.option("--done", "done", multiple=True, metavar="TEXT", help="Tick the Pending item with this text.")
 @click.option("--add-error", "errors", multiple=True, metavar="TEXT", help="Append to Errors.")
@@ -94,6 +94,9 @@ def _now_item(items: list[Item], label: str, value: str) -> list[Item]:
 @home_option
 def update(focus, task, blocked, decisions, why, facts, pending, done, errors, recent, agent, if_version, as_json):
     """Change CONTEXT.md under a lock and bump its version (safe with many writers).
+
+    Items added by hand are all kept. Focus, Task and Blocked are derived again from the
+    session by `ctx observe` and each compaction; a Now line of your own wording stays.
 
     \b
     Examples:
@@ -113,24 +116,32 @@ def update(focus, task, blocked, decisions, why, facts, pending, done, errors, r
             order = {"focus": 0, "task": 1, "blocked": 2}
             now.sort(key=lambda i: order.get(i.text.split(":", 1)[0].lower(), 3))
             ctx.sections["Now"] = now
+        # what a person adds by hand is kept, however many (cap=0): no item leaves without a word
         if decisions:
             ctx.sections["Decisions"] = merge_items(ctx.items("Decisions"),
-                                                    [Item(text=d, why=why, by=agent) for d in decisions])
+                                                    [Item(text=d, why=why, by=agent) for d in decisions], cap=0)
         if facts:
-            ctx.sections["Facts"] = merge_items(ctx.items("Facts"), [Item(text=f) for f in facts])
+            ctx.sections["Facts"] = merge_items(ctx.items("Facts"), [Item(text=f) for f in facts], cap=0)
         if pending:
-            ctx.sections["Pending"] = merge_items(ctx.items("Pending"), [Item(text=p, done=False) for p in pending])
+            ctx.sections["Pending"] = merge_items(ctx.items("Pending"), [Item(text=p, done=False) for p in pending],
+                                                  cap=0)
         for d in done:
             for item in ctx.items("Pending"):
                 if item.text == d or item.key() == Item(text=d).key():
                     item.done = True
         if errors:
-            ctx.sections["Errors"] = merge_items(ctx.items("Errors"), [Item(text=e) for e in errors])
+            ctx.sections["Errors"] = merge_items(ctx.items("Errors"), [Item(text=e) for e in errors], cap=0)
         if recent:
-            ctx.sections["Recent"] = merge_items(ctx.items("Recent"), [Item(text=r) for r in recent], cap=5)
+            kept = merge_items(ctx.items("Recent"), [Item(text=r) for r in recent], cap=0)
+            gone[:] = [i.text for i in kept[:-5]]  # Recent holds five: the oldest leave, and stderr says which
+            ctx.sections["Recent"] = kept[-5:]
         return ctx
 
+    gone: list[str] = []
+
     new = ContextFile(get_workspace()).update(change, if_version)
+    for text in gone:
+        note(f"ctx: Recent keeps five items: {text!r} left it")
     if as_json:
         click.echo(json.dumps(new.as_dict()))
     else:

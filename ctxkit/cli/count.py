@@ -46,7 +46,23 @@ def _plain_text(inp: InputRecords, from_: str) -> str | None:
     return None
 
 
-PLAIN_TEXT_DEFAULT = "o200k_base"  # ttok's default encoding (ttok 1.0: GPT-5's)
+WHERE = {"flag": "--{}", "env": "$CTX_{}", "file": "config.yaml's {}"}
+
+
+def _where(src: str, key: str) -> str:
+    return WHERE.get(src, "{}").format(key.upper() if src == "env" else key)
+
+
+def tokenizer_origin(tokenizer: str | None, model: str | None) -> str:
+    """Where the tokenizer of `resolve_tokenizer(tokenizer, model)` came from, in words."""
+    cfg = get_home().config
+    name, src = cfg.resolve("tokenizer", tokenizer)
+    if name not in (None, "", "auto"):
+        return _where(src, "tokenizer")
+    m, src = cfg.resolve("model", model or None)
+    if m:
+        return f"model {m}, from {_where(src, 'model')}"
+    return "the default; --model NAME or config model picks a model's"
 
 
 @click.command("count")
@@ -54,8 +70,8 @@ PLAIN_TEXT_DEFAULT = "o200k_base"  # ttok's default encoding (ttok 1.0: GPT-5's)
 @click.option("-i", "--input", "inputs", multiple=True, metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
               help="Read text from FILE ('-' = stdin), as ttok does; repeatable; TEXT arguments are added after.")
 @click.option("--from", "from_", type=click.Choice(FORMATS), default="auto", show_default=True,
-              help="Input format; auto sniffs it.")
-@click.option("--skip-invalid", is_flag=True, help="Skip lines that are not valid input (a count goes to stderr).")
+              help="Input format (auto: sniffed).")
+@click.option("--skip-invalid", is_flag=True, help="Skip invalid lines (stderr counts them).")
 @tokenizer_options
 @click.option("--per-record", is_flag=True, help="Write each record back with its `tokens` set.")
 @click.option("-t", "--truncate", "truncate_to", type=click.IntRange(min=0), metavar="N",
@@ -66,11 +82,10 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     """Count tokens in records (any transcript format) or plain text, like ttok.
 
     One existing FILE (or '-') is read: records cost their content, their serialized
-    tool-call arguments and 4 tokens of per-message overhead (events cost nothing), with
-    the configured tokenizer; input that is not JSON is counted as plain text. Other
-    arguments are the text itself (`ctx count hello world`), and `-i FILE` reads text, as
-    ttok does; plain text uses ttok's default encoding (o200k_base) unless --model or
-    --tokenizer says otherwise. Without tiktoken, about 4 characters a token, with a warning.
+    tool-call arguments and 4 tokens of per-message overhead (events cost nothing); input
+    that is not JSON is counted as plain text. Other arguments are the text itself, and
+    `-i FILE` reads text, as ttok does. Text and records use one tokenizer, the model's
+    (--tokenizer, --model, or config, as `ctx status` counts), and stderr names it.
 
     \b
     Examples:
@@ -83,9 +98,11 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     """
     import os
 
-    explicit = tokenizer or model or get_home().config.get("tokenizer") not in (None, "", "auto") or \
-        get_home().config.get("model")
-    plain_tok = resolve_tokenizer(tokenizer, model) if explicit else LazyTokenizer(PLAIN_TEXT_DEFAULT, None)
+    from .common import note
+
+    tok = resolve_tokenizer(tokenizer, model)  # one tokenizer for text and records, as `ctx status` counts
+    note(f"ctx: tokenizer {tok.name} ({tokenizer_origin(tokenizer, model)})"
+         + ("" if tok.exact else "; approximate for this model"))
     if len(args) == 1 and not inputs and args[0] != "-" and not os.path.isfile(args[0]) and \
             re.search(r"[/\\]|\.(jsonl?|traj|md|txt|log)$", args[0]):
         raise InputError(args[0], None, "no such file" if not os.path.isdir(args[0]) else "is a directory, not a file",
@@ -96,15 +113,14 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
             parts.append(Source(path).read_all())
         if args:
             parts.append(" ".join(args))
-        _plain(" ".join(p for p in parts if p), plain_tok, per_record, truncate_to, as_json)
+        _plain(" ".join(p for p in parts if p), tok, per_record, truncate_to, as_json)
         return
-    tok = resolve_tokenizer(tokenizer, model)
     # a total prints a number only: records are counted as they came, as the model reads them
     # (redacting every string cost 60 % of the time); records printed back are redacted
     inp = InputRecords(args[0] if args else "-", from_, skip_invalid, redact=per_record)
     text = _plain_text(inp, from_)
     if text is not None:
-        _plain(text, plain_tok, per_record, truncate_to, as_json)
+        _plain(text, tok, per_record, truncate_to, as_json)
         return
     if truncate_to is not None:
         raise UsageProblem("-t/--truncate works on plain text; use `ctx truncate --budget N` for records")

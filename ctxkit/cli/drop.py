@@ -21,25 +21,19 @@ from .count import resolve_tokenizer
 @input_options
 @click.option("--cutoff", type=Fraction(0, 1), help="Drop chunks scoring at or below this "
               "(config: relevance_cutoff, 0.2).")
-@click.option("--keep", "keep_at", type=Fraction(0, 1), help="Keep chunks scoring at or above this; "
-              "those in between are shrunk or flagged `summarize` (config: relevance_keep, 0.5).")
+@click.option("--keep", "keep_at", type=Fraction(0, 1), help="Keep chunks scoring at or above this "
+              "(config: relevance_keep, 0.5).")
 @click.option("--min-keep", type=click.IntRange(min=0), help="Never drop the newest N chunks "
               "(config: min_chunks_to_keep, 5).")
 @click.option("--free", "free", type=Fraction(0, 1), metavar="FRACTION",
-              help="Free this share of the stream's tokens (all of them, as `ctx count` counts; stderr says how "
-              "many precede a compaction boundary), least relevant chunks first: large outputs are "
-              "shrunk and others dropped whole, whichever loses the least score per token freed (a shrunk "
-              "chunk is dropped whole only when that is still cheapest). Chunks at or above --keep are left "
-              "alone only when --keep is given. Overrides the thresholds' KEEP/DROP/SUMMARIZE. When the "
-              "chunks it may touch hold less than that, it frees what it can and shrunk outputs keep their "
-              "kept lines (stderr says so).")
+              help="Free this share of the stream's tokens instead, least relevant chunks first (shrunk or "
+              "dropped, whichever loses least per token; --keep fences chunks off only when given).")
 @click.option("--to-tokens", type=click.IntRange(min=0), metavar="N",
-              help="Like --free, down to N tokens (the stream's tokens after the drop).")
-@click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs instead of keeping or "
-              "flagging them whole (config: shrink_outputs, on). A shrunk output keeps its head, its tail and "
-              "the lines naming what is in play; the whole chunk goes to cold storage first.")
-@click.option("--dry-run", is_flag=True, help="Print each chunk's decision instead (a listing: what it "
-              "would free, and the totals on stderr); change nothing. Takes -t, --json, --fmt, --jq.")
+              help="Like --free, down to N tokens.")
+@click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs between the thresholds "
+              "(config: shrink_outputs, on).")
+@click.option("--dry-run", is_flag=True, help="A listing of each chunk's decision instead (totals on stderr); "
+              "change nothing. Takes -t, --json, --fmt, --jq.")
 @jq_option
 @output_options
 @home_option
@@ -47,20 +41,18 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
          as_json, table_fmt):
     """Move low-relevance chunks to cold storage; a one-line stub takes each one's place.
 
-    Reads scored records (run `ctx score` first). KEEP at or above --keep, DROP at or
-    below --cutoff; in between, chunks with large tool outputs are SHRUNK (the output keeps
-    its head, tail and the lines naming what is in play, and says how to get the rest back)
-    and the others flagged SUMMARIZE (for ctx compact). With --free or --to-tokens the cut
-    comes from the score distribution instead, to free that much. Always kept: the newest
-    --min-keep chunks, system records, pinned/important chunks. A dropped or shrunk chunk is
-    written whole and fsynced to cold-storage/SESSION/CHUNK.jsonl before its stub or shrunk
-    form is printed; `ctx recover --chunk-id ID` gives it back exactly.
+    Reads scored records (`ctx score` first). KEEP at or above --keep, DROP at or below
+    --cutoff; in between, a large tool output is SHRUNK (its head, tail and the lines naming
+    what is in play) and other chunks are flagged SUMMARIZE for `ctx compact`. Always kept:
+    the newest --min-keep chunks, system records, pinned chunks. Each chunk is in cold
+    storage, fsynced, before its stub is printed; `ctx recover` gives it back exactly.
+    --free and --to-tokens: docs/relevance.md.
 
     \b
     Examples:
       ctx import s.jsonl | ctx score | ctx drop --free 0.5 > kept.jsonl
       ctx import s.jsonl | ctx score --query "fix the JWT refresh bug" | ctx drop > kept.jsonl
-      ctx score s.jsonl -q "refresh token" | ctx drop --dry-run -t
+      ctx score s.jsonl --query "refresh token" | ctx drop --dry-run -t
     """
     if not dry_run:
         listing_only(table=table, as_json=as_json, jq_expr=jq_expr, table_fmt=table_fmt, mode="--dry-run",

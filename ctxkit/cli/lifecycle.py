@@ -28,7 +28,8 @@ def observe(file, from_, skip_invalid):
     from ..store.backend import memory_store
 
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
-    path, ctx = run_observe(records, get_workspace(), memory=memory_store(get_home(), get_workspace()))
+    path, ctx = run_observe(records, get_workspace(), memory=memory_store(get_home(), get_workspace()),
+                            home=get_home())
     click.echo(path)
     note(f"ctx: CONTEXT.md is at version {ctx.version}")
 
@@ -86,7 +87,7 @@ def maintain(file, from_, skip_invalid, session_end):
     \b
     Examples:
       ctx maintain ~/.claude/projects/x/abc.jsonl
-      */5 * * * * ctx maintain ~/agent/session.jsonl >> ~/.ctx/maintain.log
+      */5 * * * * $HOME/.local/bin/ctx -q maintain "$HOME/agent/session.jsonl" >> "$HOME/.ctx/maintain.log"
     """
     from ..store.backend import run_state
 
@@ -150,21 +151,23 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
         st["summary_at"] = len(records)
         done_something = True
     if len(records) - st.get("clustered_at", 0) >= cfg.get("cluster_every_messages"):
-        from ..core.clusters import cluster_bullet, clusters
+        from ..core.clusters import CLUSTER_BULLET, cluster_bullet, clusters
         from ..core.context_md import Item, merge_items
         from ..core.groups import iter_groups
-        from ..sources.workspace import ContextFile
-        from ..store.session_state import may_replace_workspace
+        from ..services.observe import write_session_state
 
         groups = list(iter_groups(records))[-CLUSTER_WINDOW:]  # pairwise similarity: bounded, recent chunks
         bullets = [b for b in (cluster_bullet(groups, m) for m in clusters(groups)) if b]
-        cf = ContextFile(get_workspace())
+
         def add(c):
-            c.sections["Facts"] = merge_items(c.sections.get("Facts", []), [Item(text=b) for b in bullets], cap=40)
+            facts = c.sections.get("Facts", [])
+            own = [i for i in facts if not CLUSTER_BULLET.match(i.text)]  # facts written by hand: all kept
+            c.sections["Facts"] = own + merge_items([i for i in facts if CLUSTER_BULLET.match(i.text)],
+                                                    [Item(text=b) for b in bullets], cap=40)
             return c
 
-        if bullets and may_replace_workspace(cf.read(), session):
-            cf.update(add)
+        if bullets:  # the session's own state; the workspace's only when it is this session's
+            write_session_state(home, get_workspace(), session if session != "default" else None, add)
         events.append({"event": "cluster_compaction", "clusters": len(bullets), "messages": len(records)})
         st["clustered_at"] = len(records)
         done_something = True
@@ -189,7 +192,7 @@ def _policy(home, cfg, records, session, st, session_end) -> list[dict]:
     if session_end or pct >= cfg.get("observe_trigger_pct"):
         from ..store.backend import memory_store
 
-        path, _ = run_observe(records, get_workspace(), memory=memory_store(home, get_workspace()))
+        path, _ = run_observe(records, get_workspace(), memory=memory_store(home, get_workspace()), home=home)
         events.append({"event": "observation", "path": path, "reason": "session_end" if session_end else "threshold"})
         done_something = True
     if not done_something:

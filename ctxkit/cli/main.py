@@ -111,7 +111,7 @@ class LazyGroup(click.Group):
         name = ALIASES.get(name, name)
         if name in self.lazy:
             mod, attr, _ = self.lazy[name]
-            return getattr(importlib.import_module(mod), attr)
+            return with_quiet(getattr(importlib.import_module(mod), attr))
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx, formatter):
@@ -121,6 +121,31 @@ class LazyGroup(click.Group):
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
+
+
+def _set_quiet(ctx, param, value):
+    if value:
+        ctx.meta["ctx.quiet"] = True  # click shares meta across the whole command line
+    return value
+
+
+QUIET_HELP = "No informational lines on stderr (CTX_QUIET=1)."
+
+
+def with_quiet(cmd: click.Command) -> click.Command:
+    """`-q/--quiet` means one thing wherever it stands, as in git (`git -q commit`, `git commit -q`):
+    before the command or after it, on every command and subcommand."""
+    if getattr(cmd, "ctx_quiet", False):
+        return cmd
+    cmd.ctx_quiet = True
+    if not any(o in ("-q", "--quiet") for p in cmd.params for o in getattr(p, "opts", ())):
+        at = next((i for i, p in enumerate(cmd.params) if p.name == "help"), len(cmd.params))
+        cmd.params.insert(at, click.Option(["-q", "--quiet"], is_flag=True, expose_value=False, is_eager=True,
+                                           callback=_set_quiet, help=QUIET_HELP))
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            with_quiet(sub)
+    return cmd
 
 
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -135,10 +160,9 @@ def _set_home(ctx, param, value):
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings=CONTEXT_SETTINGS)
 @click.version_option(__version__, "-V", "--version", prog_name="ctx")
 @click.option("--home", metavar="DIR", type=click.Path(file_okay=False), expose_value=False, callback=_set_home, is_eager=True,
-              help="ctx home directory (default: $CTX_HOME or ~/.ctx).")
-@click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True,
-              callback=lambda c, p, v: c.meta.__setitem__("ctx.quiet", v),
-              help="No informational lines on stderr (errors still show). Also CTX_QUIET=1.")
+              help="The ctx home (default: $CTX_HOME or ~/.ctx).")
+@click.option("-q", "--quiet", is_flag=True, expose_value=False, is_eager=True, callback=_set_quiet,
+              help=QUIET_HELP)
 @click.option("--traceback", is_flag=True, expose_value=False, is_eager=True,
               callback=lambda c, p, v: c.meta.__setitem__("ctx.traceback", v),
               help="Show a full traceback on errors (also CTX_DEBUG=1).")

@@ -13,7 +13,7 @@ from ..errors import CtxError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source
 from ..services.prompt import build, identity_lines
-from .common import emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
+from .common import OldQueryShort, emit_listing, get_home, get_workspace, home_option, report_options, workspace_option
 from .count import resolve_tokenizer
 
 
@@ -28,25 +28,23 @@ def prompt():
     """
 
 
-@prompt.command("build")
-@click.option("--query", "-q", metavar="TEXT", help="Add a Relevant Memory section for this query.")
-@click.option("--budget", type=click.IntRange(min=1), metavar="N", help="Token budget of the system prompt "
-              "(config: prompt_budget, 2000).")
+@prompt.command("build", cls=OldQueryShort)
+@click.option("--query", metavar="TEXT", help="Add a Relevant Memory section for this query.")
+@click.option("--budget", type=click.IntRange(min=1), metavar="N", help="Token budget (config: prompt_budget, 2000).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "messages"]), default="text", show_default=True,
               help="text, json (sections with sources and tokens), or an OpenAI messages array.")
-@click.option("--records", "records_file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True), help="With --format messages: the conversation to append "
-              "(as much of the newest as fits --history-budget).")
+@click.option("--records", "records_file", metavar="FILE", type=click.Path(dir_okay=False, allow_dash=True),
+              help="With --format messages: the conversation to append (its newest part that fits).")
 @click.option("--history-budget", type=click.IntRange(min=1), metavar="N",
               help="Tokens for --records (default: max_tokens - reserve_tokens - the prompt).")
 @click.option("--git/--no-git", "with_git", default=False, help="Add git changes since the last session.")
-@click.option("--explain", is_flag=True, help="Instead of the prompt: tokens per section, sources, what was "
-              "left out and why.")
+@click.option("--explain", is_flag=True, help="Instead: tokens per section, sources, what was left out and why.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]), help="For --query (config: embedder).")
 @click.option("--mode", type=click.Choice(["auto", "interactive", "pipeline", "hook", "server"]),
-              help="The Environment section's Mode (config: prompt_mode, auto: interactive on a terminal).")
+              help="The Environment section's Mode (config: prompt_mode).")
 @click.option("--no-environment", is_flag=True, help="Leave out the Environment section (cwd, OS, terminal, mode).")
-@click.option("--session", "session_prefix", metavar="ID", help="That session's own state (a unique prefix of its id) "
-              "instead of the current project's CONTEXT.md.")
+@click.option("--session", "session_prefix", metavar="ID", help="That session's state instead of the project's "
+              "CONTEXT.md.")
 @report_options
 @workspace_option
 @home_option
@@ -55,18 +53,15 @@ def build_cmd(query, budget, fmt, records_file, history_budget, with_git, explai
     """Build a lean system prompt: identity, tool names, environment, CONTEXT.md, memory on demand, time.
 
     Static part first (byte-identical while its files are unchanged, so provider prompt
-    caches stay valid), dynamic part last. SOUL.md and USER.md are condensed to about
-    identity_tokens (200) each, every section keeping its first lines. The prompt is never
-    over --budget: External, memory, tools and environment go first, then the CONTEXT.md view
-    and the identity files are shortened (SOUL.md last); --explain says what and why. Files
-    marked `<!-- ctx:pinned -->` are never touched (over budget on their own: an error).
-    With --format messages, the history starts with `[Session started: …]`.
+    caches stay valid), dynamic part last. Never over --budget: what gives way first, and
+    why, is in --explain; files marked `<!-- ctx:pinned -->` are never cut. More:
+    docs/prompt.md.
 
     \b
     Examples:
       ctx prompt build --workspace ~/agent --budget 2000
       ctx prompt build --explain
-      ctx prompt build -q "LoRA training" --format messages --records kept.jsonl > request.json
+      ctx prompt build --query "LoRA training" --format messages --records kept.jsonl > request.json
     """
     home = get_home()
     cfg = home.config

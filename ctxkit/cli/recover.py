@@ -15,13 +15,13 @@ from ..store.atomic import atomic_write, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
-from .common import Fraction, note, embedder_name, get_home, home_option, session_prefix
+from .common import Fraction, OldQueryShort, note, embedder_name, get_home, home_option, session_prefix
 
 
-@click.command("recover")
+@click.command("recover", cls=OldQueryShort)
 @click.option("--chunk-id", metavar="ID", shell_complete=complete_chunk, help="The chunk to bring back (from a stub or ctx drops).")
 @click.option("--session", metavar="ID", shell_complete=complete_session, callback=session_prefix, help="The chunk's session, when the id is in several.")
-@click.option("--query", "-q", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
+@click.option("--query", metavar="TEXT", help="Bring back the chunks that best match TEXT.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=1, show_default=True, metavar="N",
               help="With --query: how many.")
 @click.option("--min-score", type=Fraction(0, 1), default=0.0, show_default=True,
@@ -32,6 +32,8 @@ from .common import Fraction, note, embedder_name, get_home, home_option, sessio
 @home_option
 def recover(chunk_id, session, query, limit, min_score, embedder, into):
     """Print a dropped chunk's original records exactly, or splice them back into a file.
+
+    A chunk already spliced back into FILE is left as it is, and stderr says so (exit 0).
 
     \b
     Examples:
@@ -97,13 +99,25 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
             raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "invalid UTF-8 (is this a text file?)") from None
         records = list(open_records(Source(path, stream=io.StringIO(text)), "ctx"))
         present = set(stubs(records))
+        have = {(r.get("session"), r.get("id")) for r in records}
+        back, todo = [], []
         for entry, score in picked:
             key = (entry["chunk_id"], entry["session_id"])
-            if key not in present:
-                raise CtxError(f"{path}: no stub for chunk {entry['chunk_id']} of session {entry['session_id']}; "
-                               f"nothing changed", hint="print the records instead: leave out --into")
+            if key in present:
+                todo.append((entry, score))
+                continue
+            ids = {(r.get("session"), r.get("id")) for r in entry["records"]}
+            if ids and ids <= have:  # recovered before: its records are there, its stub is gone
+                back.append(entry)
+                continue
+            raise CtxError(f"{path}: no stub for chunk {entry['chunk_id']} of session {entry['session_id']}; "
+                           f"nothing changed", hint="print the records instead: leave out --into")
+        for entry, score in todo:
             records, _ = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
-        atomic_write(real, "".join(dumps(r) + "\n" for r in records))
-    for entry, score in picked:
+        if todo:
+            atomic_write(real, "".join(dumps(r) + "\n" for r in records))
+    for entry in back:
+        note(f"ctx: chunk {entry['chunk_id']} is already back in {path} (recovered before); nothing to do")
+    for entry, score in todo:
         _logged(log_recovery(home, entry, method, query, score, into=path))
         note(f"ctx: recovered {entry['chunk_id']} ({len(entry['records'])} records) into {path}")

@@ -10,25 +10,28 @@ from .common import note, get_home, home_option
 
 
 @click.command("reset")
-@click.option("--force", is_flag=True, help="Really delete; without it, only say what would go.")
+@click.option("-f", "--force", is_flag=True, help="Really delete.")
+@click.option("-n", "--dry-run", is_flag=True, help="List what would be deleted (on stdout); delete nothing.")
 @home_option
-def reset(force):
+def reset(force, dry_run):
     """Delete logs, cold storage, caches and the maintain/hook state under the ctx home.
 
-    config.yaml, workspaces and sessions' CONTEXT.md are kept. On a shared PostgreSQL store
-    the project's cold storage, logs and maintain state are deleted there (one transaction;
-    other projects, memory, observations and session state are kept), and the local caches and
-    hook state here. After a reset, `ctx
-    maintain` and the hooks start afresh (they no longer remember what they did). Without --force nothing is deleted
-    and the command exits 2 after listing what would be.
+    Like `git clean`: nothing is deleted without -f, and -n lists what would go. Kept:
+    config.yaml, workspaces, sessions' CONTEXT.md. On a shared PostgreSQL store, the
+    project's cold storage, logs and maintain state go (one transaction), other projects'
+    rows stay. The hooks and `ctx maintain` start afresh afterwards.
 
     \b
-    Example:
-      ctx reset            # what would be deleted
+    Examples:
+      ctx reset -n
       ctx reset --force
     """
     from ..store.backend import shared
 
+    if force and dry_run:
+        raise UsageProblem("-f/--force and -n/--dry-run cannot be used together")
+    if not force and not dry_run:
+        raise UsageProblem("refusing to delete without -f/--force", hint="-n/--dry-run lists what would go")
     home = get_home()
     store = shared(home)
     paths = home.owned_paths(local_only=store is not None)
@@ -37,12 +40,12 @@ def reset(force):
     if not paths and not counts:
         note(f"nothing to delete under {home.path}" + (f" or in {where}" if where else ""))
         return
-    if not force:
+    if dry_run:
         for what, n in counts.items():
-            note(f"would delete {n} {what} in {where}")
+            click.echo(f"would delete {n} {what} in {where}")
         for p in paths:
-            note(f"would delete {p}")
-        raise UsageProblem("refusing to delete without --force")
+            click.echo(f"would delete {p}")
+        return
     import os
 
     if counts:

@@ -9,7 +9,7 @@ from ..errors import UsageProblem
 from ..io.jsonl import Writer
 from ..services.scoring import is_score_event, line_memo, score_stream
 from ..services.spool import OutputSpool
-from .common import (note, InputRecords, embedder_name, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
+from .common import (OldQueryShort, note, InputRecords, embedder_name, emit_listing, get_home, home_option, input_options, jq_option, listing_only,
                      output_options)
 from .progress import progress_bar
 
@@ -24,44 +24,33 @@ def make_embedder(home, name: str, n_texts: int):
     return factory(home, name, n_texts, progress_bar, spinner)
 
 
-@click.command("score")
+@click.command("score", cls=OldQueryShort)
 @input_options
-@click.option("--query", "-q", metavar="TEXT", help="What the agent is working on now.")
+@click.option("--query", metavar="TEXT", help="What the agent is working on now.")
 @click.option("--query-from", type=click.Choice(["focus", "last-user"]), default="focus", show_default=True,
-              help="Without --query: `focus` scores against what the agent is doing (the latest real "
-              "request, the open plan item, its last stated intention, the files in play); `last-user` "
-              "against the newest user request, or the focus when that carries no content "
-              "(\"continue\", \"ok\").")
-@click.option("--explain", is_flag=True, help="Print one row per chunk instead (a listing): its score, each "
-              "signal and why (its largest contributions: similarity, recency, the terms in play it names, what "
-              "superseded it); the query and the weights go to stderr once. Takes -t, --json, --fmt, --jq.")
+              help="Without --query: against what the agent is doing (the latest request, the open item, "
+              "the files in play), or the newest user request.")
+@click.option("--explain", is_flag=True, help="A listing instead: each chunk's score, signals and why (query and "
+              "weights on stderr). Takes -t, --json, --fmt, --jq.")
 @click.option("--embedder", type=click.Choice(["minilm", "keyword"]),
-              help="minilm (all-MiniLM-L6-v2, offline: the ml extra) or keyword (BM25, no model; what the "
-                   "default becomes without the ml extra). Config: embedder.")
-@click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601), for reproducible runs.")
+              help="minilm (offline model: the ml extra) or keyword (BM25, no model; the default without the ml extra). Config: embedder.")
+@click.option("--now", "now_", metavar="TIME", help="Score as if it were TIME (ISO-8601).")
 @click.option("--auto-recover", is_flag=True,
-              help="Bring back cold chunks of these sessions whose similarity passes auto_recover_min_score.")
+              help="Bring back cold chunks of these sessions at auto_recover_min_score or more.")
 @jq_option
 @output_options
 @home_option
 def score(file, from_, skip_invalid, query, query_from, explain, embedder, now_, auto_recover, jq_expr, table,
           as_json, table_fmt):
-    """Score every chunk's relevance to what the agent will need and write `score`,
-    `score_parts` on its records.
+    """Score every chunk's relevance to what the agent will need: `score`, `score_parts` on its records.
 
-    score = similarity_weight·similarity + recency_weight·exp(-age_hours/half_life_hours)
-    + importance_weight·importance + working_set_weight·working_set
-    - superseded_weight·superseded, clamped to [0, 1] (weights, half-life from config).
-    working_set: the chunk names a file written or edited recently, a file or id of the open
-    plan item or request, an open error, or an identifier of the last turns (a term few
-    chunks name counts most). superseded: every file the chunk read was read again or
-    rewritten later, or its search listed a file a later chunk opened. Records without
-    timestamps get recency from their position. Embeddings are cached by (model, sha256 of
-    text), so rescoring a growing session only embeds what is new; each chunk's other
-    signals are cached by a hash of the chunk (cache/signals/), so rescoring the same
-    session again only reads what is new: an input line read before (same bytes, same
-    session, same redaction settings) is not parsed, checked or redacted again, and a
-    changed line, or any line after a redaction setting changed, is read in full.
+    score = (similarity_weight·similarity + recency_weight·exp(-age_hours/half_life_hours)
+    + importance_weight·importance + working_set_weight·working_set) / max(1, the sum of
+    those four weights) - superseded_weight·superseded, clamped to [0, 1]. Defaults: 0.2,
+    0.1 (6 h), 0.05, 0.6 and 0.2 (config). working_set: the chunk names what is in play
+    (files written, the open item, open errors, identifiers of the last turns; rare terms
+    count most). superseded: the session read or rewrote the same thing later. Rescoring a
+    growing session reads and embeds only what is new. More: docs/relevance.md.
 
     \b
     Examples:

@@ -73,18 +73,21 @@ def list_(limit, jq_expr, table, as_json, table_fmt):
 
 @session.command("show")
 @click.argument("session_id", shell_complete=complete_session, callback=session_prefix)
+@jq_option
+@output_options
 @home_option
-def show(session_id):
-    """One session's index entry as JSON.
+def show(session_id, jq_expr, table, as_json, table_fmt):
+    """One session's index entry: JSON when piped, a table on a terminal.
 
     \b
-    Example:
-      ctx session show abc | jq .source
+    Examples:
+      ctx session show abc --jq .source -r
+      ctx session show abc -t
     """
     e = all_sessions(get_home()).get(session_id)
     if e is None:
         raise UsageProblem(f"no session {session_id!r}", hint="ctx session list shows the known ones")
-    emit_object(e, as_json=True)
+    emit_object(e, as_json=as_json, jq_expr=jq_expr, table=table, table_fmt=table_fmt)
 
 
 @session.command("restore")
@@ -130,10 +133,13 @@ def restore(session_id, last_n):
     note(f"  Last activity: {e.get('last_activity') or 'unknown'}")
     if ctx.latest:
         note(f"  Latest request: {ctx.latest[:160]}")
+    nxt = [i.text for i in ctx.sections.get("Next step", [])]  # where compaction says the work goes on
+    if nxt:
+        note(f"  Next step: {'; '.join(nxt[:2])}")
     if pending:
-        note(f"  Next steps: {'; '.join(pending[:3])}")
-    elif restored is not None:
-        note("  Next steps: none recorded")
+        note(f"  Pending: {'; '.join(pending[:3])}")
+    if not nxt and not pending and restored is not None:
+        note("  Next step: none recorded")
     src = e.get("source")
     if last_n and src and os.path.exists(src):
         recs = [r for r in open_records(Source(src)) if r.get("session") == session_id and r.get("kind") != "event"]

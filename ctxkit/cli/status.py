@@ -42,20 +42,23 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @tokenizer_options
 @budget_options
 @click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
-              help="Tool-schema registry (JSON/YAML) whose schemas count against the budget.")
+              help="Tool schemas (JSON/YAML) that count against the budget.")
 @click.option("--notify-if-pct", type=Share(), metavar="P",
               help="Exit 3 when usage is at or above P of the budget: a fraction (0.5) or a percent (50, 50%).")
+@click.option("--notify-once", is_flag=True,
+              help="With --notify-if-pct: exit 3 only when usage crosses P (it was below at this session's "
+                   "last check), not on every check while it stays over.")
 @click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
 @click.option("--session", "session_prefix", metavar="ID",
-              help="A session ctx knows (a unique prefix): its transcript is read. Without FILE on a terminal: "
-                   "the current project's latest session.")
-@click.option("--check-store", is_flag=True, help="Also check cold storage: chunk files missing from its index are "
-                                                   "indexed again and reported under `store` (`ctx health` does this).")
+              help="A session ctx knows (a unique prefix of its id). Without FILE on a terminal: the "
+                   "project's latest.")
+@click.option("--check-store", is_flag=True, help="Also check cold storage and index what its index misses "
+                                                   "(as `ctx health`).")
 @jq_option
 @output_options
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, log_it, as_json, table, jq_expr, table_fmt, session_prefix, check_store):
+           notify_if_pct, notify_once, log_it, as_json, table, jq_expr, table_fmt, session_prefix, check_store):
     """Show context usage: tokens by kind, % of the budget, whether compaction is due.
 
     Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
@@ -73,6 +76,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     """
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
+    if notify_once and notify_if_pct is None:
+        raise UsageProblem("--notify-once goes with --notify-if-pct P")
     home = get_home()
     if session_prefix or (file == "-" and sys.stdin.isatty()):
         file = _session_transcript(home, session_prefix)
@@ -156,7 +161,14 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         click.echo(_table(d, table_fmt))
     else:
         click.echo(json.dumps(d))
-    if notify_if_pct is not None and d["pct_used"] >= notify_if_pct:
+    over = notify_if_pct is not None and d["pct_used"] >= notify_if_pct
+    if notify_once and notify_if_pct is not None:
+        from ..services.notify import crossed
+
+        who = d["sessions"][-1] if d["sessions"] else os.path.abspath(file)
+        if not crossed(home, f"{who}@{notify_if_pct:g}", over):
+            over = False
+    if over:
         note(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}")
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 

@@ -7,6 +7,7 @@ so ten near-identical exchanges ("retry the build", "retry the build again") rea
 """
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from .bm25 import BM25, normalized, tokenize
@@ -35,6 +36,9 @@ def clusters(groups: Sequence[list[dict]], threshold: float = 0.6, min_size: int
             out.append(members)
             seen.update(members)
     return out
+
+
+CLUSTER_BULLET = re.compile(r"^\d+ similar exchanges \(")   # what cluster_bullet writes
 
 
 def cluster_bullet(groups: Sequence[list[dict]], members: Sequence[int]) -> str | None:

@@ -19,7 +19,7 @@ from .requests import brief
 PLAN = (("Now", 4, False), ("Current work", 6, False), ("Next step", 3, False), ("Pinned", 10, False),
         ("Constraints", 6, False), ("Goals", 6, False), ("Pending", 6, False), ("Errors", 4, True),
         ("Decisions", 4, True), ("Recent", 5, False), ("Progress", 3, True), ("Files", 10, True),
-        ("Facts", 4, True), ("Key entities", 12, False))
+        ("Facts", 4, True), ("Key entities", 12, False), ("External", 3, False))
 
 
 def _keep(name: str, it: Item) -> bool:
@@ -32,7 +32,9 @@ def _keep(name: str, it: Item) -> bool:
     return True
 
 
-def condensed(ctx: Context, budget: int, count: Callable[[str], int]) -> str:
+def condensed(ctx: Context, budget: int, count: Callable[[str], int], lead: tuple = ()) -> str:
+    """The view within `budget` tokens. `lead`: sections that come first, after Task and the latest
+    request (a previous session's Now and Recent, for a new session that only needs where it stood)."""
     lines: list[str] = []
     used = 0
 
@@ -49,7 +51,8 @@ def condensed(ctx: Context, budget: int, count: Callable[[str], int]) -> str:
         put(f"## Task\n{brief(ctx.task, 300)}")
     if ctx.latest:
         put(f"## Latest request\n{brief(ctx.latest, 200)}")
-    for name, cap, newest_first in PLAN:
+    plan = [p for n in lead for p in PLAN if p[0] == n] + [p for p in PLAN if p[0] not in lead]
+    for name, cap, newest_first in plan:
         items = [i for i in ctx.sections.get(name, []) if _keep(name, i)]
         if newest_first:
             items = list(reversed(items))

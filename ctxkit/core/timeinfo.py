@@ -1,7 +1,7 @@
 """Time awareness (seed 000 §5), pure: gap classes, behaviour hints, session patterns."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone, tzinfo
 from statistics import median
 from typing import Sequence
 
@@ -70,18 +70,43 @@ def duration(d: timedelta) -> str:
 SESSION_GAP = timedelta(hours=2)
 
 
+def zone_label(when: datetime, tz: tzinfo | None = None, key: str = "") -> str:
+    """`UTC`, or the zone's abbreviation with its name or offset: `CET (Europe/Berlin)`."""
+    if tz is None:
+        return "UTC"
+    local = when.astimezone(tz)
+    abbr = local.tzname() or ""
+    off = local.utcoffset() or timedelta(0)
+    sign, off = ("-", -off) if off < timedelta(0) else ("+", off)
+    offset = f"UTC{sign}{int(off.total_seconds() // 3600):02d}:{int(off.total_seconds() % 3600 // 60):02d}"
+    if abbr in ("UTC", "GMT", "Z") and off:  # a POSIX zone whose name says nothing (`UTC-3`)
+        abbr = ""
+    if abbr and abbr == key:
+        return abbr
+    if key:
+        return f"{abbr} ({key})" if abbr and not abbr.startswith(("+", "-")) else f"{offset} ({key})"
+    return abbr if abbr and not abbr.startswith(("+", "-")) and abbr != key else offset
+
+
+def local_time(when: datetime, fmt: str, tz: tzinfo | None = None, key: str = "") -> str:
+    """`when` in zone `tz` (UTC when None), formatted, with the zone named."""
+    shown = when.astimezone(tz) if tz is not None else when.astimezone(timezone.utc)
+    return f"{shown.strftime(fmt)} {zone_label(when, tz, key)}"
+
+
 def time_block(now: datetime, last: datetime | None, started: datetime | None, durations,
-               last_session: dict | None = None) -> list[str]:
+               last_session: dict | None = None, tz: tzinfo | None = None, zone: str = "") -> list[str]:
     """The Time lines. `last_session`: {"started", "ended" (datetimes), "topic"} of the last
-    session before this one, for `Last session: 2 hours ago (45 min, testing TUI)`."""
+    session before this one, for `Last session: 2 hours ago (45 min, testing TUI)`. `tz`: the
+    user's zone (its name `zone`), as the seed's local time shows; UTC when None."""
     cls, hint = gap_class(last, now)
-    lines = [f"Current: {now.strftime('%A, %b %d, %Y, %H:%M')} UTC",
+    lines = [f"Current: {local_time(now, '%A, %b %d, %Y, %H:%M', tz, zone)}",
              f"Last interaction: {ago(last, now)}"]
     new = last is None or now - last >= SESSION_GAP or (started is not None and now - started < GAPS[0][0])
     if new:
         lines.append("Session: Just started")
     elif started:
-        lines.append(f"Session started: {started.strftime('%Y-%m-%d %H:%M')} UTC")
+        lines.append(f"Session started: {local_time(started, '%Y-%m-%d %H:%M', tz, zone)}")
     if last_session and last_session.get("ended"):
         a, b = last_session.get("started"), last_session["ended"]
         what = ", ".join(x for x in ((duration(b - a) if a else ""), (last_session.get("topic") or "")) if x)

@@ -62,13 +62,13 @@ def _overhead(fmt: str, k: int) -> int:
 
 
 def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = "simple",
-                 width: int | None = None, headers: dict[str, str] | None = None, whole=(), spare=()) -> str:
+                 width: int | None = None, whole=(), spare=()) -> str:
     """A table in tabulate's format `fmt` that fits `width` (the terminal): ids are never cut;
     times show to the minute; columns empty in every row are left out; the columns listed first
     are the ones that answer the command's question: long values of the others narrow first,
     then the rightmost columns are hidden (a last line names them; --json has everything), and a
-    header is shortened only when even that is not enough. `headers` renames columns for people;
-    `whole` names columns that are never cut or hidden, as ids (short codes a reader passes back);
+    header is shortened only when even that is not enough. The headers are the rows' keys, as
+    --json prints them. `whole` names columns that are never cut or hidden, as ids (short codes a reader passes back);
     `spare` columns are hidden first, before any value of the others is cut."""
     import tabulate as tabulate_module
     from tabulate import tabulate
@@ -78,7 +78,7 @@ def render_table(rows: list[dict], columns: list[str] | None = None, fmt: str = 
         return "(no rows)"
     columns = columns or list(dict.fromkeys(k for r in rows for k in r))
     columns = [c for c in columns if any(r.get(c) not in (None, "", [], {}) for r in rows)] or columns[:1]
-    names = [(headers or {}).get(c, c) for c in columns]
+    names = list(columns)
     pad = 0
     width = width or terminal_width()
     full = [[_short_time(_cell(r.get(c), 10_000)) for c in columns] for r in rows]

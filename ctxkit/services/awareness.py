@@ -3,8 +3,57 @@ about it (`ctx time`, `prompt build`, the SessionStart hook); when the last sess
 from __future__ import annotations
 
 from ..core.timeinfo import SESSION_GAP, ago, gap_class, pattern, time_block
+from datetime import timedelta, timezone, tzinfo
+
 from ..core.timeutil import iso, now, parse_ts
 from ..store import sessions
+
+
+class LibcZone(tzinfo):
+    """The zone the C library reads from $TZ (a POSIX rule such as `CET-1CEST`): each instant's offset
+    and name as `localtime` gives them, summer time included."""
+
+    def fromutc(self, dt):
+        import time
+
+        lt = time.localtime(dt.replace(tzinfo=timezone.utc).timestamp())
+        return (dt + timedelta(seconds=lt.tm_gmtoff)).replace(
+            tzinfo=timezone(timedelta(seconds=lt.tm_gmtoff), lt.tm_zone))
+
+    def utcoffset(self, dt):
+        return None
+
+    def dst(self, dt):
+        return None
+
+    def tzname(self, dt):
+        return None
+
+
+def user_zone():
+    """(tzinfo, name) of the zone in $TZ, as the seed's Time block shows local time; (None, "") when
+    TZ is unset or empty: ctx then says UTC, whatever the machine's zone (a hook or cron job runs
+    without the user's shell). An IANA name (`Europe/Berlin`, `:Europe/Berlin`) is read with
+    zoneinfo; anything else the C library understands (`CET-1CEST`) through the process's zone."""
+    import os
+
+    tz = os.environ.get("TZ", "")
+    if not tz.strip():
+        return None, ""
+    key = tz[1:] if tz.startswith(":") else tz
+    try:
+        from zoneinfo import ZoneInfo
+
+        return ZoneInfo(key), key
+    except Exception:  # noqa: BLE001 - not an IANA name (or no tz database): the C library's reading
+        import re
+
+        if re.fullmatch(r"[A-Za-z_]+(?:/[A-Za-z0-9_+-]+)+", key):  # an IANA name no database knows: UTC, as the C library would, said as UTC
+            return None, ""
+        import time
+
+        time.tzset()
+        return LibcZone(), key
 
 
 def last_session_time(home):
@@ -42,6 +91,7 @@ def time_facts(home, ref=None, project: str | None = None, strict: bool = True) 
         if a and b:
             durations.append(b - a)
     cls, hint = gap_class(last, ref)
+    tz, zone = user_zone()
     ls = None
     if last_session and last_session["ended"]:
         ls = {"session": last_session["session"], "ended": iso(last_session["ended"]), "topic": last_session["topic"],
@@ -51,4 +101,5 @@ def time_facts(home, ref=None, project: str | None = None, strict: bool = True) 
             "session": current.get("session") if going else None,
             "session_started": iso(started) if started else None, "gap_class": cls, "hint": hint,
             "last_session": ls, "pattern": pattern(durations),
-            "block": time_block(ref, last, started, durations, last_session)}
+            "zone": zone or "UTC",
+            "block": time_block(ref, last, started, durations, last_session, tz, zone)}

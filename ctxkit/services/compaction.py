@@ -141,7 +141,11 @@ def summarize_span(span: list[dict], all_records: list[dict], opts: Options, rep
     The ladder: model (gets the engine's state, its bullets verified and gated) -> extractive -> truncate;
     each fallback is recorded. Where the work stands, files, errors and checks are never left to a model."""
     try:
-        facts = to_context(engine(all_records, FULL_BUDGET, tok).rendered)
+        summ = engine(all_records, FULL_BUDGET, tok)
+        facts = to_context(summ.rendered)
+        from .observe import situation
+
+        facts.sections.update(situation(all_records, summ.state).sections)  # seed 000's Now, Recent, External
     except Exception as e:  # noqa: BLE001 - last rung: keep going with truncation
         report.degraded = f"extractive failed: {type(e).__name__}: {str(e)[:200]}; truncated"
         report.summarizer = "truncate"
@@ -567,8 +571,12 @@ def save_state(home, workspace: str, session, ctx: C.Context, rep: Report) -> C.
 
 
 def _replace(cur: C.Context, new: C.Context) -> C.Context:
+    from .observe import NOW_LABELS
+
     out = C.Context(version=cur.version, updated=cur.updated, state=dict(new.state), task=new.task,
                     sections={k: list(v) for k, v in new.sections.items()}, latest=new.latest)
+    if "Now" in new.sections:  # a Now line the state does not derive (written by hand) stays
+        out.sections["Now"] += [i for i in cur.sections.get("Now", []) if not i.text.startswith(NOW_LABELS)]
     # sections written by hand or by other verbs since (goals, pinned, …) are kept
     for k, v in cur.sections.items():
         if k not in out.sections:

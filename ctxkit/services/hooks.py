@@ -391,10 +391,11 @@ def previous_session(home, target: Target):
     return None
 
 
-def _condensed(home, ctx, share: float = 1.0) -> str:
+def _condensed(home, ctx, share: float = 1.0, lead: tuple = ()) -> str:
     from ..core.context_view import condensed
 
-    return condensed(ctx, max(80, int(home.config.get("context_view_tokens") * share)), tokenizer(home).count)
+    return condensed(ctx, max(80, int(home.config.get("context_view_tokens") * share)), tokenizer(home).count,
+                     lead)
 
 
 def _register(home, target: Target, records: list[dict] | None = None) -> None:
@@ -439,7 +440,7 @@ def session_start(home, target: Target) -> tuple[str | None, str | None]:
             parts.append(f"# Previous session in this project ({_agent_title(other) + ' ' if other else ''}"
                          f"session {_short(e)}, last active "
                          f"{e.get('last_activity') or e.get('seen_at') or 'unknown'}; not this session's task: "
-                         f"ask before continuing it)\n" + _condensed(home, ctx, 0.5))
+                         f"ask before continuing it)\n" + _condensed(home, ctx, 0.5, lead=("Now", "Recent")))
     block = time_facts(home, project=target.project)["block"]
     if source != "startup":  # resumed, compacted or cleared: another session's topic is not this one's business
         block = [x for x in block if not x.startswith("Last session:")]

@@ -13,14 +13,16 @@ from datetime import datetime
 
 from ..core import context_md as C
 from ..core.dedupe import jaccard, shingles
-from ..core.requests import latest_request
 from ..core.hygiene import ends_mid_word, first_person, is_meta, is_narration, is_session_state, is_template_echo
 from ..core.timeutil import iso, now
 from ..sources.workspace import ContextFile
 from ..store.cold import safe_component
 
-OBS_SECTIONS = ("Requests", "Decisions", "Outcomes", "Files", "Errors", "Pending")
-FACT_SECTIONS = ("Decisions", "Outcomes")
+OBS_SECTIONS = ("Requests", "Decisions", "Findings", "Outcomes", "Files", "Errors", "Pending")
+# what MEMORY.md may learn from an observation: the choices made and what the agent found out about
+# the project. Outcomes (commits, items closed, checks that passed), files and errors are the
+# session's change log and git state: they stay in the observation, where `ctx memory search` finds them.
+FACT_SECTIONS = ("Decisions", "Findings")
 # narrative and session plans ("Let's use find_file ...") are not long-term facts
 NARRATIVE = re.compile(r"^(then|next|after that|first|finally|we |i |the user |in this session|today|yesterday|"
                        r"let'?s |now )", re.I)
@@ -41,6 +43,7 @@ def observation(records: list[dict]) -> dict[str, list[str]]:
         if first not in requests:
             requests.append(first)
     decisions = [d.text + (f" — {d.why}" if d.why else "") for d in st.decisions]
+    findings = list(dict.fromkeys(f for s in st.steps for f in s.findings))
     outcomes = [f"Committed {c.hash[:9]}: {c.message.splitlines()[0]}" if c.hash else f"Committed: {c.message.splitlines()[0]}"
                 for c in st.commits if c.message]
     outcomes += [f"Closed {i.item}: {i.title}" if i.title else f"Closed {i.item}" for i in st.items if i.status == "closed"]
@@ -53,7 +56,8 @@ def observation(records: list[dict]) -> dict[str, list[str]]:
     errors = [e.text + (" (fixed)" if e.fixed_at >= 0 else " (still open)") for e in st.errors]
     pending = [i.title or i.item for i in st.items if i.status != "closed" and i.item not in {x.parent for x in st.items}]
     pending += [t for t, status in st.plan if status != "completed"]
-    return {"Requests": requests[-10:], "Decisions": decisions[:10], "Outcomes": outcomes[:12], "Files": files[:40],
+    return {"Requests": requests[-10:], "Decisions": decisions[:10], "Findings": findings[:10],
+            "Outcomes": outcomes[:12], "Files": files[:40],
             "Errors": errors[:10], "Pending": pending[:10]}
 
 
@@ -66,47 +70,37 @@ def _mem(workspace: str, memory):
 
 
 def observe(records: list[dict], workspace: str, when: datetime | None = None,
-            memory=None) -> tuple[str, C.Context]:
+            memory=None, home=None) -> tuple[str, C.Context]:
     """Write the observation into the memory store (the workspace's observations/ by default,
-    `memory`: a MemoryStore) and fold the session into the workspace's CONTEXT.md."""
+    `memory`: a MemoryStore) and fold the session into its own CONTEXT.md (the session store, and the
+    workspace's when that is this session's or nobody's: `home` names the session store): the
+    engine's state, and Now, Recent and External as seed 000 has them (services/observe)."""
     when = when or now()
-    session = next((r.get("session") for r in records if r.get("session")), "session")
+    sessions = [r.get("session") for r in records if r.get("session")]
+    session = sessions[0] if sessions else None
     obs = observation(records)
-    lines = [f"# Observation: {session}", f"<!-- ctx:observation session={session} at={iso(when)} -->", ""]
+    label = session or "session"
+    lines = [f"# Observation: {label}", f"<!-- ctx:observation session={label} at={iso(when)} -->", ""]
     for name in OBS_SECTIONS:
         lines.append(f"## {name}")
         lines += [f"- {x}" for x in obs[name]]
         lines.append("")
-    name = f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(session)}.md"
+    name = f"{when.strftime('%Y%m%dT%H%M%SZ')}_{safe_component(label)}.md"
     path = _mem(workspace, memory).write_observation(name, "\n".join(lines), session)  # redacted there
-    task = latest_request(records)
 
     from .compaction import FULL_BUDGET, engine, to_context
+    from .observe import apply_situation, situation, write_session_state
     from ..backends.tokenizers import get_tokenizer
 
     summary = engine(records, FULL_BUDGET, get_tokenizer("approx"))
     new = to_context(summary.rendered)
+    sit = situation(records, summary.state)
 
     def change(ctx: C.Context) -> C.Context:
-        merged = C.merge(ctx, new)
-        if task:
-            merged.sections["Now"] = [C.Item(text=f"Focus: {task}")] + [
-                i for i in merged.sections.get("Now", []) if not i.text.startswith("Focus:")]
-            merged.sections["Recent"] = C.merge_items(merged.sections.get("Recent", []),
-                                                      [C.Item(text=f"{session}: {task}")], cap=5)
-        last = max(summary.state.files, key=lambda f: f.last_at, default=None)
-        edited = last.path if last is not None else None
-        func = next(iter(last.changed or last.added), None) if last is not None else None
-        if edited:  # where the work stands: the design's last_edited / current_function
-            now_items = [i for i in merged.sections.get("Now", [])
-                         if not i.text.startswith(("Last edited:", "Current function:"))]
-            now_items.append(C.Item(text=f"Last edited: `{edited}`"))
-            if func:
-                now_items.append(C.Item(text=f"Current function: `{func}`"))
-            merged.sections["Now"] = now_items
-        return merged
+        return apply_situation(C.merge(ctx, new), sit)
 
-    return path, ContextFile(workspace).update(change)
+    ctx, _ = write_session_state(home, workspace, session, change)
+    return path, ctx
 
 
 def _bullets(text: str) -> list[tuple[str, int, str]]:
@@ -215,12 +209,17 @@ def reflect(workspace: str, embedder=None, max_age_hours: float = 24.0, memory=N
 
 def refresh_context(workspace: str, max_age_hours: float, memory=None) -> bool:
     """CONTEXT.md older than max_age_hours -> refreshed from the newest observation."""
+    from ..store.session_state import may_replace_workspace
+
     cf = ContextFile(workspace)
     obs = _mem(workspace, memory).observations()
     if not obs:
         return False
     if cf.exists() and (now().timestamp() - os.path.getmtime(cf.path)) < max_age_hours * 3600:
         return False
+    m = re.search(r"<!-- ctx:observation session=(\S+)", obs[-1][1])
+    if cf.exists() and not may_replace_workspace(cf.read(), m.group(1) if m else None):
+        return False  # the file is another session's working state: never rewritten from this one's
     latest = _bullets(obs[-1][1])
     new = C.Context()
     mapping = {"Decisions": "Decisions", "Outcomes": "Facts", "Errors": "Errors", "Pending": "Pending"}

@@ -17,6 +17,7 @@ from typing import Callable
 from ..core.context_md import parse
 from ..core.hygiene import clean
 from ..core.shorten import condense_to, cut_to
+from ..store.trust import untrusted
 from ..errors import CtxError
 
 IDENTITY_FILES = ("SOUL.md", "USER.md", "AGENTS.md", "NEXUS.md")  # NEXUS.md: the same role as AGENTS.md
@@ -98,35 +99,6 @@ def condense(text: str, seen_lines: set) -> str:
         out.append(s)
         blank = False
     return "\n".join(out).strip()
-
-
-def untrusted(path: str) -> str | None:
-    """Why a layer file may not reach the system prompt (None: it may). On a shared machine
-    anyone can create /tmp/.ctx/AGENTS.md: a layer counts only when it and every folder from
-    its own up to the filesystem root belong to you (or root) and nobody else can write them."""
-    me = os.getuid() if hasattr(os, "getuid") else None
-    if me is None:
-        return None
-    cur = path
-    while True:
-        try:
-            st = os.lstat(cur)
-        except OSError as e:
-            return f"cannot check {cur}: {e.strerror}"
-        if cur == path and not os.path.isfile(path) or os.path.islink(cur) and cur == path:
-            return f"{cur} is not a regular file"
-        if st.st_uid not in (me, 0):
-            return f"{cur} is owned by uid {st.st_uid}, not you"
-        sticky = cur != path and st.st_mode & 0o1000 and st.st_uid == 0  # /tmp: only the owner renames
-        if st.st_mode & 0o002 and not sticky:
-            return f"{cur} is writable by others"
-        if cur == path or cur == os.path.dirname(path):
-            if st.st_mode & 0o020 and st.st_gid != os.getgid() and st.st_uid != 0:
-                return f"{cur} is writable by its group"
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return None
-        cur = parent
 
 
 def _identity(p: Prompt, d: str, fname: str, seen: set, count, identity_tokens: int) -> None:
@@ -225,13 +197,19 @@ def build(*, home_workspace: str, workspace: str, cwd: str, budget: int, count, 
         p.sections.append(Section(f"Context ({cpath})", view(context_view_tokens - 40), cpath, tier=0,
                                   static=False, shrink=view, floor=60))
     if memory_hits:
-        lines, used, said = [], 0, set()
+        from ..sources.memory import CITED
+
+        lines, used = [], 0
+        # a fact is said once: not again when the CONTEXT.md view says it, nor twice from two memory files
+        said = {re.sub(r"\W+", " ", ln.lower()).strip() for s in p.sections if s.name.startswith("Context (")
+                for ln in s.text.split("\n")}
         for h in memory_hits:
-            key = re.sub(r"\W+", " ", h["snippet"].lower()).strip()
-            if not key or key in said:  # the same sentence in two memory files is said once
+            text = CITED.sub("", h["snippet"])
+            key = re.sub(r"\W+", " ", text.lower()).strip()
+            if not key or key in said:
                 continue
             said.add(key)
-            line = f"- {h['snippet']} ({h['source']})"
+            line = f"- {text} ({h['source']})"
             n = count(line)
             if used + n > memory_budget:
                 break

@@ -4,7 +4,9 @@
 or a workspace folder (its files)."""
 from __future__ import annotations
 
-from ..core.dedupe import passages
+import re
+
+from ..core.dedupe import passages, words
 
 
 def _store(memory):
@@ -35,10 +37,28 @@ def workspace_texts(workspace: str, names, memory) -> list[tuple[str, str]]:
     return out
 
 
+CITED = re.compile(r"\s+\(from ([^()\s]+:\d+)\)$")
+
+
 def snippets(memory) -> list[dict]:
+    """Every passage of MEMORY.md and the observations, each fact once: an observation's line that
+    `ctx reflect` took into MEMORY.md (its `(from observations/F.md:N)`, or the same words) is found
+    as the MEMORY.md bullet only, so nothing is injected twice."""
+    docs = _store(memory).documents()
+    cited, said = set(), set()
+    for name, text in docs:
+        if name == "MEMORY.md" or name.endswith("/MEMORY.md"):
+            for _, _, body in passages(name, text):
+                m = CITED.search(body)
+                if m:
+                    cited.add(m.group(1))
+                said.add(" ".join(words(CITED.sub("", body))))
     out = []
-    for name, text in _store(memory).documents():
+    for name, text in docs:
+        memory_file = name == "MEMORY.md" or name.endswith("/MEMORY.md")
         for _, line, body in passages(name, text):
+            if not memory_file and (f"{name}:{line}" in cited or " ".join(words(body)) in said):
+                continue
             out.append({"snippet": body, "source": f"{name}:{line}"})
     return out
 

@@ -10,20 +10,7 @@ from ..core.timeutil import now_iso
 from ..errors import ConflictError, InputError
 from ..store.atomic import atomic_write, clean_stale_tmp, locked, makedirs
 from ..store.notes import note_archived
-
-
-def project_root(path: str | None = None) -> str:
-    """The project a directory belongs to: its repository root (the nearest folder holding
-    `.git`), else the directory itself. No git import: a walk up the tree."""
-    start = os.path.realpath(os.path.abspath(os.path.expanduser(path or os.getcwd())))
-    d = start
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        parent = os.path.dirname(d)
-        if parent == d:
-            return start
-        d = parent
+from ..store.project import project_root  # noqa: F401 - the one definition; callers import it from here
 
 
 def project_dir(home_path: str, root: str) -> str:

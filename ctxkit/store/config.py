@@ -1,4 +1,5 @@
-"""config.yaml: every knob, strictly validated; precedence flag > CTX_* env > file > default."""
+"""config.yaml: every knob, strictly validated; precedence flag > CTX_* env > the project's
+.ctx/config.yaml > $CTX_HOME/config.yaml > default."""
 from __future__ import annotations
 
 import math
@@ -118,6 +119,37 @@ KNOBS: dict[str, Knob] = {
                            "~/.pgpass; env CTX_STORE_URL)"),
     "store_project": Knob(str, "default", "the project this machine's rows belong to in a shared store"),
 }
+
+# Knobs only the home's config.yaml sets: where data goes, whether secrets are redacted, which endpoint
+# and key a model is called with, which files are loaded. A repository anyone can clone must not
+# decide them for whoever runs ctx in it.
+HOME_ONLY = {
+    "store": "where ctx keeps what it stores", "store_project": "the shared store's project",
+    "log_path": "where logs go", "cold_storage_path": "where dropped chunks go",
+    "redact": "whether secrets are redacted", "openai_base_url": "the endpoint ctx sends text to",
+    "openai_api_key_env": "the variable whose key is sent", "openai_model": "the endpoint's model",
+    "summary_model": "the model file ctx loads", "tools_registry": "a file ctx reads into prompts",
+}
+PROJECT_DIR = ".ctx"
+PROJECT_FILE = "config.yaml"
+
+
+def project_config_path(start: str) -> str | None:
+    """The project's config.yaml: the nearest `.ctx/config.yaml` from `start` up to the repository root
+    (store.project.project_root); outside a repository only `start`'s own. None when there is none."""
+    from .project import in_repository, project_root
+
+    d = os.path.realpath(os.path.abspath(start))
+    top = project_root(d) if in_repository(d) else d
+    while True:
+        p = os.path.join(d, PROJECT_DIR, PROJECT_FILE)
+        if os.path.lexists(p):
+            return p
+        parent = os.path.dirname(d)
+        if d == top or parent == d:
+            return None
+        d = parent
+
 
 ENV_PREFIX = "CTX_"
 TRUE = {"1", "true", "yes", "on"}
@@ -273,8 +305,9 @@ def alias(key: str) -> str | None:
     return low if low in KNOBS and str(key) != low else None
 
 
-def load_file(path: str, notes: list | None = None) -> dict[str, Any]:
-    """The file's knobs, validated (every problem at once); `notes` collects names read as aliases."""
+def load_file(path: str, notes: list | None = None, project: bool = False) -> dict[str, Any]:
+    """The file's knobs, validated (every problem at once); `notes` collects names read as aliases.
+    `project`: a project's file, which may not set the HOME_ONLY knobs."""
     if not os.path.exists(path):
         return {}
     with open(path, "rb") as f:
@@ -284,10 +317,10 @@ def load_file(path: str, notes: list | None = None) -> dict[str, Any]:
     except UnicodeDecodeError as e:
         line = raw.count(b"\n", 0, e.start) + 1
         raise ConfigError(f"{path}:{line}: not UTF-8 text (re-save config.yaml as UTF-8)") from None
-    return load_text(text, path, notes)
+    return load_text(text, path, notes, project)
 
 
-def load_text(text: str, path: str, notes: list | None = None) -> dict[str, Any]:
+def load_text(text: str, path: str, notes: list | None = None, project: bool = False) -> dict[str, Any]:
     import yaml
 
     try:
@@ -323,12 +356,17 @@ def load_text(text: str, path: str, notes: list | None = None) -> dict[str, Any]
         if key in spelled:
             errors.append(f"{where}: {k} and {spelled[key]} both set {key}: keep one")
             continue
+        if project and key in HOME_ONLY:
+            errors.append(f"{where}: {key} is set only in $CTX_HOME/config.yaml, not in a project's "
+                          f"({HOME_ONLY[key]})")
+            continue
         spelled[key] = k
         try:
             out[key] = coerce(key, v, where)
         except ConfigError as e:
             errors.append(str(e))
-    errors += cross_checks(out, path)
+    if not project:
+        errors += cross_checks(out, path)
     if errors:  # every problem at once, not only the first
         raise ConfigError(errors[0] if len(errors) == 1 else
                           f"{len(errors)} problems in {path}:\n  " + "\n  ".join(errors))
@@ -352,7 +390,7 @@ def parse_value(key: str, text: str) -> Any:
     return coerce(key, value, "ctx config set")
 
 
-def set_knob(path: str, key: str, text: str) -> Any:
+def set_knob(path: str, key: str, text: str, project: bool = False) -> Any:
     """Set `key` in the config file at `path` (comments kept; any line already setting it, in any
     spelling, replaced): validated with the whole file before it is written, atomically, locked.
     The value is written as the user gave it, a secret included (a pattern in `redact_patterns`, a
@@ -388,7 +426,7 @@ def set_knob(path: str, key: str, text: str) -> Any:
         else:
             lines.append(line)
         new = "\n".join(x for x in lines if x is not None) + "\n"
-        load_text(new, path)  # the whole file must still be valid
+        load_text(new, path, project=project)  # the whole file must still be valid
         atomic_write(path, new, PRIVATE, redacted=True)  # as given: redaction would break the file
     return value
 
@@ -429,18 +467,39 @@ def cross_checks(values: dict, path: str) -> list[str]:
 
 
 class Config:
-    """Resolved settings for one command run."""
+    """Resolved settings for one command run: flag > CTX_* env > the project's .ctx/config.yaml (found
+    from `start`, the current directory or a hook payload's cwd) > the home's config.yaml > default."""
 
-    def __init__(self, path: str, env: dict | None = None):
+    def __init__(self, path: str, env: dict | None = None, start: str | None = None):
         self.path = path
         self.notes: list[str] = []
         self.file = load_file(path, self.notes)
         self.env = os.environ if env is None else env
+        self.project_path, self.project, self.project_skipped = None, {}, None
+        found = project_config_path(start) if start else None
+        if found is not None and os.path.realpath(found) != os.path.realpath(path):
+            from .trust import untrusted
+
+            why = untrusted(os.path.abspath(found))
+            if why:  # anyone could have put it there: not read, and said once
+                self.project_skipped = f"{found} not read: {why}"
+                import sys
+
+                print(f"ctx: warning: {self.project_skipped}", file=sys.stderr, flush=True)
+            else:
+                self.project_path = found
+                self.project = load_file(found, self.notes, project=True)
+                errs = cross_checks({**self.file, **self.project}, found)
+                if errs:
+                    raise ConfigError(errs[0] if len(errs) == 1 else
+                                      f"{len(errs)} problems in {found}:\n  " + "\n  ".join(errs))
 
     def get(self, key: str, flag: Any = None) -> Any:
         return self.resolve(key, flag)[0]
 
     def resolve(self, key: str, flag: Any = None) -> tuple[Any, str]:
+        """(value, source): source is flag, env, project (the project's config.yaml), file (the home's)
+        or default."""
         if key not in KNOBS:  # programming error, not a user one
             raise KeyError(key)
         if flag is not None:
@@ -448,9 +507,18 @@ class Config:
         env_key = ENV_PREFIX + key.upper()
         if env_key in self.env:
             return coerce(key, self.env[env_key], f"${env_key}"), "env"
+        if key in self.project:
+            if KNOBS[key].type is list:  # a project adds to the home's list (redaction patterns), never drops
+                base = self.file.get(key, KNOBS[key].default)
+                return list(dict.fromkeys([*base, *self.project[key]])), "project"
+            return self.project[key], "project"
         if key in self.file:
             return self.file[key], "file"
         return KNOBS[key].default, "default"
+
+    def where(self, source: str, key: str) -> str | None:
+        """The file or variable a value of `source` came from."""
+        return {"project": self.project_path, "file": self.path, "env": f"${ENV_PREFIX}{key.upper()}"}.get(source)
 
     def effective(self) -> list[dict]:
         rows = []
@@ -462,7 +530,7 @@ class Config:
                 value = redact_dsn(value)
             knob = KNOBS[key]
             help_ = knob.help + (f" [read by {knob.reserved}]" if knob.reserved else "")
-            rows.append({"key": key, "value": value, "source": src, "help": help_})
+            rows.append({"key": key, "value": value, "source": src, "from": self.where(src, key), "help": help_})
         return rows
 
 

@@ -6,7 +6,7 @@ from functools import cached_property
 
 from .config import Config
 
-STATE_FILES = ("maintain-state.json", "hooks-state.json")  # written by ctx maintain and ctx hook
+STATE_FILES = ("maintain-state.json", "hooks-state.json", "notify-state.json")  # maintain, hooks, status --notify-once
 LOG_NAMES = ("compaction", "drops", "recovery", "curation", "context-health")
 
 
@@ -37,9 +37,20 @@ class Home:
     def config_path(self) -> str:
         return os.path.join(self.path, "config.yaml")
 
+    # the directory the project's .ctx/config.yaml is found from: a hook payload's cwd, else the
+    # current directory (set before the config is first read)
+    start: str | None = None
+
     @cached_property
     def config(self) -> Config:
-        return Config(self.config_path)
+        return Config(self.config_path, start=self.start or os.getcwd())
+
+    def read_config_from(self, start: str | None) -> None:
+        """The project is the one of `start` (a hook's payload cwd): the config is read again from
+        there when it was read from elsewhere."""
+        if start and start != self.start:
+            self.start = start
+            self.__dict__.pop("config", None)
 
     @property
     def logs_dir(self) -> str:
