@@ -189,7 +189,7 @@ def test_a_rewrite_that_invents_a_path_or_drops_a_commit_hash_falls_back(ctx_hom
         if name == "Current work":
             return 200, text + " The agent also changed `lib/spotter/invented.ex`."
         if HASH.search(text):
-            return 200, HASH.sub("a commit", text)
+            return 200, re.sub(r"`?\b[0-9a-f]{7}\b`?", "a commit", text)   # the hash gone, backticks and all
         return 200, text
 
     server = FakeOpenAI(answer)

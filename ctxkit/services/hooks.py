@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..sources.workspace import ContextFile, project_root, resolve_workspace
 from ..store import logs, sessions
+from ..store.hook_state import read_state, update_state
 
 CONTEXT_CAP = 10_000   # Claude Code's cap on additionalContext, in characters
 TRANSCRIPT_MAX = 512 << 20
@@ -177,29 +178,6 @@ def fold(home, target: Target, records: list[dict], workspace: str | None = None
 
 # ---- hook state: what a session's hooks already did (transcript size, what was injected) ----
 
-def _state_path(home) -> str:
-    return os.path.join(home.path, "hooks-state.json")
-
-
-def _read_state(home) -> dict:
-    from ..store.atomic import load_json
-
-    return load_json(_state_path(home), "hook state", default={}, derived=True)  # rebuilt as hooks run
-
-
-def _update_state(home, key: str, value) -> None:
-    from ..store.atomic import atomic_write, locked
-
-    p = _state_path(home)
-    with locked(p):
-        state = _read_state(home)
-        if value is None:
-            state.pop(key, None)
-        else:
-            state[key] = value
-        atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
-
-
 def _signature(path: str | None) -> list | None:
     if not path or not os.path.isfile(path):
         return None
@@ -210,13 +188,13 @@ def _signature(path: str | None) -> list | None:
 def _seen(home, path: str | None) -> bool:
     """The transcript is the size and age it had when a hook last folded it in: nothing new."""
     sig = _signature(path)
-    return sig is not None and _read_state(home).get(path) == sig
+    return sig is not None and read_state(home).get(path) == sig
 
 
 def _remember(home, path: str | None) -> None:
     sig = _signature(path)
     if sig is not None:
-        _update_state(home, path, sig)
+        update_state(home, path, sig)
 
 
 def cap(text: str, limit: int = CONTEXT_CAP) -> str:
@@ -244,18 +222,9 @@ def _handover(home, target: Target, change) -> dict:
     """Read and change the session's hand-over record ({n, by, at, pending}) under the hook state's
     lock (an agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does):
     `change(current) -> new record or None` (None: leave it); the current record."""
-    from ..store.atomic import atomic_write, locked
+    from ..store.hook_state import change_state
 
-    key = f"handover:{target.session}"
-    p = _state_path(home)
-    with locked(p):
-        state = _read_state(home)
-        cur = state.get(key) if isinstance(state.get(key), dict) else {}
-        new = change(cur)
-        if new is not None:
-            state[key] = new
-            atomic_write(p, json.dumps(state, indent=1, sort_keys=True) + "\n")
-    return cur
+    return change_state(home, f"handover:{target.session}", change)
 
 
 def _recent(rec: dict) -> bool:
@@ -311,7 +280,7 @@ def restore_after_compaction(home, target: Target, records: list[dict]) -> str |
     if state is None or not (state.task or any(state.sections.values())):
         return None
     body = _condensed(home, state)
-    _update_state(home, f"injected:{target.session}", _digest(body))
+    update_state(home, f"injected:{target.session}", _digest(body))
     logs.append(home, "compaction", {"event": "state_restored_after_compaction", "session": target.session,
                                      "agent": target.agent, "compactions": n})
     return "# Context (this session's state, restored after compaction)\n" + body
@@ -543,9 +512,9 @@ def user_prompt_submit(home, target: Target) -> tuple[str | None, str | None]:
             body = _condensed(home, state)
             digest = _digest(body)
             key = f"injected:{target.session}"
-            if _read_state(home).get(key) != digest:  # once per change, not on every prompt
+            if read_state(home).get(key) != digest:  # once per change, not on every prompt
                 parts.append("# Working state\n" + body)
-                _update_state(home, key, digest)
+                update_state(home, key, digest)
     mine = {e.get("session") for e in sessions.of_project(home, target.project)} | {target.session}
     hits = [h for h in recall(home, target.workspace, target.data.get("prompt", ""), sessions_of=mine)
             if h["score"] >= home.config.get("hook_recall_min_score")]
@@ -767,6 +736,36 @@ def curate_now(home, transcript: str, session: str | None, ended: bool = False) 
         return None
 
     return curate(home, home.config, recs, q, tokenizer(home))
+
+
+def run_worker(home, transcript: str, session: str | None, ended: bool = False):
+    """The detached worker's job (`ctx hook curate`): curation when due, cold storage at session
+    end. A failure is never silent: curation.jsonl gets a `curation_failed` event with the
+    reason, `ctx status`/`ctx health` show it until a later run succeeds, and the error itself
+    goes on to the worker's stderr (logs/worker.log)."""
+    from ..core.timeutil import now_iso
+    from ..store import worker
+
+    try:
+        result = curate_now(home, transcript, session, ended)
+    except Exception as e:
+        reason = " ".join(str(e).split())[:500] or type(e).__name__
+        hint = getattr(e, "hint", None)
+        event = {"event": "curation_failed", "session": session, "ended": ended, "reason": reason,
+                 "error": type(e).__name__, "log": worker.log_path(home)}
+        if hint:
+            event["hint"] = str(hint)[:300]
+        try:
+            worker.record_failure(home, {"timestamp": now_iso(), **event})
+        except OSError:
+            pass
+        try:
+            logs.append(home, "curation", event)
+        except Exception:  # a config that does not load: the failure record above and the log say it
+            pass
+        raise
+    worker.clear_failure(home)
+    return result
 
 
 def to_cold_storage(home, recs: list[dict], session: str | None) -> dict:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .. import records as R
 from ..core.drop import gist
-from ..core.working_set import (ERROR_SPAN, FocusTracker, _base, focus_of, found_paths, lean, reads_of, same_file,
+from ..core.working_set import (ERROR_SPAN, FocusTracker, file_base, focus_of, found_paths, lean, reads_of, same_file,
                                  terms_of, turn_texts, with_open_errors)
 from ..core.groups import iter_groups
 from ..core.score import (SCORE_EVENT, Weights, explain_why, ages_from_times, chunk_text, chunk_time, score_chunk,
@@ -389,14 +389,14 @@ def superseded(chunks) -> list[float]:
         for p in (*reads, *writes):
             last_touch[p] = k
     for p, k in last_touch.items():
-        by_name.setdefault(_base(p), []).append(p)
+        by_name.setdefault(file_base(p), []).append(p)
     out = []
     for k, (reads, _, *rest) in enumerate(chunks):
         if reads:
             out.append(1.0 if all(last_touch.get(p, k) > k for p in reads) else 0.0)
             continue
         found = rest[0] if rest else ()
-        opened = any(last_touch[t] > k for f in found for t in by_name.get(_base(f), ()) if same_file(f, t))
+        opened = any(last_touch[t] > k for f in found for t in by_name.get(file_base(f), ()) if same_file(f, t))
         out.append(1.0 if opened else 0.0)
     return out
 

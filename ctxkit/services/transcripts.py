@@ -137,7 +137,7 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
     from ..errors import InputError
     from ..store.atomic import locked, makedirs
 
-    from . import hooks
+    from ..store.hook_state import read_state
 
     cache = _cache_path(home, key)
     makedirs(os.path.dirname(cache))
@@ -145,7 +145,7 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
         st = os.stat(path)
         if max_bytes is not None and st.st_size > max_bytes:
             raise InputError(path, None, f"transcript is larger than {max_bytes >> 20} MB; not read")
-        state = hooks._read_state(home).get(STATE_PREFIX + key)
+        state = read_state(home).get(STATE_PREFIX + key)
         with open(path, "rb") as f:
             if _resumable(state, path, st, f, cache):
                 records = _load_cache(cache, state["cache_bytes"])
@@ -273,7 +273,7 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
     """The cache holds every record read so far; the state says where the file was cut."""
     from ..store.atomic import atomic_write, fsync_dir
 
-    from . import hooks
+    from ..store.hook_state import update_state
 
     body = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new).encode("utf-8", "surrogateescape")
     if state is None:
@@ -293,7 +293,7 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
         offset = int(state["offset"]) + len(read_bytes)
     every = old + new
     last = _last_line(read_bytes)
-    hooks._update_state(home, STATE_PREFIX + key, {
+    update_state(home, STATE_PREFIX + key, {
         "path": os.path.abspath(path), "file": [st.st_dev, st.st_ino], "format": base["format"],
         "offset": offset, "last_len": len(last), "last_sha": hashlib.sha256(last).hexdigest(),
         "lines": int(base["lines"]) + read_bytes.count(b"\n"), "groups": _groups(new) or int(base["groups"]),
@@ -320,10 +320,10 @@ def _prune(directory: str) -> None:
 
 def forget(home, key: str) -> None:
     """The reader's cache and state go (at session end, or when the cache cannot be used)."""
-    from . import hooks
+    from ..store.hook_state import update_state
 
     try:
         os.unlink(_cache_path(home, key))
     except OSError:
         pass
-    hooks._update_state(home, STATE_PREFIX + key, None)
+    update_state(home, STATE_PREFIX + key, None)

@@ -9,11 +9,11 @@ imported only when chosen.
 from __future__ import annotations
 
 import os
-import re
 from datetime import datetime
 from typing import Iterator, Protocol
 
 from ..errors import CtxError
+from .dsn import redact_dsn  # noqa: F401 - where callers find it
 
 
 class ColdStore(Protocol):
@@ -83,16 +83,6 @@ def store_url(home) -> str:
 
 def store_project(home) -> str:
     return (os.environ.get("CTX_STORE_PROJECT") or home.config.get("store_project") or "default").strip()
-
-
-_PASSWORD_URL = re.compile(r"(?P<pre>[a-z][a-z0-9+.-]*://[^/@:\s]*:)[^@\s]*(?=@)", re.I)
-_PASSWORD_KV = re.compile(r"(?P<pre>\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", re.I)
-
-
-def redact_dsn(text: str) -> str:
-    """A DSN (or any message quoting one) with its password replaced by ***."""
-    text = _PASSWORD_URL.sub(lambda m: m.group("pre") + "***", text or "")
-    return _PASSWORD_KV.sub(lambda m: m.group("pre") + "***", text)
 
 
 def is_postgres_url(url: str) -> bool:

@@ -525,7 +525,7 @@ class Config:
         for key in KNOBS:
             value, src = self.resolve(key)
             if key == "store" and value:  # a DSN's password is never printed
-                from .backend import redact_dsn
+                from .dsn import redact_dsn
 
                 value = redact_dsn(value)
             knob = KNOBS[key]

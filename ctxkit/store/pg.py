@@ -23,7 +23,7 @@ import psycopg
 from ..core.timeutil import now, parse_ts
 from ..errors import ConflictError, CtxError
 from ..records import unicode_text
-from .backend import redact_dsn
+from .dsn import redact_dsn
 from .cold import entry_text, parse_entry, records_hash, redact_entry
 from .pg_schema import SCHEMA_VERSION, VECTOR_DIM, migrate as apply_migrations
 
@@ -59,14 +59,14 @@ KEY_MARK = "\ufffe"   # a noncharacter: no real id starts with it
 def _key(v):
     """An id (session, chunk, maintain key) as a key column holds it: itself, or, when it has a
     character PostgreSQL text cannot hold (NUL, a lone surrogate), KEY_MARK and its JSON escape,
-    so the embedded store's ids are all kept exactly (`_unkey` gives the id back). Clean ids,
+    so the embedded store's ids are all kept exactly (`unkey` gives the id back). Clean ids,
     key forms included, are left as they are."""
     if not isinstance(v, str) or v == _no_nul(v):
         return v
     return KEY_MARK + json.dumps(v)[1:-1]
 
 
-def _unkey(k):
+def unkey(k):
     if isinstance(k, str) and k.startswith(KEY_MARK):
         try:
             return json.loads('"' + k[1:] + '"')
@@ -76,8 +76,8 @@ def _unkey(k):
 
 
 def _ids(rows: list[tuple]) -> list[tuple]:
-    """Rows that start (session, chunk id, …) with their ids exact (`_unkey`)."""
-    return [(_unkey(r[0]), _unkey(r[1]), *r[2:]) if r[0][:1] == KEY_MARK or r[1][:1] == KEY_MARK else r
+    """Rows that start (session, chunk id, …) with their ids exact (`unkey`)."""
+    return [(unkey(r[0]), unkey(r[1]), *r[2:]) if r[0][:1] == KEY_MARK or r[1][:1] == KEY_MARK else r
             for r in rows]
 
 
@@ -289,7 +289,7 @@ class PgStore:
         rows = self.run(lambda cur: cur.execute(
             "SELECT session, section, item FROM ctx_archive WHERE project=%s ORDER BY session, section, id",
             (self.project,)).fetchall(), "reading the state archive")
-        return ((_unkey(s), sec, i) for s, sec, i in rows)
+        return ((unkey(s), sec, i) for s, sec, i in rows)
 
     def import_archived(self, session: str, section: str, items: list[str]) -> int:
         """Add the items a session's archive of `section` lacks, in order (one transaction); how many."""
@@ -453,7 +453,7 @@ class PgColdStore:
             q += " AND session=%s"
             args.append(_key(session))
         rows = self.s.run(lambda cur: cur.execute(q + " ORDER BY session", args).fetchall(), "finding a chunk")
-        rows = [(_unkey(s), _unkey(c)) for s, c in rows]
+        rows = [(unkey(s), unkey(c)) for s, c in rows]
         return [{"session": s, "chunk": c, "path": self.locator(s, c)} for s, c in rows]
 
     def rows(self, session: str | None = None, expired: bool = False, ref: datetime | None = None) -> list[dict]:
@@ -467,7 +467,7 @@ class PgColdStore:
         cols = ["session", "chunk", "tokens", "score", "reason", "dropped_at", "expires", "gist", "bytes"]
         out = [dict(zip(cols, r)) for r in self.s.run(lambda cur: cur.execute(q, args).fetchall(), "listing chunks")]
         for r in out:
-            r["session"], r["chunk"] = _unkey(r["session"]), _unkey(r["chunk"])
+            r["session"], r["chunk"] = unkey(r["session"]), unkey(r["chunk"])
             r["path"] = self.locator(r["session"], r["chunk"])
         if expired:
             t = ref or now()
@@ -483,7 +483,7 @@ class PgColdStore:
                 "ORDER BY session, chunk_id LIMIT %s", (self.s.project, *last, batch)).fetchall(), "reading chunks")
             if not rows:
                 return
-            yield from ((_unkey(s), _unkey(c), raw) for s, c, raw in rows)
+            yield from ((unkey(s), unkey(c), raw) for s, c, raw in rows)
             last = (rows[-1][0], rows[-1][1])
 
     def candidates(self, query: str, session: str | None, limit: int) -> list[tuple]:
@@ -558,7 +558,7 @@ class PgColdStore:
         if column not in ("session", "chunk_id"):
             raise ValueError(column)
         like = "".join("\\" + ch if ch in "\\%_" else ch for ch in _key(prefix)) + "%"
-        return [_unkey(v) for (v,) in self.s.run(lambda cur: cur.execute(
+        return [unkey(v) for (v,) in self.s.run(lambda cur: cur.execute(
             f"SELECT DISTINCT {column} FROM ctx_chunks WHERE project=%s AND {column} LIKE %s "
             f"ORDER BY {column} LIMIT %s", (self.s.project, like, limit)).fetchall(), "completing ids",
             check=False)]
@@ -579,7 +579,7 @@ class PgColdStore:
         q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM ctx_chunks "
              "WHERE project=%s GROUP BY session ORDER BY session")
         rows = self.s.run(lambda cur: cur.execute(q, (self.s.project,)).fetchall(), "counting chunks")
-        return [{"session": _unkey(s), "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
+        return [{"session": unkey(s), "chunks": n, "tokens": int(t or 0), "bytes": int(b or 0), "first_drop": f,
                  "last_drop": l} for s, n, t, b, f, l in rows]
 
     def reindex(self, bad: list | None = None) -> int:
@@ -686,9 +686,9 @@ def _session_row(row) -> tuple[str, dict]:
     """(session id, index entry) of a ctx_sessions row: every field of the type ctx reads (as
     the embedded index is read), the id exactly, in the key and in the entry's `session` (jsonb
     holds it with U+FFFD for a NUL or a lone surrogate)."""
-    from .sessions import _entry
+    from .index_entry import index_entry
 
-    sid, e = _unkey(row[0]), _entry(row[1]) if isinstance(row[1], dict) else {}
+    sid, e = unkey(row[0]), index_entry(row[1]) if isinstance(row[1], dict) else {}
     if e.get("session") != sid and e.get("session") == _no_nul(sid):
         e = dict(e, session=sid)
     return sid, e
@@ -902,7 +902,7 @@ class PgRunState:
 
     def entries(self, name: str) -> dict[str, dict]:
         """Every entry of the `name` state ({key: entry}), for moving it out."""
-        return {_unkey(k): v for k, v in self.s.run(lambda cur: cur.execute(
+        return {unkey(k): v for k, v in self.s.run(lambda cur: cur.execute(
             "SELECT key, value FROM ctx_runstate WHERE project=%s AND name=%s ORDER BY key",
             (self.s.project, name)).fetchall(), f"reading the {name} state")}
 

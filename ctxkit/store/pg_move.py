@@ -236,13 +236,13 @@ def to_embedded(home, pg, note: Callable | None = None, workspace: str | None = 
             local = sessions.load_local(home)
             _merge_sessions(local, remote, rep)
             atomic_write(p, json.dumps(local, indent=1, sort_keys=True) + "\n")
-    from .pg import _unkey
+    from .pg import unkey
     from .session_state import safe_id
 
     for sid, body in pg.run(lambda cur: cur.execute(
             "SELECT session, body FROM ctx_state WHERE project=%s ORDER BY session", (pg.project,)).fetchall(),
             "reading session state"):
-        sid = _unkey(sid)
+        sid = unkey(sid)
         d = os.path.join(home.path, "sessions", safe_id(sid))
         p = os.path.join(d, "CONTEXT.md")
         makedirs(d)

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from ..core.timeutil import now_iso
 from .atomic import atomic_write, locked
+from .index_entry import index_entry
 
 
 def index_path(home) -> str:
@@ -27,26 +28,7 @@ def load_local(home) -> dict:
     from .atomic import load_json, no_links
 
     data = load_json(no_links(index_path(home)), "session index", default={})
-    return {k: _entry(v) for k, v in data.items() if isinstance(v, dict)}  # derived: a bad entry is rebuilt
-
-
-_TYPES = {"session": str, "title": str, "started": str, "last_activity": str, "seen_at": str, "source": str,
-          "status": str, "archive": str, "records": int, "message_count": int}
-
-
-def _entry(e: dict) -> dict:
-    """An index entry with every field ctx reads of the type it reads (others dropped)."""
-    out = {}
-    for k, v in e.items():
-        want = _TYPES.get(k)
-        if want is int and (isinstance(v, bool) or not isinstance(v, int)):
-            continue
-        if want is str and not isinstance(v, str):
-            continue
-        if k in ("agents", "primary_files", "tags") and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
-            continue
-        out[k] = v
-    return out
+    return {k: index_entry(v) for k, v in data.items() if isinstance(v, dict)}  # derived: a bad entry is rebuilt
 
 
 def _title(text: str) -> str:

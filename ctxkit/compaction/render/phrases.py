@@ -62,5 +62,8 @@ def check_word(passed) -> str:
 
 
 def sentence(text: str) -> str:
+    """The text ending as a sentence: a full stop unless it ends in one (inside a closing quote,
+    bracket or code span too: `“Done.”`, but `“Add coverage”.`)."""
     t = text.strip()
-    return t if not t or t[-1] in ".!?…”\"'`)" else t + "."
+    end = t.rstrip("”\"'`)")
+    return t if not t or (end and end[-1] in ".!?…") else t + "."
