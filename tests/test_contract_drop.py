@@ -233,8 +233,8 @@ def test_counts_agree_and_reasons_are_never_cut(streams):
 
 def test_drop_says_how_many_of_its_tokens_the_model_no_longer_sees(streams):
     """A Claude Code transcript compacted by Claude keeps its history before the boundary: drop
-    counts the stream's tokens (as `ctx count`), and says how many precede the last boundary
-    (`ctx status` counts from it)."""
+    says what the model sees before and after (from the last boundary on, as `ctx count` and
+    `ctx status` count) and how many of the stream's tokens precede the boundary."""
     _, scored = streams
     recs = _jsonl(scored)
     k = next(i for i, r in enumerate(recs) if r.get("kind") == "message" and i > len(recs) // 2
@@ -246,8 +246,11 @@ def test_drop_says_how_many_of_its_tokens_the_model_no_longer_sees(streams):
     before = int(run("count", "-", input="".join(json.dumps(r) + "\n" for r in recs[:k])).stdout.strip())
     out = run("drop", "--free", "0.5", env=ENV, input=text)
     assert out.code == 0, out.stderr
-    m = re.search(r"ctx: (\d+) of the (\d+) tokens come before the stream's last compaction boundary", out.stderr)
-    assert m and int(m.group(1)) > 0 and int(m.group(1)) < int(m.group(2))
-    assert int(m.group(1)) == before
+    m = re.search(r"what the model sees: (\d+) -> (\d+) tokens .* the (\d+) tokens before it", out.stderr)
+    assert m and int(m.group(3)) == before
+    assert int(m.group(2)) < int(m.group(1))
+    kept = run("count", "-", input=out.stdout)
+    assert int(kept.stdout) == int(m.group(2))   # count, like status, counts what follows the boundary
+    assert int(run("status", "--json", input=out.stdout).json()["total"]) == int(m.group(2))
     plain = run("drop", "--free", "0.5", env=ENV, input=scored)
     assert "compaction boundary" not in plain.stderr

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import tempfile
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .. import records as R
 from ..errors import ConfigError
@@ -516,9 +516,12 @@ def text_of(obj) -> str:
     return obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False)
 
 
-def total_tokens(tok: Tokenizer, recs: Iterable[dict], batch: int = 1024) -> tuple[int, int]:
+def total_tokens(tok: Tokenizer, recs: Iterable[dict], batch: int = 1024,
+                 restart: Callable[[dict], bool] | None = None) -> tuple[int, int]:
     """(total tokens, records) for a stream, encoding in worker threads while the
-    main thread parses the next batch (tiktoken releases the GIL while encoding)."""
+    main thread parses the next batch (tiktoken releases the GIL while encoding).
+    A record for which RESTART holds starts the count again (a compaction boundary:
+    only what follows it counts); `records` counts them all."""
     from concurrent.futures import ThreadPoolExecutor
 
     workers = max(1, os.cpu_count() or 1)
@@ -535,6 +538,8 @@ def total_tokens(tok: Tokenizer, recs: Iterable[dict], batch: int = 1024) -> tup
         texts: list[str] = []
         for rec in recs:
             records += 1
+            if restart is not None and restart(rec):
+                futures, texts, overhead = [], [], 0
             if rec.get("kind") == "event":
                 continue
             overhead += MESSAGE_OVERHEAD

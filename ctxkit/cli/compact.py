@@ -94,7 +94,9 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
         model_note = (f"; model bullets kept {rep.kept_bullets}, discarded {rep.discarded_bullets}"
                       if rep.kept_bullets or rep.discarded_bullets else "")
         note(f"ctx: compacted {rep.groups_summarized} of {rep.groups_total} groups with {rep.summarizer}: "
-                   f"{rep.tokens_before} -> {rep.tokens_after} tokens; wrote {rep.context_path or 'no CONTEXT.md'}"
+                   f"{rep.seen_before} -> {rep.seen_after} tokens the model sees (after the last compaction "
+                   f"boundary; the whole stream {rep.tokens_before} -> {rep.tokens_after}); wrote "
+                   f"{rep.context_path or 'no CONTEXT.md'}"
                    f"{model_note}{extra}")
         for n in rep.notes:
             note(f"ctx: {n}")
@@ -106,7 +108,8 @@ def _dry_run_report(rep, as_json: bool, table: bool = False, jq_expr: str | None
                     table_fmt: str = "simple") -> None:
     """The dry run's report (output contract): JSON when piped or --json, text for people."""
     d = {"would_compact": rep.acted, "reason": rep.reason, "tokens_before": rep.tokens_before,
-         "tokens_after": rep.tokens_after, "groups_total": rep.groups_total,
+         "tokens_after": rep.tokens_after,
+         "seen_before": rep.seen_before, "seen_after": rep.seen_after, "groups_total": rep.groups_total,
          "groups_summarized": rep.groups_summarized, "groups_kept": rep.groups_total - rep.groups_summarized,
          "summarizer": rep.summarizer, "degraded": rep.degraded, "context_md": rep.context_path}
     if rep.context is not None:

@@ -76,14 +76,17 @@ def tokenizer_origin(tokenizer: str | None, model: str | None) -> str:
 @click.option("--per-record", is_flag=True, help="Write each record back with its `tokens` set.")
 @click.option("-t", "--truncate", "truncate_to", type=click.IntRange(min=0), metavar="N",
               help="Plain text only: print the text truncated to N tokens.")
+@click.option("--all", "count_all", is_flag=True,
+              help="Records: count the whole history (default: what follows the last compaction boundary).")
 @click.option("--json", "as_json", is_flag=True, help="Print {tokens, tokenizer, exact, records} as JSON.")
 @home_option
-def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, truncate_to, as_json):
+def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, truncate_to, count_all, as_json):
     """Count tokens in records (any transcript format) or plain text, like ttok.
 
     One existing FILE (or '-') is read: records cost their content, their serialized
-    tool-call arguments and 4 tokens of per-message overhead (events cost nothing); input
-    that is not JSON is counted as plain text. Other arguments are the text itself, and
+    tool-call arguments and 4 tokens of per-message overhead (events cost nothing), from the
+    last compaction boundary on, as the model sees them and `ctx status` counts (--all: the
+    whole history); input that is not JSON is counted as plain text. Other arguments are the text itself, and
     `-i FILE` reads text, as ttok does. Text and records use one tokenizer, the model's
     (--tokenizer, --model, or config, as `ctx status` counts), and stderr names it.
 
@@ -130,7 +133,20 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
         with OutputSpool() as out:
             Writer(out).write_all(annotate(tok, inp))
         return
-    total, records = total_tokens(tok, inp)
+    from ..core.usage import is_boundary
+
+    boundaries = []
+
+    def restart(rec: dict) -> bool:
+        if is_boundary(rec):
+            boundaries.append(rec)
+            return not count_all
+        return False
+
+    total, records = total_tokens(tok, inp, restart=restart)
+    if boundaries:
+        note("ctx: counted the whole history (--all)" if count_all else
+             "ctx: counted from the last compaction boundary on, what the model sees; --all counts the whole history")
     _print_total(total, tok, records, as_json)
 
 

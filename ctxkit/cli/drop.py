@@ -109,8 +109,10 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
 
 def _note_hidden(run) -> None:
     if run.hidden:
-        note(f"ctx: {run.hidden} of the {run.before} tokens come before the stream's last compaction boundary: "
-             f"the model no longer sees them (`ctx status` counts from the boundary), the stream still holds them")
+        seen_before, seen_after = run.seen
+        note(f"ctx: after the last compaction boundary, what the model sees: {seen_before} -> {seen_after} tokens "
+             f"(`ctx status` and `ctx count` count this; the {run.hidden} tokens before it are history the "
+             f"stream still holds)")
 
 
 @click.command("drops")

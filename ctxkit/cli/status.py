@@ -9,7 +9,7 @@ import click
 
 from ..backends.tokenizers import count_records
 from ..core.status import Usage
-from ..core.usage import is_boundary
+from ..core.usage import WINDOWS, is_boundary
 from ..errors import ExitStatus, UsageProblem
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
@@ -52,20 +52,25 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--session", "session_prefix", metavar="ID",
               help="A session ctx knows (a unique prefix of its id). Without FILE on a terminal: the "
                    "project's latest.")
+@click.option("--all", "count_all", is_flag=True,
+              help="Count the whole history, compacted-away records too (default: what follows the last "
+                   "compaction boundary, as the model sees it).")
 @click.option("--check-store", is_flag=True, help="Also check cold storage and index what its index misses "
                                                    "(as `ctx health`).")
 @jq_option
 @output_options
 @home_option
 def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, reserve_tokens, tools_file,
-           notify_if_pct, notify_once, log_it, as_json, table, jq_expr, table_fmt, session_prefix, check_store):
-    """Show context usage: tokens by kind, % of the budget, whether compaction is due.
+           notify_if_pct, notify_once, log_it, as_json, table, jq_expr, table_fmt, session_prefix, count_all, check_store):
+    """Show how full the model's window is now, then tokens by kind and the budget.
 
-    Budget = max_tokens - reserve_tokens (or --budget). Where the transcript
-    carries provider-reported usage (Claude Code message.usage, Codex
-    token_count), the reported size is shown next to the local count. A Claude
-    Code session that was compacted counts what the model sees now: the records
-    after the last compact boundary.
+    The headline (window_tokens, window_pct) is what the model sees: the records
+    after the last compaction boundary, measured by the provider's usage at its
+    last response when it is fresh (plus ctx's count of what came after), else by
+    ctx's count (no usage recorded, or ctx dropped or compacted since). The window
+    is the named model's (config: context_window). Budget = max_tokens -
+    reserve_tokens (or --budget; unset: the window less the reserve). Without FILE
+    on a terminal: this project's newest agent session (`ctx sessions`).
 
     \b
     Examples:
@@ -94,6 +99,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         for rec, n in zip(batch, count_records(tok, batch, reuse=True)):
             rec["tokens"] = n
             usage.add(rec)
+            if whole is not None:
+                whole.add(rec)
         batch.clear()
 
     models: list[str] = []
@@ -102,6 +109,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         from ..store import sessions
 
         tally = sessions.tally(())
+    whole = Usage(budget=usage.budget, trigger_pct=usage.trigger_pct, hard_pct=usage.hard_pct,
+                  curation_pct=usage.curation_pct, parts=dict(usage.parts)) if count_all else None
     # counted as they came, as the model reads them: status prints and keeps only numbers, the
     # sessions' ids and model (redacted below), and what --log keeps (the session index redacts it)
     for rec in InputRecords(file, from_, skip_invalid, redact=False):
@@ -123,8 +132,16 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     flush()
     if log_it:
         sessions.commit(home, tally, file)
-    d = usage.as_dict()
-    _window(d, cfg, models[0] if models else None, own_budget=bool(budget or max_tokens))
+    model = models[0] if models else None
+    own_budget = bool(budget or max_tokens or cfg.resolve("max_tokens")[1] != "default")
+    window, window_source = _assumed_window(cfg, model, usage.reported_window)
+    if not own_budget:  # no budget set anywhere: the model's window less the reserve
+        usage.budget = max(1, window - cfg.get("reserve_tokens", reserve_tokens))
+        if whole is not None:
+            whole.budget = usage.budget
+    d = (whole or usage).as_dict()
+    d["counts"] = "all" if whole is not None else "live"
+    _window(d, usage.as_dict(), cfg, model, window, window_source, own_budget)
     d["tokenizer"] = tok.name
     d["exact"] = tok.exact
     from ..store.worker import last_failure
@@ -173,20 +190,36 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 
 
-def _window(d: dict, cfg, model: str | None, own_budget: bool) -> None:
-    """The measure the hooks use: the provider's usage after the last compact boundary when the
-    transcript has it (else the count), over the model's window. Without --budget/--max-tokens,
-    a transcript with provider usage is due by that measure."""
-    from ..core.usage import window_for, window_measure
+def _assumed_window(cfg, model: str | None, reported: int | None) -> tuple[int, str]:
+    """The model's window and where that figure came from, in words."""
+    from ..core.usage import window_for
 
-    reported = d.get("reported_tokens")
-    w = window_measure(reported if reported is not None else d["total"],
-                       window_for(model, cfg.get("context_window")),
-                       "provider-reported" if reported is not None else "counted",
-                       cfg.get("compaction_trigger_pct"), cfg.get("curation_trigger_pct"))
+    configured = cfg.get("context_window")
+    n = window_for(model, configured, reported)
+    if configured:
+        return n, "config context_window"
+    if reported:
+        return n, "reported by the provider"
+    if model and any(model.startswith(prefix) for prefix, _ in WINDOWS):
+        return n, f"{model}'s window"
+    return n, f"a default: {model} is not a model ctx knows" if model else "a default: the input names no model"
+
+
+def _window(d: dict, live: dict, cfg, model: str | None, window: int, source: str, own_budget: bool) -> None:
+    """The headline: what the model sees now (core.usage.seen_now: the provider's usage when it is
+    fresh, else ctx's count of the live records) over the model's window. Without a budget of
+    the user's own, compaction and curation are due by that measure."""
+    from ..core.usage import seen_now, window_measure
+
+    reported = live.get("reported_tokens")
+    tokens, method = seen_now(live["total"], reported,
+                              live["total"] - live.get("counted_since_report", 0) if reported is not None else None,
+                              live["changed_by_ctx"])
+    w = window_measure(tokens, window, method, cfg.get("compaction_trigger_pct"), cfg.get("curation_trigger_pct"))
     d.update({"window": w["window"], "window_tokens": w["tokens"], "window_pct": round(w["pct"], 4),
-              "window_method": w["method"], "model": model})
-    if reported is not None and not own_budget:
+              "window_method": w["method"], "window_source": source, "model": model,
+              "live_tokens": live["total"]})
+    if not own_budget:
         d["compaction_due"], d["curation_due"] = w["due"], w["curation_due"]
 
 
@@ -208,19 +241,29 @@ def _session_transcript(home, prefix: str | None) -> str:
     return src
 
 
+def headline(d: dict) -> str:
+    """The one answer to "how full": what the model sees over its window, and how it is known."""
+    how = {"provider-reported": "the provider's usage at its last response",
+           "provider-reported + counted since": "the provider's usage at its last response plus ctx's count since",
+           "counted": "ctx's count"}.get(d["window_method"], d["window_method"])
+    return (f"{d['window_pct']:.1%} of the model's window: {d['window_tokens']:,} of {d['window']:,} tokens "
+            f"({d['window_source']}; {how}; after the last compaction boundary)")
+
+
 def _table(d: dict, fmt: str = "simple") -> str:
+    out = [headline(d), ""]
     rows = [{"part": k, "tokens": d[k], "share": f"{d[k] / d['budget']:.1%}"}
             for k in ("system", "tools", "messages", "summaries", "stubs")]
     rows.append({"part": "total", "tokens": d["total"], "share": f"{d['total'] / d['budget']:.1%}"})
-    out = [render_table(rows, ["part", "tokens", "share"], fmt=fmt)]
+    out.append(render_table(rows, ["part", "tokens", "share"], fmt=fmt))
     due = "yes" if d["compaction_due"] else "no"
-    out.append(f"\nbudget {d['budget']} ({d['available']} available) · {d['records']} records in "
-               f"{d['chunks']} chunks · tokenizer {d['tokenizer']}{'' if d['exact'] else ' (approximate)'}")
+    counted = "the whole history (--all)" if d.get("counts") == "all" else "after the last compaction boundary"
+    out.append(f"\nctx's count, {counted}, against the budget {d['budget']} ({d['available']} available) · "
+               f"{d['records']} records in {d['chunks']} chunks · tokenizer {d['tokenizer']}"
+               f"{'' if d['exact'] else ' (approximate)'}")
     out.append(f"curation at {d['curation_trigger_pct']:.0%}: due {'yes' if d['curation_due'] else 'no'} · "
                f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
-    out.append(f"the model's window: {d['window_tokens']} of {d['window']} tokens ({d['window_pct']:.1%}, "
-               f"{d['window_method']}; the measure the hooks use)")
     if d.get("worker_failed"):
         f = d["worker_failed"]
         out.append(f"the hooks' background worker FAILED at {f.get('timestamp', '?')}: {f.get('reason', '?')} "

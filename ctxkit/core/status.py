@@ -23,6 +23,21 @@ def reported_context(usage: dict) -> int:
                                                  "cache_creation_input_tokens", "output_tokens"))
 
 
+def usage_of(rec: dict) -> dict | None:
+    """The provider's usage a record carries (its integer fields), or None."""
+    u = rec.get("usage")
+    if isinstance(u, dict) and any(isinstance(u.get(k), int) for k in ("input_tokens", "output_tokens")):
+        return {k: v for k, v in u.items() if isinstance(v, int)}
+    return None
+
+
+def changed_by_ctx(rec: dict) -> bool:
+    """ctx changed this record of the stream (a stub of a dropped chunk, a compaction summary, a
+    shrunk output): a provider's usage recorded before such a change is stale."""
+    flags = rec.get("flags") if isinstance(rec.get("flags"), list) else ()
+    return rec.get("kind") == "stub" or bool({"compaction", "shrunk"} & set(flags))
+
+
 @dataclass
 class Usage:
     budget: int
@@ -37,6 +52,8 @@ class Usage:
     sessions: set = field(default_factory=set)
     reported: int | None = None
     counted_at_report: int | None = None
+    changed: bool = False            # ctx changed the stream (drop, shrink, compact): usage is stale
+    reported_window: int | None = None   # the window the provider reported (Codex)
     _last_group: object = None
     _running: int = 0
 
@@ -53,10 +70,13 @@ class Usage:
             self._last_group = g
         if rec.get("session"):
             self.sessions.add(rec["session"])
-        usage = rec.get("usage")
-        if isinstance(usage, dict) and usage:
+        if changed_by_ctx(rec):
+            self.changed = True
+        usage = usage_of(rec)
+        if usage:
             self.reported = reported_context(usage)
             self.counted_at_report = self._running
+            self.reported_window = usage.get("context_window")
 
     @property
     def total(self) -> int:
@@ -90,4 +110,6 @@ class Usage:
             d["reported_tokens"] = self.reported
             d["counted_at_report"] = counted
             d["count_error_pct"] = round((counted - self.reported) / self.reported, 4) if self.reported else None
+            d["counted_since_report"] = self._running - counted
+        d["changed_by_ctx"] = self.changed
         return d

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from .. import records as R
-from .status import reported_context
+from .status import changed_by_ctx, reported_context, usage_of  # noqa: F401 - defined there, used here
 
 # model-name prefix -> context window (tokens); the first match wins
 WINDOWS = (("claude-", 200_000), ("gpt-5", 400_000), ("gpt-4.1", 1_047_576), ("gpt-4o", 128_000),
@@ -27,6 +27,30 @@ def live(records: Sequence[dict]) -> list[dict]:
         if is_boundary(records[i]):
             return list(records[i + 1:])
     return list(records)
+
+
+def seen_now(counted: int, reported: int | None, counted_at_report: int | None, changed: bool) -> tuple[int, str]:
+    """What the model sees now, and how it is known: the provider's usage at its last response when
+    it is fresh (plus ctx's count of what came after it), else ctx's own count (no usage recorded,
+    or ctx changed the stream since). `counted`: ctx's count of the live records;
+    `counted_at_report`: that count up to the record carrying the usage."""
+    if reported is None or changed:
+        return counted, "counted"
+    since = max(0, counted - (counted_at_report or 0))
+    return (reported, "provider-reported") if since == 0 else (reported + since, "provider-reported + counted since")
+
+
+def seen_in(records: Sequence[dict], count) -> tuple[int, str]:
+    """`seen_now` of a list of records (the hooks', compaction's): COUNT(list of records) -> list of
+    token counts. Events cost nothing but may carry the usage (Codex's token_count)."""
+    recs = live(records)
+    at = next((i for i in range(len(recs) - 1, -1, -1) if usage_of(recs[i]) is not None), None)
+    context = [i for i, r in enumerate(recs) if r.get("kind") != "event"]
+    counts = list(count([recs[i] for i in context])) if context else []
+    reported = reported_context(usage_of(recs[at])) if at is not None else None
+    before = sum(n for i, n in zip(context, counts) if at is not None and i <= at)
+    return seen_now(sum(counts), reported, before if at is not None else None,
+                    any(changed_by_ctx(r) for r in recs))
 
 
 def provider_usage(records: Sequence[dict]) -> tuple[int | None, str | None, int | None]:

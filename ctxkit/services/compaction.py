@@ -51,6 +51,8 @@ class Report:
     reason: str
     tokens_before: int = 0
     tokens_after: int = 0
+    seen_before: int = 0    # what the model sees (core.usage.seen_in): after the last compaction boundary
+    seen_after: int = 0
     groups_total: int = 0
     groups_summarized: int = 0
     summarizer: str | None = None
@@ -82,6 +84,7 @@ class Report:
     def event(self) -> dict:
         d = {"event": "compaction_triggered" if self.acted else "compaction_skipped", "trigger": self.reason,
              "tokens_before": self.tokens_before, "tokens_after": self.tokens_after,
+             "seen_before": self.seen_before, "seen_after": self.seen_after,
              "groups_total": self.groups_total, "groups_summarized": self.groups_summarized,
              "chunks_summarized": self.groups_summarized, "chunks_dropped": 0, "summarizer": self.summarizer,
              "duration_s": round(self.duration_s, 3), "context_md": self.context_path,
@@ -246,15 +249,17 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
                  config_used=f"budget={opts.budget} compaction_trigger_pct={opts.trigger_pct} "
                              f"recent_preserve_ratio={opts.preserve_ratio} summary_target_tokens={opts.target_tokens} "
                              f"summarizer={opts.summarizer}")
-    pct, of = (total / opts.budget if opts.budget else 1.0), f"{opts.budget}"
-    if opts.window_due:  # the one measure hooks and `ctx status` use: what the model sees, over its window
-        from ..core.usage import model_of, provider_usage, window_for, window_measure
+    # the one measure `ctx status` leads with (core.usage.seen_in): what the model sees after the last
+    # compaction boundary, by the provider's usage when fresh, else counted
+    from ..core.usage import model_of, provider_usage, seen_in, window_for
 
-        seen, model, reported = provider_usage(records)
-        if seen is not None:
-            w = window_measure(seen, window_for(model or model_of(records), opts.context_window, reported),
-                               "provider-reported", opts.trigger_pct, 1.0)
-            pct, of = w["pct"], f"the model's {w['window']}-token window (provider-reported)"
+    seen, how = seen_in(records, lambda recs: [r.get("tokens") or 0 for r in recs])
+    rep.seen_before = rep.seen_after = seen
+    pct, of = (seen / opts.budget if opts.budget else 1.0), f"the budget {opts.budget} ({how})"
+    if opts.window_due:  # no budget of the user's own: over the model's window
+        _, model, reported = provider_usage(records)
+        window = window_for(model or model_of(records), opts.context_window, reported)
+        pct, of = seen / window, f"the model's {window}-token window ({how})"
     if not opts.force and pct < opts.trigger_pct:
         rep.reason = f"not due: {pct:.1%} of {of} is below the {opts.trigger_pct:.0%} trigger"
         rep.records = records
@@ -354,6 +359,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
     rep.groups_summarized = len(span_idx)
     rep.records = out
     rep.tokens_after = sum(r.get("tokens") or 0 for r in out)
+    rep.seen_after = seen_in(out, lambda recs: [r.get("tokens") or 0 for r in recs])[0]
     return _finish(rep, home, started, opts)
 
 

@@ -81,6 +81,12 @@ class DropRun:
     target: int | None = None       # with a budget: the tokens it asked to free
     in_reach: bool = True           # with a budget: the chunks it may touch hold that many
     hidden: int = 0                 # tokens before the stream's last compaction boundary (not in the window)
+    hidden_after: int = 0           # of those, what the output keeps
+
+    @property
+    def seen(self) -> tuple[int, int]:
+        """(before, after) counted from the last compaction boundary on: what the model sees."""
+        return self.before - self.hidden, self.after - self.hidden_after
 
 
 @dataclass
@@ -159,7 +165,10 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
         else:
             decisions = decide_facts(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
         run.disabled = not enabled and any(d.action in (DROP, SHRINK) for d in decisions)
-        for orig, (f, counts, tokens), d in zip(spool.groups(range(len(spool))), spool.info, decisions):
+        for i, (orig, (f, counts, tokens), d) in enumerate(zip(spool.groups(range(len(spool))), spool.info,
+                                                              decisions)):
+            if i == (play["boundary"] or 0):
+                run.hidden_after = run.after   # what the stream keeps before its last boundary
             if dry_run:
                 frees = max(0, f.saving or 0) if d.action == DROP and enabled else \
                     f.shrink_saving if d.action == SHRINK and enabled else 0

@@ -112,20 +112,16 @@ def tokenizer(home):
 
 
 def measure(home, records: list[dict]) -> dict:
-    """The one measure of "how full": the provider's usage after the last compact boundary when
-    the transcript has it, else the live records counted, against the model's window; with
-    `due` (compaction_trigger_pct) and `curation_due` (curation_trigger_pct)."""
-    from ..core.usage import live, model_of, provider_usage, window_for, window_measure
+    """The one measure of "how full" (core.usage.seen_in, as `ctx status` leads with): what the
+    model sees after the last compact boundary, by the provider's usage when it is fresh, else
+    counted, against the model's window; with `due` (compaction_trigger_pct) and `curation_due`
+    (curation_trigger_pct)."""
+    from ..backends.tokenizers import count_records
+    from ..core.usage import model_of, provider_usage, seen_in, window_for, window_measure
 
-    tokens, model, reported = provider_usage(records)
+    _, model, reported = provider_usage(records)
     window = window_for(model or model_of(records), home.config.get("context_window"), reported)
-    method = "provider-reported"
-    if tokens is None:
-        from ..backends.tokenizers import count_records
-
-        recs = live(records)
-        tokens = sum(count_records(tokenizer(home), recs, reuse=True)) if recs else 0
-        method = "counted"
+    tokens, method = seen_in(records, lambda recs: count_records(tokenizer(home), recs, reuse=True))
     return {**window_measure(tokens, window, method, home.config.get("compaction_trigger_pct"),
                              home.config.get("curation_trigger_pct")), "model": model or model_of(records)}
 
