@@ -72,6 +72,11 @@ def world(tmp_path_factory, test_store_url):
         return r
 
     (work / "s.jsonl").write_text(ok("import", TRANSCRIPT).stdout)
+    # the project's Claude Code session, where Claude Code keeps it (`ctx sessions` finds it)
+    env["CLAUDE_CONFIG_DIR"] = str(root / "claude")
+    kept = root / "claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", os.path.realpath(work))
+    kept.mkdir(parents=True)
+    shutil.copy(TRANSCRIPT, kept / "491e126e-1e71-469c-ade2-fcc8af567c74.jsonl")
     scored = ok("score", s, "--query", "create the beads").stdout
     ok("drop", "--cutoff", "0.9", "--keep", "0.95", "--min-keep", "1", input=scored)
     ok("status", s, "--log")
@@ -100,7 +105,7 @@ def reporting_args(w) -> dict[str, list[str]]:
         "dedupe": [f"{work}/a.md", f"{work}/b.md"], "drops": [], "examples": [], "eval": [s, "--candidate", f"{work}/c.jsonl"],
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
-        "session list": [], "session show": ["491e126e"], "stats compaction": [], "stats drops": [], "stats recovery": [],
+        "session list": [], "session show": ["491e126e"], "sessions": [work], "stats compaction": [], "stats drops": [], "stats recovery": [],
         "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [],
     }
 

@@ -61,11 +61,34 @@ def input_options(f):
     return f
 
 
+AGENT_TITLES = {"claude-code": "Claude Code", "codex": "Codex", "gemini": "Gemini CLI", "copilot": "Copilot CLI"}
+
+
+def project_session():
+    """The newest agent transcript of the current project (services.discovery), said once on
+    stderr, or None; its directory becomes the one the workspace is resolved from."""
+    root = click.get_current_context().find_root()
+    if "ctx.found_session" not in root.meta:
+        from ..services.discovery import newest
+
+        found = newest(root.meta.get("ctx.cwd"))
+        root.meta["ctx.found_session"] = found
+        if found is not None:
+            note(f"ctx: reading this project's newest session, {AGENT_TITLES.get(found.agent, found.agent)} "
+                 f"{found.session}: {found.path}")
+            if found.cwd and not root.meta.get("ctx.cwd"):
+                root.meta["ctx.session_cwd"] = found.cwd
+    return root.meta["ctx.found_session"]
+
+
 class InputRecords:
     """Records from FILE in any format, reporting skipped lines on stderr at the end."""
 
     def __init__(self, file: str, from_: str = "auto", skip_invalid: bool = False, keep_meta: bool = False,
                  memo=None, redact: bool = True):
+        if file == "-" and sys.stdin.isatty():  # no FILE, nothing piped in: this project's newest session
+            found = project_session()
+            file = found.path if found else file
         self.source = Source(file)
         self.memo = memo  # io.seen.LineMemo: lines known clean come as Seen records
         self.skipped: list[int] = []
@@ -146,6 +169,7 @@ TABLE_VIEWS = {
                 "gist"],
     "context-health": ["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
                        "next_compaction_estimate", "session_id"],
+    "agent-sessions": ["agent", "session_id", "modified", "window_pct", "window_tokens", "size", "model", "path"],
     "sessions": ["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
                  "cold_chunks", "agents", "primary_files", "tags"],
 }
@@ -155,7 +179,7 @@ TABLE_VIEWS = {
 WHOLE_COLUMNS = {"drops": {"reason"}, "drop-plan": {"decision", "reason"}}
 # Columns that give way whole, in this order, before the others' values are cut: the gist (when why
 # needs the room), a session id every row shares (so a narrow terminal still shows the tokens).
-SPARE_COLUMNS = {"explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
+SPARE_COLUMNS = {"agent-sessions": ("path", "model"), "explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
 
 
 def table_view(name: str, rows: list[dict]) -> list[str] | None:
@@ -251,12 +275,37 @@ workspace_option = click.option("--workspace", metavar="DIR", type=click.Path(fi
 
 
 def get_workspace() -> str:
-    """--workspace, $CTX_WORKSPACE, ./.ctx/, else the current project's folder under the home
-    (a hook sets the payload's `cwd` as the directory the project is found from)."""
-    from ..sources.workspace import resolve_workspace
+    """The one workspace resolution (sources.workspace.locate_workspace): --workspace,
+    $CTX_WORKSPACE, else from the session's directory (a hook payload's cwd, the transcript's)
+    where one is known, else from the current directory; said once on stderr when the session's
+    directory decides something else than the shell's would."""
+    from ..sources.workspace import locate_workspace, resolve_workspace
 
     root = click.get_current_context().find_root()
-    return resolve_workspace(root.meta.get("ctx.workspace"), get_home().path, root.meta.get("ctx.cwd"))
+    flag, cwd, session_cwd = root.meta.get("ctx.workspace"), root.meta.get("ctx.cwd"), root.meta.get("ctx.session_cwd")
+    ws = resolve_workspace(flag, get_home().path, cwd, session_cwd)
+    if session_cwd and not root.meta.get("ctx.workspace_noted"):
+        root.meta["ctx.workspace_noted"] = True
+        shell, _ = locate_workspace(flag, get_home().path, cwd)
+        if shell != ws:
+            note(f"ctx: workspace {ws}: {locate_workspace(flag, get_home().path, cwd, session_cwd)[1]}")
+    return ws
+
+
+def use_session_cwd(file: str = "-", records: list | None = None) -> None:
+    """The session's directory (the `cwd` its agent recorded in FILE, or in RECORDS already read)
+    is where the workspace is resolved from, unless a hook or a found session set it."""
+    root = click.get_current_context().find_root()
+    if root.meta.get("ctx.cwd") or root.meta.get("ctx.session_cwd"):
+        return
+    from ..services.discovery import recorded_cwd
+
+    import os
+
+    cwd = recorded_cwd(records) if records is not None else \
+        recorded_cwd(file) if file != "-" and os.path.isfile(file) else None   # never a pipe: it would be consumed
+    if cwd:
+        root.meta["ctx.session_cwd"] = cwd
 
 
 def embedder_name(home, flag: str | None) -> str:

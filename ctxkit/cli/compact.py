@@ -13,7 +13,7 @@ from ..io.jsonl import Writer
 from ..services.compact_options import options_from_config
 from ..services.compaction import compact_stream
 from ..services.spool import OutputSpool
-from .common import Share, note, InputRecords, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
+from .common import Share, note, InputRecords, use_session_cwd, emit_object, get_home, get_workspace, home_option, input_options, report_options, workspace_option
 from .count import resolve_tokenizer
 from .status import budget_options, resolve_budget
 
@@ -81,7 +81,9 @@ def compact(file, from_, skip_invalid, tokenizer, budget, max_tokens, reserve_to
 
     sessions.check(home)  # a damaged index fails the compaction before CONTEXT.md is written
     window = int(home.config.get("compact_window_mb") * (1 << 20))
-    rep, tally = compact_stream(InputRecords(file, from_, skip_invalid), tok, opts, home, get_workspace(), window)
+    records = InputRecords(file, from_, skip_invalid)   # first: with no FILE, it finds this project's session
+    use_session_cwd(records.source.path)                 # the workspace: the session's project
+    rep, tally = compact_stream(records, tok, opts, home, get_workspace(), window)
     if dry_run:
         _dry_run_report(rep, as_json, table, jq_expr, table_fmt)
         return

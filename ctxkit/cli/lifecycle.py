@@ -8,7 +8,7 @@ import click
 from ..services.memory import observe as run_observe
 from ..services.memory import reflect as run_reflect
 from ..store import logs
-from .common import (InputRecords, embedder_name, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
+from .common import (InputRecords, use_session_cwd, embedder_name, emit_object, get_home, get_workspace, home_option, input_options, note, report_options,
                      workspace_option)
 
 
@@ -28,6 +28,7 @@ def observe(file, from_, skip_invalid):
     from ..store.backend import memory_store
 
     records = [r for r in InputRecords(file, from_, skip_invalid) if r.get("kind") != "event"]
+    use_session_cwd(records=records)   # the workspace: the session's project
     path, ctx = run_observe(records, get_workspace(), memory=memory_store(get_home(), get_workspace()),
                             home=get_home())
     click.echo(path)

@@ -38,6 +38,7 @@ COMMANDS = {
     "external": ("ctxkit.cli.external", "external", "Git changes and outside edits since the last session."),
     "dedupe": ("ctxkit.cli.dedupe", "dedupe", "Find duplicated passages across workspace files."),
     "session": ("ctxkit.cli.session", "session", "List, show and restore sessions."),
+    "sessions": ("ctxkit.cli.sessions", "sessions", "List this project's agent transcripts and how full each is."),
     "hook": ("ctxkit.cli.hook", "hook", "Run ctxkit from Claude Code's (or any agent's) hooks."),
     "goal": ("ctxkit.cli.hot", "goal", "Add, start, complete and list goals in CONTEXT.md."),
     "decision": ("ctxkit.cli.hot", "decision", "Log a decision with its rationale."),

@@ -14,7 +14,7 @@ from ..errors import ExitStatus, UsageProblem
 from ..io.tables import render_table, want_table
 from ..sources.tools_registry import load_registry, schema_tokens
 from ..store import logs
-from .common import Share, note, InputRecords, emit_object, get_home, home_option, input_options, jq_option, output_options
+from .common import Share, note, project_session, use_session_cwd, InputRecords, emit_object, get_home, home_option, input_options, jq_option, output_options
 from .count import resolve_tokenizer, tokenizer_options
 
 BATCH = 256
@@ -53,8 +53,7 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
               help="A session ctx knows (a unique prefix of its id). Without FILE on a terminal: the "
                    "project's latest.")
 @click.option("--all", "count_all", is_flag=True,
-              help="Count the whole history, compacted-away records too (default: what follows the last "
-                   "compaction boundary, as the model sees it).")
+              help="Count the whole history (default: from the last compaction boundary on).")
 @click.option("--check-store", is_flag=True, help="Also check cold storage and index what its index misses "
                                                    "(as `ctx health`).")
 @jq_option
@@ -64,27 +63,24 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
            notify_if_pct, notify_once, log_it, as_json, table, jq_expr, table_fmt, session_prefix, count_all, check_store):
     """Show how full the model's window is now, then tokens by kind and the budget.
 
-    The headline (window_tokens, window_pct) is what the model sees: the records
-    after the last compaction boundary, measured by the provider's usage at its
-    last response when it is fresh (plus ctx's count of what came after), else by
-    ctx's count (no usage recorded, or ctx dropped or compacted since). The window
-    is the named model's (config: context_window). Budget = max_tokens -
-    reserve_tokens (or --budget; unset: the window less the reserve). Without FILE
-    on a terminal: this project's newest agent session (`ctx sessions`).
+    The headline (window_pct) is what the model sees after the last compaction
+    boundary: the provider's last usage while fresh, else ctx's count, over the
+    named model's window. Budget: --budget, else max_tokens - reserve_tokens, else
+    the window less the reserve. No FILE on a terminal: this project's newest
+    agent session (`ctx sessions`). More in docs/status.md.
 
     \b
     Examples:
-      ctx status s.jsonl --budget 100000
+      ctx status                         # in a project: its newest session
       ctx status s.jsonl --notify-if-pct 0.5 || notify-send "compact soon"
-      ctx status ~/.claude/projects/x/abc.jsonl --log --json | jq .pct_used
-      ctx status --session abc           # a session's transcript, found by ctx
+      ctx status ~/.claude/projects/x/abc.jsonl --json | jq .window_pct
     """
     if table and as_json:
         raise UsageProblem("-t/--table and --json cannot be used together")
     if notify_once and notify_if_pct is None:
         raise UsageProblem("--notify-once goes with --notify-if-pct P")
     home = get_home()
-    if session_prefix or (file == "-" and sys.stdin.isatty()):
+    if session_prefix or (file == "-" and sys.stdin.isatty() and project_session() is None):
         file = _session_transcript(home, session_prefix)
     cfg = home.config
     tok = resolve_tokenizer(tokenizer, model)
@@ -143,6 +139,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     d["counts"] = "all" if whole is not None else "live"
     _window(d, usage.as_dict(), cfg, model, window, window_source, own_budget)
     d["tokenizer"] = tok.name
+    d["workspace"], d["workspace_from"] = _workspace(file)
     d["exact"] = tok.exact
     from ..store.worker import last_failure
 
@@ -234,11 +231,21 @@ def _session_transcript(home, prefix: str | None) -> str:
     sid = session_for(home, target, prefix)
     if sid is None:
         raise UsageProblem("no input: give FILE, pipe records in, or --session ID (no session of this project "
-                           f"is known: {target.project})")
+                           f"is known: {target.project}; `ctx sessions` lists where ctx looked)")
     src = sessions.load(home).get(sid, {}).get("source")
     if not src or not os.path.isfile(src):
         raise UsageProblem(f"session {sid}: its transcript is not known or gone ({src or 'not recorded'})")
     return src
+
+
+def _workspace(file: str) -> tuple[str, str]:
+    """Where this session's CONTEXT.md is, and why there (sources.workspace.locate_workspace)."""
+    from ..sources.workspace import locate_workspace
+
+    use_session_cwd(file)
+    root = click.get_current_context().find_root()
+    return locate_workspace(root.meta.get("ctx.workspace"), get_home().path, root.meta.get("ctx.cwd"),
+                            root.meta.get("ctx.session_cwd"))
 
 
 def headline(d: dict) -> str:
@@ -264,6 +271,7 @@ def _table(d: dict, fmt: str = "simple") -> str:
     out.append(f"curation at {d['curation_trigger_pct']:.0%}: due {'yes' if d['curation_due'] else 'no'} · "
                f"compaction at {d['compaction_trigger_pct']:.0%}: due {due} · hard limit "
                f"{d['hard_limit_pct']:.0%}: {'OVER' if d['over_hard_limit'] else 'ok'}")
+    out.append(f"workspace {d['workspace']}: {d['workspace_from']}")
     if d.get("worker_failed"):
         f = d["worker_failed"]
         out.append(f"the hooks' background worker FAILED at {f.get('timestamp', '?')}: {f.get('reason', '?')} "

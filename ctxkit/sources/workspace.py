@@ -22,21 +22,36 @@ def project_dir(home_path: str, root: str) -> str:
     return os.path.join(home_path, "projects", f"{name}-{hashlib.sha256(root.encode('utf-8', 'surrogatepass')).hexdigest()[:10]}")
 
 
-def resolve_workspace(flag: str | None, home_path: str, cwd: str | None = None) -> str:
-    """--workspace, else $CTX_WORKSPACE, else CWD's ./.ctx/ when present, else the project's
-    folder under $CTX_HOME/projects/ (the project being the repository root of CWD, the current
-    directory by default): one home serves many projects and none sees another's state."""
+def locate_workspace(flag: str | None, home_path: str, cwd: str | None = None,
+                     session_cwd: str | None = None) -> tuple[str, str]:
+    """(workspace, why) — the one resolution for commands and hooks: --workspace, else
+    $CTX_WORKSPACE, else the nearest ./.ctx/ from the directory up to its repository root, else
+    the project's folder under $CTX_HOME/projects/ (the project being that repository root). The
+    directory is the session's (SESSION_CWD: a hook payload's cwd, the transcript's) where one
+    says, else CWD (default: the shell's). One home serves many projects; none sees another's state."""
     if flag:
-        return os.path.abspath(os.path.expanduser(flag))
+        return os.path.abspath(os.path.expanduser(flag)), "--workspace"
     env = os.environ.get("CTX_WORKSPACE")
     if env:
-        return os.path.abspath(os.path.expanduser(env))
-    here = os.path.abspath(cwd or os.getcwd())
-    local = os.path.join(here, ".ctx")
-    if os.path.isdir(local):
-        return local
-    target = project_dir(home_path, project_root(here))
-    migrate_shared_workspace(home_path, target)
+        return os.path.abspath(os.path.expanduser(env)), "$CTX_WORKSPACE"
+    here = os.path.abspath(session_cwd or cwd or os.getcwd())
+    whose = "the session's directory" if session_cwd else "the current directory"
+    root = project_root(here)
+    d = here
+    while True:
+        if os.path.isdir(os.path.join(d, ".ctx")):
+            return os.path.join(d, ".ctx"), f"the .ctx/ folder of {d}, from {whose} {here}"
+        if os.path.realpath(d) == root or os.path.dirname(d) == d:
+            break
+        d = os.path.dirname(d)
+    return project_dir(home_path, root), f"the project {root}, from {whose} {here}"
+
+
+def resolve_workspace(flag: str | None, home_path: str, cwd: str | None = None, session_cwd: str | None = None) -> str:
+    """The workspace of `locate_workspace`, an older shared workspace's state moved into it first."""
+    target, _ = locate_workspace(flag, home_path, cwd, session_cwd)
+    if not flag and not os.environ.get("CTX_WORKSPACE") and os.path.basename(target) != ".ctx":
+        migrate_shared_workspace(home_path, target)
     return target
 
 

@@ -1,0 +1,166 @@
+"""One answer to "how full am I", from a project directory, with the agents' sessions where the
+agents keep them (a scratch HOME): ctx finds the session, says which, and leads with what the
+model sees; drop, count, status and compact count the same thing; one workspace resolution."""
+import hashlib
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import PY, ROOT, corpus
+
+TRANSCRIPT = os.path.join(ROOT, "examples", "claude-code_spotter_491e126e_session.jsonl")
+SESSION = "491e126e-1e71-469c-ade2-fcc8af567c74"
+RECORDED = "/home/marco/projects/spotter"   # the cwd the transcript recorded
+REPORTED = 43862                            # its last response's usage: input + cache + output
+
+
+def claude_key(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+@pytest.fixture
+def world(tmp_path):
+    home, proj = tmp_path / "home", tmp_path / "proj"
+    (proj / "lib" / "deep").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(proj)], check=True)
+    kept = home / ".claude" / "projects" / claude_key(str(proj))
+    kept.mkdir(parents=True)
+    (kept / f"{SESSION}.jsonl").write_text(open(TRANSCRIPT).read().replace(RECORDED, str(proj)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CTX_", "CLAUDE_", "CODEX_", "GEMINI_",
+                                                                     "COPILOT_"))}
+    env.update(HOME=str(home), CTX_HOME=str(home / ".ctx"), CTX_EMBEDDER="keyword", PYTHONPATH=ROOT,
+               NO_COLOR="1", COLUMNS="200")
+    return {"home": home, "proj": proj, "env": env, "transcript": str(kept / f"{SESSION}.jsonl")}
+
+
+def ctx(world, *args, cwd=None, stdin=None, tty=False):
+    """`ctx ARGS` as a person runs it: on a terminal (stdin a pty) or with STDIN piped in."""
+    if tty:
+        master, slave = pty.openpty()
+        try:
+            p = subprocess.run([PY, "-m", "ctxkit", *args], cwd=cwd or world["proj"], env=world["env"],
+                               stdin=slave, capture_output=True, text=True, timeout=300)
+        finally:
+            os.close(slave)
+            os.close(master)
+        return p
+    return subprocess.run([PY, "-m", "ctxkit", *args], cwd=cwd or world["proj"], env=world["env"], input=stdin or "",
+                          capture_output=True, text=True, timeout=300)
+
+
+def headline_pct(table: str) -> float:
+    m = re.match(r"(\d+\.\d)% of the model's window: ([\d,]+) of ([\d,]+) tokens", table)
+    assert m, table[:300]
+    return float(m.group(1))
+
+
+def test_status_in_a_project_finds_the_session_and_leads_with_what_the_model_sees(world):
+    p = ctx(world, "status", "-t", tty=True)
+    assert p.returncode == 0, p.stderr
+    assert world["transcript"] in p.stderr and "Claude Code" in p.stderr   # says which file it took
+    assert headline_pct(p.stdout) == round(100 * REPORTED / 200_000, 1)    # Claude's window, not GPT-4o's
+    assert "claude-opus-4-6's window" in p.stdout
+    d = json.loads(ctx(world, "status", "--json", tty=True).stdout)
+    assert d["window_tokens"] == REPORTED and d["window"] == 200_000 and d["window_method"] == "provider-reported"
+    assert d["budget"] == 200_000 - 8000   # no budget set: the window less the reserve
+    # from a subfolder: the same session, the same workspace as the project's hooks
+    sub = ctx(world, "status", "--json", cwd=world["proj"] / "lib" / "deep", tty=True)
+    assert world["transcript"] in sub.stderr
+    assert json.loads(sub.stdout)["workspace"] == d["workspace"]
+
+
+def test_one_figure_before_and_after_drop_and_compact(world):
+    """The headline equals what the model sees: the provider's figure while fresh; after drop and
+    compact, ctx's count of the stream from its last boundary, the figure `ctx count` prints and
+    the one drop and compact report."""
+    scored = ctx(world, "score", "--query", "subagent detection", tty=True)
+    assert scored.returncode == 0 and world["transcript"] in scored.stderr, scored.stderr
+    dropped = ctx(world, "drop", "--free", "0.4", stdin=scored.stdout)
+    assert dropped.returncode == 0, dropped.stderr
+    counted = int(ctx(world, "count", stdin=dropped.stdout).stdout)
+    d = json.loads(ctx(world, "status", "--json", stdin=dropped.stdout).stdout)
+    assert d["window_method"] == "counted" and d["window_tokens"] == counted == d["total"]
+    assert headline_pct(ctx(world, "status", "-t", stdin=dropped.stdout).stdout) == round(100 * counted / 200_000, 1)
+    m = re.search(r"(\d+) -> (\d+) tokens", dropped.stderr)
+    assert m and int(m.group(2)) == counted
+
+    compacted = ctx(world, "compact", "--force", "--budget", "6000", stdin=dropped.stdout)
+    assert compacted.returncode == 0, compacted.stderr
+    after = int(ctx(world, "count", stdin=compacted.stdout).stdout)
+    d = json.loads(ctx(world, "status", "--json", stdin=compacted.stdout).stdout)
+    assert d["window_tokens"] == after == d["total"]
+    m = re.search(r"(\d+) -> (\d+) tokens the model sees", compacted.stderr)
+    assert m and int(m.group(2)) == after, compacted.stderr
+    # compact's trigger is the same figure: not due at what status says
+    again = ctx(world, "compact", "--trigger", "0.9", stdin=compacted.stdout)
+    assert f"not due: {after / 200_000:.1%} of the model's 200000-token window" in again.stderr
+
+
+def test_count_and_status_count_from_the_last_boundary_and_all_counts_the_history(world):
+    stream = open(corpus("claude-code_spotter_8463c716_session.jsonl")).read()
+    live = ctx(world, "count", stdin=stream)
+    whole = ctx(world, "count", "--all", stdin=stream)
+    assert "from the last compaction boundary on" in live.stderr
+    assert int(whole.stdout) > int(live.stdout) > 0
+    d = json.loads(ctx(world, "status", "--json", stdin=stream).stdout)
+    assert d["total"] == int(live.stdout) and d["counts"] == "live"
+    assert json.loads(ctx(world, "status", "--json", "--all", stdin=stream).stdout)["total"] == int(whole.stdout)
+
+
+def test_stdin_still_wins_and_no_session_is_a_clear_error(world, tmp_path):
+    piped = ctx(world, "count", stdin="hello world")
+    assert piped.stdout.strip() == "2" and "newest session" not in piped.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    p = ctx(world, "status", cwd=elsewhere, tty=True)
+    assert p.returncode == 2 and "no input" in p.stderr and "ctx sessions" in p.stderr
+
+
+def test_sessions_lists_every_agents_sessions_of_the_project(world):
+    proj, home = str(world["proj"]), world["home"]
+    codex = home / ".codex" / "sessions" / "2026" / "06" / "25" / "rollout-2026-06-25T02-07-10-019efc87.jsonl"
+    codex.parent.mkdir(parents=True)
+    codex.write_text(open(corpus("codex_agentv_rollout-019efc87.jsonl")).read()
+                     .replace("/home/entity/projects/EntityProcess/agentv", proj + "/lib"))
+    gem = home / ".gemini" / "tmp" / hashlib.sha256(proj.encode()).hexdigest() / "chats" / "session-2026-01-15T20-51-f7633853.json"
+    gem.parent.mkdir(parents=True)
+    shutil.copy(corpus("formats/gemini-cli_entire-cli_f7633853.json"), gem)
+    cop = home / ".copilot" / "session-state" / "10fb4666-56f0-4352-90fc-715caf95b418" / "events.jsonl"
+    cop.parent.mkdir(parents=True)
+    cop.write_text(open(corpus("formats/copilot-cli_agentv_10fb4666.jsonl")).read()
+                   .replace("/home/entity/projects/EntityProcess/agentv", proj))
+    other = home / ".copilot" / "session-state" / "aaaa" / "events.jsonl"   # another project's: not listed
+    other.parent.mkdir(parents=True)
+    shutil.copy(corpus("formats/copilot-cli_agentv_10fb4666.jsonl"), other)
+    for i, f in enumerate((gem, cop, codex)):   # the Claude Code session stays the newest
+        os.utime(f, (1_700_000_000 + i, 1_700_000_000 + i))
+    rows = [json.loads(line) for line in ctx(world, "sessions", "--json").stdout.splitlines()]
+    assert [r["agent"] for r in rows] == ["claude-code", "codex", "copilot", "gemini"]
+    assert rows[0]["session_id"] == SESSION and rows[0]["window_pct"] == round(REPORTED / 200_000, 4)
+    assert rows[1]["session_id"] == "019efc87-fa98-7971-91df-0c9512a065da" and rows[1]["window_pct"] > 0
+    assert all(r["size"] > 0 and r["modified"] and r["path"] for r in rows)
+    assert ctx(world, "sessions", "--jq", ".agent", "-r").stdout.split() == [r["agent"] for r in rows]
+    assert "window_pct" in ctx(world, "sessions", "-t").stdout
+    os.utime(codex, None)   # the newest now: ctx takes it, whatever the agent
+    p = ctx(world, "count", tty=True)
+    assert str(codex) in p.stderr and "Codex" in p.stderr
+
+
+def test_compact_from_a_subfolder_writes_where_the_projects_hooks_look(world, tmp_path):
+    """No repository: the shell's folder would be a project of its own; the session's recorded
+    directory decides, and a line says so."""
+    plain = tmp_path / "plain"
+    (plain / "sub").mkdir(parents=True)
+    t = plain / "s.jsonl"
+    t.write_text(open(TRANSCRIPT).read().replace(RECORDED, str(plain)))
+    p = ctx(world, "compact", str(t), "--force", "--budget", "3000", cwd=plain / "sub")
+    assert p.returncode == 0, p.stderr
+    assert f"from the session's directory {plain}" in p.stderr
+    hook = ctx(world, "context", "path", cwd=plain)   # where a hook with cwd=plain resolves
+    written = re.search(r"wrote (\S+CONTEXT\.md)", p.stderr)
+    assert written and written.group(1) == hook.stdout.strip()
