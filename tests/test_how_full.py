@@ -164,3 +164,32 @@ def test_compact_from_a_subfolder_writes_where_the_projects_hooks_look(world, tm
     hook = ctx(world, "context", "path", cwd=plain)   # where a hook with cwd=plain resolves
     written = re.search(r"wrote (\S+CONTEXT\.md)", p.stderr)
     assert written and written.group(1) == hook.stdout.strip()
+
+
+def test_top_lists_what_is_eating_the_window_with_the_files_it_names(world):
+    p = ctx(world, "top", "-n", "20", "--json", tty=True)
+    assert p.returncode == 0 and world["transcript"] in p.stderr, p.stderr
+    rows = [json.loads(line) for line in p.stdout.splitlines()]
+    assert len(rows) == 16 and [r["tokens"] for r in rows] == sorted((r["tokens"] for r in rows), reverse=True)
+    total = json.loads(ctx(world, "status", "--json", tty=True).stdout)["total"]
+    assert re.search(rf"\d+ chunks, {total} tokens from the last compaction boundary on", p.stderr)
+    assert all(r["kind"] and r["age"] and 0 < r["share"] <= 1 for r in rows)
+    named = {r["tool"]: r for r in rows if r["file"]}
+    assert set(named) == {"Read", "Write"}, named
+    assert named["Read"]["file"] == str(world["proj"] / "mix.exs")
+    # the gist names the tool and the file's tail, never cut before the file name
+    assert "Read …/proj/mix.exs" in named["Read"]["gist"], named["Read"]["gist"]
+    table = ctx(world, "top", "-n", "20", "-t", tty=True).stdout
+    assert "…/mix.exs" in table and "…/plan.md" in table
+
+
+def test_a_gist_keeps_the_file_name():
+    from ctxkit.core.drop import gist
+
+    long = "/home/USER/projects/spotter-worktrees/spotter-fum/lib/spotter/session_live.ex"
+    call = {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": long})}}]}
+    assert gist([call], 60) == "Read …/spotter/session_live.ex"
+    bash = dict(call, tool_calls=[{"id": "t2", "type": "function", "function": {
+        "name": "Bash", "arguments": json.dumps({"command": "mix test " + "x" * 100})}}])
+    assert gist([bash], 100).startswith('Bash({"command": "mix test') and gist([bash], 100).endswith("…)")

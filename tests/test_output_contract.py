@@ -106,7 +106,7 @@ def reporting_args(w) -> dict[str, list[str]]:
         "external": ["--repo", work, "--since", "30d"], "goal list": [], "logs": ["context-health"],
         "memory search": ["beads", "--include-cold"], "prompt build": ["--explain"], "reflect": [],
         "session list": [], "session show": ["491e126e"], "sessions": [work], "stats compaction": [], "stats drops": [], "stats recovery": [],
-        "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [],
+        "stats suggest": [], "status": [s], "store check": [], "time": [], "tools list": [], "top": [s],
     }
 
 

@@ -169,6 +169,7 @@ TABLE_VIEWS = {
                 "gist"],
     "context-health": ["timestamp", "pct_used", "current_tokens", "limit", "compaction_due",
                        "next_compaction_estimate", "session_id"],
+    "top": ["chunk_id", "kind", "tokens", "tool", "age", "file", "share", "gist"],
     "agent-sessions": ["agent", "session_id", "modified", "window_pct", "window_tokens", "size", "model", "path"],
     "sessions": ["title", "session_id", "ago", "message_count", "status", "started", "last_activity", "records",
                  "cold_chunks", "agents", "primary_files", "tags"],
@@ -176,10 +177,10 @@ TABLE_VIEWS = {
 
 
 # Short codes a view's reader passes back to a command (`ctx drops --reason R`): never cut, like ids.
-WHOLE_COLUMNS = {"drops": {"reason"}, "drop-plan": {"decision", "reason"}}
+WHOLE_COLUMNS = {"top": {"file"}, "drops": {"reason"}, "drop-plan": {"decision", "reason"}}
 # Columns that give way whole, in this order, before the others' values are cut: the gist (when why
 # needs the room), a session id every row shares (so a narrow terminal still shows the tokens).
-SPARE_COLUMNS = {"agent-sessions": ("path", "model"), "explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
+SPARE_COLUMNS = {"top": ("records", "ts", "gist", "share"), "agent-sessions": ("path", "model"), "explain": ("gist",), "drop-plan": ("gist", "session_id"), "drops": ("gist", "session_id")}
 
 
 def table_view(name: str, rows: list[dict]) -> list[str] | None:

@@ -21,6 +21,7 @@ COMMANDS = {
     "export": ("ctxkit.cli.export_cmd", "export", "Turn records into an OpenAI or Anthropic request body."),
     "count": ("ctxkit.cli.count", "count", "Count tokens in records or plain text."),
     "status": ("ctxkit.cli.status", "status", "Show context usage against the budget."),
+    "top": ("ctxkit.cli.top", "top", "List the biggest chunks: what is eating the window."),
     "truncate": ("ctxkit.cli.truncate", "truncate", "Cut records to a token budget, whole groups only."),
     "logs": ("ctxkit.cli.logs", "logs", "Show ctx's activity logs."),
     "score": ("ctxkit.cli.score", "score", "Score every chunk's relevance to a query."),

@@ -206,16 +206,49 @@ def decide_shrink(chunks: Sequence[ChunkFacts], cutoff: float, keep: float, min_
     return out
 
 
+# the argument a tool call names its file with (Claude Code, Codex, Gemini CLI, Copilot CLI, OpenAI-style agents)
+FILE_ARGS = ("file_path", "notebook_path", "absolute_path", "target_file", "filename", "file", "path")
+
+
+def named_file(arguments) -> str | None:
+    """The file a tool call's arguments (a JSON object, or its text) name, or None."""
+    if isinstance(arguments, str):
+        import json
+
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            return None
+    if not isinstance(arguments, dict):
+        return None
+    return next((arguments[k] for k in FILE_ARGS if isinstance(arguments.get(k), str) and arguments[k].strip()), None)
+
+
+def path_tail(path: str, parts: int = 2) -> str:
+    """A path's last PARTS components behind '…/' (the file's name never cut): …/spotter/session_live.ex."""
+    bits = [b for b in path.rstrip("/").split("/") if b]
+    return path if len(bits) <= parts + 1 else "…/" + "/".join(bits[-parts:])
+
+
+def call_gist(name: str, arguments) -> str:
+    """One tool call in a few words: the tool and the tail of the file it names (`Read
+    …/spotter/session_live.ex`), else the tool and the start of its arguments."""
+    f = named_file(arguments)
+    if f:
+        return f"{name} {path_tail(f)}"
+    args = (arguments if isinstance(arguments, str) else str(arguments or "")).replace("\n", " ")
+    return f"{name}({args if len(args) <= 60 else args[:59] + '…'})"
+
+
 def gist(group: Sequence[dict], width: int = 100) -> str:
-    """One line saying what a chunk was."""
+    """One line saying what a chunk was; a tool call keeps the name of the file it names."""
     bits = []
     for r in group:
         if "thinking" in R.flags(r):
             continue
         for c in r.get("tool_calls") or ():
             fn = c.get("function") or {}
-            args = (fn.get("arguments") or "").replace("\n", " ")
-            bits.append(f"{fn.get('name', 'tool')}({args if len(args) <= 60 else args[:59] + '…'})")
+            bits.append(call_gist(fn.get("name", "tool"), fn.get("arguments") or ""))
         text = (r.get("content") or "").strip().replace("\n", " ")
         if text and r.get("role") != "tool":
             bits.append(f"{r.get('role')}: {text}")

@@ -113,3 +113,26 @@ class Usage:
             d["counted_since_report"] = self._running - counted
         d["changed_by_ctx"] = self.changed
         return d
+
+
+def chunk_row(group: list[dict], tokens: int) -> dict:
+    """What one chunk is, for "what is eating the window": its id, kind, tokens, when, the tools it
+    called, the file it names and a gist (core.drop)."""
+    from .drop import gist, named_file
+
+    tools, files = [], []
+    for r in group:
+        for c in r.get("tool_calls") or ():
+            fn = c.get("function") or {}
+            if fn.get("name") and fn["name"] not in tools:
+                tools.append(fn["name"])
+            f = named_file(fn.get("arguments"))
+            if f and f not in files:
+                files.append(f)
+    kinds = {r.get("kind") for r in group}
+    kind = "summary" if "summary" in kinds else "stub" if "stub" in kinds else \
+        "tool" if tools or any(r.get("role") == "tool" for r in group) else (group[0].get("role") or "message")
+    ts = next((r["ts"] for r in reversed(group) if isinstance(r.get("ts"), str)), None)
+    return {"chunk_id": group[0].get("group") or group[0].get("id"), "kind": kind, "tokens": tokens, "ts": ts,
+            "tool": ", ".join(tools) or None, "file": files[0] if files else None,
+            "records": len(group), "gist": gist(group, 100)}
