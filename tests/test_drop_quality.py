@@ -12,8 +12,8 @@ def jsonl(recs):
     return "".join(json.dumps(r) + "\n" for r in recs)
 
 
-def counted(text):
-    res = run("count", "--json", input=text)
+def counted(text, *flags):
+    res = run("count", "--json", *flags, input=text)
     assert res.code == 0, res.stderr
     return res.json()["tokens"]
 
@@ -41,10 +41,12 @@ def session_fa(tmp_path_factory):
 
 @pytest.mark.parametrize("share", [0.3, 0.5, 0.7])
 def test_free_hits_its_target_on_a_real_session(session_fa, share):
-    before = counted(session_fa)
-    res = run("drop", "--free", share, input=session_fa)
+    """On the whole history (--all: 161 chunks; the 16 after its compaction boundary are too few,
+    one of them half the live context, to hit a share within 2 %)."""
+    before = counted(session_fa, "--all")
+    res = run("drop", "--free", share, "--all", input=session_fa)
     assert res.code == 0, res.stderr
-    after = counted(res.stdout)
+    after = counted(res.stdout, "--all")
     assert after <= before * (1 - share)
     # it frees about what was asked: the step that reaches the target is the one that loses least,
     # not a large drop far past it (main before this change freed 36 % for 0.3)
@@ -281,10 +283,9 @@ def test_a_stub_marks_a_cut_argument_with_an_ellipsis():
     path = "/home/USER/projects/spotter-worktrees/spotter-a0y/lib/spotter_web/live/session_live.ex"
     call = {"id": "t1", "type": "function", "function": {"name": "Read", "arguments": json.dumps({"file_path": path})}}
     line = gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [call]}], 200)
-    assert line.startswith('Read({"file_path": "/home/USER/projects/') and line.endswith("…)")
+    assert line == "Read …/live/session_live.ex"   # the cut is marked where it is: before the file's folder
     short = {"id": "t2", "type": "function", "function": {"name": "Read", "arguments": '{"file_path": "a.py"}'}}
-    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == \
-        'Read({"file_path": "a.py"})'
+    assert gist([{"role": "assistant", "kind": "message", "content": "", "tool_calls": [short]}]) == "Read a.py"
 
 
 def test_a_one_line_output_shrinks_to_its_head_tail_and_the_words_in_play():

@@ -193,3 +193,17 @@ def test_a_gist_keeps_the_file_name():
     bash = dict(call, tool_calls=[{"id": "t2", "type": "function", "function": {
         "name": "Bash", "arguments": json.dumps({"command": "mix test " + "x" * 100})}}])
     assert gist([bash], 100).startswith('Bash({"command": "mix test') and gist([bash], 100).endswith("…)")
+
+
+def test_drop_works_on_what_the_model_sees_unless_all(world):
+    """Claude Code keeps the history before its /compact; dropping it frees nothing the model sees."""
+    scored = ctx(world, "score", corpus("claude-code_spotter_fa812bfe_session.jsonl"), "--embedder", "keyword").stdout
+    plan = [json.loads(line) for line in ctx(world, "drop", "--free", "0.3", "--dry-run", "--json",
+                                             stdin=scored).stdout.splitlines()]
+    before = [r for r in plan if r["reason"] == "compacted_away"]
+    assert before and all(r["decision"] == "keep" for r in before)
+    assert any(r["decision"] in ("drop", "shrink") for r in plan[len(before):])
+    whole = [json.loads(line) for line in ctx(world, "drop", "--free", "0.3", "--all", "--dry-run", "--json",
+                                              stdin=scored).stdout.splitlines()]
+    assert not any(r["reason"] == "compacted_away" for r in whole)
+    assert any(r["decision"] in ("drop", "shrink") for r in whole[:len(before)])

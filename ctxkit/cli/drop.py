@@ -32,12 +32,14 @@ from .count import resolve_tokenizer
               help="Like --free, down to N tokens.")
 @click.option("--shrink/--no-shrink", default=None, help="Shrink large tool outputs between the thresholds "
               "(config: shrink_outputs, on).")
+@click.option("--all", "whole", is_flag=True, help="Work on the whole history (default: from the last compaction "
+              "boundary on, what the model sees).")
 @click.option("--dry-run", is_flag=True, help="A listing of each chunk's decision instead (totals on stderr); "
               "change nothing. Takes -t, --json, --fmt, --jq.")
 @jq_option
 @output_options
 @home_option
-def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, shrink, dry_run, jq_expr, table,
+def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, shrink, whole, dry_run, jq_expr, table,
          as_json, table_fmt):
     """Move low-relevance chunks to cold storage; a one-line stub takes each one's place.
 
@@ -80,7 +82,7 @@ def drop(file, from_, skip_invalid, cutoff, keep_at, min_keep, free, to_tokens, 
     pending = OutputSpool()
     try:
         run = drop_stream(home, InputRecords(file, from_, skip_invalid), resolve_tokenizer(None, None), cutoff,
-                          keep_at, min_keep, Writer(pending), dry_run, budget, shrink)
+                          keep_at, min_keep, Writer(pending), dry_run, budget, shrink, whole)
         if dry_run:
             pending.close()
             emit_listing(run.rows, table=table, as_json=as_json, table_fmt=table_fmt, jq_expr=jq_expr, view="drop-plan")
@@ -111,8 +113,8 @@ def _note_hidden(run) -> None:
     if run.hidden:
         seen_before, seen_after = run.seen
         note(f"ctx: after the last compaction boundary, what the model sees: {seen_before} -> {seen_after} tokens "
-             f"(`ctx status` and `ctx count` count this; the {run.hidden} tokens before it are history the "
-             f"stream still holds)")
+             f"(`ctx status` and `ctx count` count this); the {run.hidden} tokens before it are history the "
+             f"model no longer sees, left as they are (--all works on them too)")
 
 
 @click.command("drops")

@@ -32,7 +32,11 @@ def top(file, from_, skip_invalid, limit, count_all, tokenizer, model, jq_expr, 
       ctx top -n 5
       ctx top s.jsonl --jq 'select(.kind == "tool") | .file' -r | sort | uniq -c
     """
+    from ..errors import UsageProblem
     from ..services.usage_view import biggest_chunks
+
+    if table and as_json:
+        raise UsageProblem("-t/--table and --json cannot be used together")
 
     tok = resolve_tokenizer(tokenizer, model)
     rows, total, chunks = biggest_chunks(InputRecords(file, from_, skip_invalid, redact=False), tok, limit, count_all)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from .. import records as R
 from ..backends.tokenizers import count_records
 from ..core import shrink as S
-from ..core.drop import DROP, SHRINK, SUMMARIZE, decide_facts, decide_shrink, facts, gist, plan_budget, stub_text
+from ..core.drop import DROP, KEEP, SHRINK, SUMMARIZE, Decision, decide_facts, decide_shrink, facts, gist, plan_budget, stub_text
 from ..core.groups import iter_groups
 from ..errors import InputError
 from ..store import logs
@@ -102,11 +102,12 @@ class Budget:
 
 
 def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int, out, dry_run: bool = False,
-                budget: Budget | None = None, shrink: bool = True) -> DropRun:
+                budget: Budget | None = None, shrink: bool = True, whole: bool = False) -> DropRun:
     """Decide and apply KEEP / DROP / SHRINK / SUMMARIZE for every chunk of `records`, writing
     the kept records, shrunk chunks and stubs to `out` (a Writer). With a `budget`, the cut
     comes from the score distribution (core.drop.plan_budget); otherwise from the cutoff and
-    keep thresholds. Memory stays flat: the chunks wait in a disk spool, only their facts in
+    keep thresholds. Only what follows the stream's last compaction boundary is touched (what the
+    model sees), unless `whole`. Memory stays flat: the chunks wait in a disk spool, only their facts in
     memory."""
     from ..store import sessions
     from ..core.usage import is_boundary
@@ -156,14 +157,18 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
             source = getattr(getattr(records, "source", None), "name", None) or "input"
             raise InputError(source, None, "the input is not scored: run `ctx score` first",
                              hint="ctx score FILE | ctx drop")   # before anything is written
+        # what the model sees: the chunks from the last compaction boundary on (`whole`: all of them)
+        first = 0 if whole else play["boundary"] or 0
+        live = chunk_facts[first:]
         if budget is not None:
-            run.target = budget.target(sum(t for _, _, t in spool.info))
-            plan = plan_budget(chunk_facts, run.target, min_keep, keep_at)
+            run.target = budget.target(sum(t for _, _, t in spool.info[first:]))
+            plan = plan_budget(live, run.target, min_keep, keep_at)
             decisions, run.in_reach = plan.decisions, plan.in_reach
         elif shrink:
-            decisions = decide_shrink(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
+            decisions = decide_shrink(live, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
         else:
-            decisions = decide_facts(chunk_facts, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
+            decisions = decide_facts(live, cutoff, keep_at, min_keep, cfg.get("summarize_medium_chunks"))
+        decisions = [Decision(KEEP, "compacted_away", f.score) for f in chunk_facts[:first]] + list(decisions)
         run.disabled = not enabled and any(d.action in (DROP, SHRINK) for d in decisions)
         for i, (orig, (f, counts, tokens), d) in enumerate(zip(spool.groups(range(len(spool))), spool.info,
                                                               decisions)):
