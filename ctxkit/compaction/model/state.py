@@ -79,6 +79,7 @@ class ErrorState:
     fix_change: str = ""                # the file the error names and what the first change to it after did
     fix_how: tuple[tuple[str, str], ...] = ()   # … that change's short replacements
     silenced: str = ""                  # the line that silenced the check instead (`//nolint:unparam`, `# noqa`)
+    fixed_by: str = ""                  # the command that rewrote the code by itself (`bun run lint:fix`, `cargo fmt`)
 
 
 @dataclass(frozen=True)
