@@ -179,6 +179,7 @@ class Current:
     said_before_last: bool = False      # those words came before its last action
     running: tuple[str, ...] = ()       # commands still running in the background
     waiting: str = ""                   # a question put to the user and not answered
+    found: str = ""                     # what the last searches (of one pattern) found, when the last action is one
 
 
 @dataclass(frozen=True)

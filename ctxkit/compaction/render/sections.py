@@ -175,7 +175,9 @@ class Writer:
         if isinstance(e, Read):
             return f"Last action: read {code(rel(self.st, e.path))}."
         if isinstance(e, Search):
-            return f"Last action: searched for {code(cut(e.pattern, 80))}" + (f" in {code(rel(self.st, e.path))}" if e.path else "") + "."
+            found = self.st.current.found
+            where = f" in {code(rel(self.st, e.path))}" if e.path and not found.startswith(("only in", "in ")) else ""
+            return f"Last action: searched for {code(cut(e.pattern, 80))}{where}" + (f"; found {found}" if found else "") + "."
         return ""
 
     # -- next step -----------------------------------------------------------------------------
