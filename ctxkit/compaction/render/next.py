@@ -15,7 +15,7 @@ def next_text(st: State) -> str:
             return "Do what the user asked last (the latest request above); the agent has not started on it."
         return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
     if n.kind == NEXT_ANSWER:
-        return f"Wait for the user's answer to the agent's question ({quote(n.target, 240)}), then go on as they say."
+        return f"The user has not answered the agent's question yet ({quote(n.target, 240)}): go on as they answer."
     if n.kind == NEXT_RUNNING:
         return f"Read the result of {command(n.target)}, which was still running, and act on it."
     if n.kind == NEXT_FIX:
