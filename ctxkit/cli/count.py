@@ -87,7 +87,8 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     tool-call arguments and 4 tokens of per-message overhead (events cost nothing), from the
     last compaction boundary on, as the model sees them and `ctx status` counts (--all: the
     whole history); input that is not JSON is counted as plain text. Other arguments are the text itself, and
-    `-i FILE` reads text, as ttok does. Text and records use one tokenizer, the model's
+    `-i FILE` reads text, as ttok does. No input on a terminal: this project's newest agent
+    session (`ctx sessions`). Text and records use one tokenizer, the model's
     (--tokenizer, --model, or config, as `ctx status` counts), and stderr names it.
 
     \b
