@@ -207,3 +207,18 @@ def test_drop_works_on_what_the_model_sees_unless_all(world):
                                               stdin=scored).stdout.splitlines()]
     assert not any(r["reason"] == "compacted_away" for r in whole)
     assert any(r["decision"] in ("drop", "shrink") for r in whole[:len(before)])
+
+
+def test_compacting_past_the_agents_own_boundary_keeps_ctxs_summary_in_view(world):
+    """A Claude Code session compacted by /compact, compacted again by ctx: ctx's summary takes the
+    old boundary's place (a boundary left after it would hide it), and compact, count and status
+    give one figure."""
+    stream = open(corpus("claude-code_spotter_8463c716_session.jsonl")).read()
+    p = ctx(world, "compact", "--force", "--budget", "60000", stdin=stream)
+    assert p.returncode == 0, p.stderr
+    out = [json.loads(line) for line in p.stdout.splitlines()]
+    first = next(i for i, r in enumerate(out) if "compaction" in (r.get("flags") or []))
+    assert not any({"compact_boundary", "compact_summary"} & set(r.get("flags") or []) for r in out[first:])
+    seen = int(re.search(r"-> (\d+) tokens the model sees", p.stderr).group(1))
+    assert int(ctx(world, "count", stdin=p.stdout).stdout) == seen
+    assert json.loads(ctx(world, "status", "--json", stdin=p.stdout).stdout)["window_tokens"] == seen

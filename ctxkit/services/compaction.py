@@ -251,7 +251,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
                              f"summarizer={opts.summarizer}")
     # the one measure `ctx status` leads with (core.usage.seen_in): what the model sees after the last
     # compaction boundary, by the provider's usage when fresh, else counted
-    from ..core.usage import model_of, provider_usage, seen_in, window_for
+    from ..core.usage import is_boundary, model_of, provider_usage, seen_in, window_for
 
     seen, how = seen_in(records, lambda recs: [r.get("tokens") or 0 for r in recs])
     rep.seen_before = rep.seen_after = seen
@@ -321,6 +321,9 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         meta["degraded"] = rep.degraded
     drop = set(span_idx) | set(covered) | {i for i, g in enumerate(groups) if is_compaction_summary(g)}
     last = max(set(span_idx) | set(covered), default=-1)
+    # an agent's own compaction boundary inside the summarized span goes with it: ctx's summary takes
+    # its place, and a boundary left after it would hide that summary from what the model sees (core.usage)
+    drop |= {i for i, g in enumerate(groups) if i < last and any(is_boundary(r) for r in g)}
     tail = any(i > last and i not in drop and not all(r.get("kind") == "event" for r in g)
                for i, g in enumerate(groups))
     prose = None
