@@ -48,7 +48,7 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--notify-once", is_flag=True,
               help="With --notify-if-pct: exit 3 only when usage crosses P (it was below at this session's "
                    "last check), not on every check while it stays over.")
-@click.option("--log", "log_it", is_flag=True, help="Append a record to logs/context-health.jsonl.")
+@click.option("--log", "log_it", is_flag=True, help="Append to logs/context-health.jsonl.")
 @click.option("--session", "session_prefix", metavar="ID",
               help="A session ctx knows (a unique prefix of its id). Without FILE on a terminal: the "
                    "project's latest.")
@@ -65,9 +65,9 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
 
     The headline (window_pct) is what the model sees after the last compaction
     boundary: the provider's last usage while fresh, else ctx's count, over the
-    named model's window. Budget: --budget, else max_tokens - reserve_tokens, else
-    the window less the reserve. No FILE on a terminal: this project's newest
-    agent session (`ctx sessions`). More in docs/status.md.
+    named model's window. Budget: --budget, max_tokens - reserve_tokens if set,
+    else a named model's window less the reserve. No FILE on a terminal: this project's newest
+    agent session (`ctx sessions`). See docs/status.md.
 
     \b
     Examples:
@@ -131,7 +131,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
     model = models[0] if models else None
     own_budget = bool(budget or max_tokens or cfg.resolve("max_tokens")[1] != "default")
     window, window_source = _assumed_window(cfg, model, usage.reported_window)
-    if not own_budget:  # no budget set anywhere: the model's window less the reserve
+    if not own_budget and not window_source.startswith("a default"):  # no budget set: the model's window less the reserve
         usage.budget = max(1, window - cfg.get("reserve_tokens", reserve_tokens))
         if whole is not None:
             whole.budget = usage.budget
