@@ -222,3 +222,12 @@ def test_compacting_past_the_agents_own_boundary_keeps_ctxs_summary_in_view(worl
     seen = int(re.search(r"-> (\d+) tokens the model sees", p.stderr).group(1))
     assert int(ctx(world, "count", stdin=p.stdout).stdout) == seen
     assert json.loads(ctx(world, "status", "--json", stdin=p.stdout).stdout)["window_tokens"] == seen
+
+
+def test_compact_and_status_agree_on_a_dropped_stream(world):
+    """The boundary's own summary is part of what the model sees, for compact's trigger as for status."""
+    scored = ctx(world, "score", corpus("claude-code_spotter_fa812bfe_session.jsonl"), "--embedder", "keyword").stdout
+    kept = ctx(world, "drop", "--free", "0.3", stdin=scored).stdout
+    d = json.loads(ctx(world, "status", "--json", stdin=kept).stdout)
+    p = ctx(world, "compact", stdin=kept)
+    assert f"not due: {d['window_pct']:.1%} of the model's 200000-token window (counted)" in p.stderr, p.stderr

@@ -22,10 +22,11 @@ def is_boundary(r: dict) -> bool:
 
 
 def live(records: Sequence[dict]) -> list[dict]:
-    """The records after the last compaction boundary: the context the model has now."""
+    """The records from the last compaction boundary on: the context the model has now (the
+    boundary's own summary is in it, as `ctx status`, `count` and `drop` count it)."""
     for i in range(len(records) - 1, -1, -1):
         if is_boundary(records[i]):
-            return list(records[i + 1:])
+            return list(records[i:])
     return list(records)
 
 
