@@ -344,6 +344,22 @@ def test_the_last_search_says_what_it_found():
     assert state_of(recs).current.found == "nothing"
 
 
+def test_what_new_code_does_is_its_own_short_text_not_a_list_of_names():
+    js = "export function highlight(root) {\n  for (const b of root.querySelectorAll('code')) {\n    hljs.highlightElement(b)\n  }\n}\n"
+    recs = [rec("user", "add highlighting")] + call("Write", file_path="/w/app.js", content=js, result="File created")
+    f = state_of(recs).files[0]
+    assert f.code == (("highlight", "export function highlight(root) { for (const b of root.querySelectorAll('code')) "
+                                    "{ hljs.highlightElement(b) } }"),)
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
+    assert "`highlight` now reads: `export function highlight(root)" in text
+    ex = "defmodule A do\n  def f(:a) do\n    1\n  end\n  def f(:b) do\n    2\n  end\nend\n"
+    py = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    test = "func TestX(t *testing.T) {\n  if f() != 1 {\n    t.Fatal()\n  }\n}\n"
+    for path, content in (("/w/a.ex", ex), ("/w/a.py", py), ("/w/a_test.go", "package a\n" + test)):
+        recs = [rec("user", "x")] + call("Write", file_path=path, content=content, result="File created")
+        assert all(n not in ("f/1", "f", "TestX") for n, _ in state_of(recs).files[0].code), path
+
+
 def test_the_same_test_name_in_two_blocks_counts_twice():
     text = "describe('a', () => { it('works', () => {}) })\ndescribe('b', () => { it('works', () => {}) })\n"
     st = state_of([rec("user", "test it")] + call("Write", file_path="/w/a.test.ts", content=text,

@@ -155,3 +155,11 @@ class _Early:
             if text is not self.STOP and text_hash(text) in self.vecs:
                 texts += 1
         return self.engine, self.vecs, texts
+
+
+def cosine_matrix(home, texts: list[str]):
+    """n×n cosine similarities of `texts` with MiniLM (embeddings are normalized; cached)."""
+    import numpy as np
+
+    m = np.asarray(make_embedder(home, "minilm", len(texts)).embed(texts))
+    return m @ m.T

@@ -45,6 +45,7 @@ class FileChange:
     docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
     constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets
     moved_from: str = ""
+    code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote
 
 
 @dataclass(frozen=True)

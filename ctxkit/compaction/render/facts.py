@@ -168,6 +168,9 @@ def _doc(name: str, doc: str) -> str:
     return d.rstrip(".")
 
 
+LOCATED = re.compile(r"[\w./-]+\.\w{1,6}:\d+")     # an error line that names a file and line says its own thing
+
+
 def grouped(errors) -> list[tuple[ErrorState, int]]:
     """The errors, each with how many more lines of the same failed run shared its fate (one run's
     several lines that one fix cleared are one error): [(error, more)]."""
@@ -176,7 +179,8 @@ def grouped(errors) -> list[tuple[ErrorState, int]]:
         if out:
             f, n = out[-1]
             if (f.at, f.source, f.fixed_at, f.fix_files, f.fixed_by) == (e.at, e.source, e.fixed_at, e.fix_files, e.fixed_by) \
-                    and not (f.fix_how or e.fix_how or f.silenced or e.silenced or e.cause):
+                    and not (f.fix_how or e.fix_how or f.silenced or e.silenced or e.cause) \
+                    and not (LOCATED.search(f.text) or LOCATED.search(e.text) or e.text.startswith("failing:")):
                 out[-1] = (f, n + 1)
                 continue
         out.append((e, 0))

@@ -250,9 +250,13 @@ class Writer:
                     more = file_fact(files[j], 20)
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j))
+                for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
+                    self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
+                             group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
             for j, (e, more) in enumerate(grouped(s.errors)):
-                self.add(name, error_line(e, st, False, more), lvl + 1, group=f"s{k}e{j}", order=order + (3, j))
-                self.add(name, error_line(e, st, True, more), lvl + 2, group=f"s{k}e{j}", order=order + (3, j))
+                deep = 0 if j < 2 or e.fixed_at < 0 else 1   # a step's decisions and findings before its third fixed error
+                self.add(name, error_line(e, st, False, more), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                self.add(name, error_line(e, st, True, more), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
             if s.checks:
                 self.add(name, "Checks: " + "; ".join(check_history(c) for c in s.checks) + ".", lvl + 1,
                          order=order + (4,))
