@@ -231,3 +231,11 @@ def test_compact_and_status_agree_on_a_dropped_stream(world):
     d = json.loads(ctx(world, "status", "--json", stdin=kept).stdout)
     p = ctx(world, "compact", stdin=kept)
     assert f"not due: {d['window_pct']:.1%} of the model's 200000-token window (counted)" in p.stderr, p.stderr
+
+
+def test_notify_if_pct_watches_the_headline_unless_a_budget_is_set(world):
+    over = ctx(world, "status", "--notify-if-pct", "0.2", "--json", tty=True)   # 21.9 % of the window
+    assert over.returncode == 3 and "usage 21.9% is at or above 20%" in over.stderr
+    assert ctx(world, "status", "--notify-if-pct", "0.25", tty=True).returncode == 0
+    own = ctx(world, "status", "--notify-if-pct", "0.2", "--budget", "1000000", tty=True)   # of your own budget
+    assert own.returncode == 0

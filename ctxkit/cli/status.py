@@ -44,7 +44,7 @@ def resolve_budget(budget, max_tokens, reserve_tokens) -> int:
 @click.option("--tools", "tools_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="Tool schemas (JSON/YAML) that count against the budget.")
 @click.option("--notify-if-pct", type=Share(), metavar="P",
-              help="Exit 3 when usage is at or above P of the budget: a fraction (0.5) or a percent (50, 50%).")
+              help="Exit 3 when the headline (of the budget, when you set one) is at or above P: 0.5, 50 or 50%.")
 @click.option("--notify-once", is_flag=True,
               help="With --notify-if-pct: exit 3 only when usage crosses P (it was below at this session's "
                    "last check), not on every check while it stays over.")
@@ -175,7 +175,8 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         click.echo(_table(d, table_fmt))
     else:
         click.echo(json.dumps(d))
-    over = notify_if_pct is not None and d["pct_used"] >= notify_if_pct
+    used = d["pct_used"] if own_budget else d["window_pct"]   # the one figure, as compaction_due
+    over = notify_if_pct is not None and used >= notify_if_pct
     if notify_once and notify_if_pct is not None:
         from ..services.notify import crossed
 
@@ -183,7 +184,7 @@ def status(file, from_, skip_invalid, tokenizer, model, budget, max_tokens, rese
         if not crossed(home, f"{who}@{notify_if_pct:g}", over):
             over = False
     if over:
-        note(f"ctx: usage {d['pct_used']:.1%} is at or above {notify_if_pct:.0%}")
+        note(f"ctx: usage {used:.1%} is at or above {notify_if_pct:.0%}")
         raise click.exceptions.Exit(ExitStatus.OVER_THRESHOLD)
 
 
