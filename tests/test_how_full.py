@@ -239,3 +239,12 @@ def test_notify_if_pct_watches_the_headline_unless_a_budget_is_set(world):
     assert ctx(world, "status", "--notify-if-pct", "0.25", tty=True).returncode == 0
     own = ctx(world, "status", "--notify-if-pct", "0.2", "--budget", "1000000", tty=True)   # of your own budget
     assert own.returncode == 0
+
+
+def test_a_subfolder_uses_the_projects_ctx_folder(world):
+    """./.ctx/ at the repository root is the workspace from any folder of the project, as for a hook
+    whose cwd is the root."""
+    (world["proj"] / ".ctx").mkdir()
+    deep = ctx(world, "context", "path", cwd=world["proj"] / "lib" / "deep")
+    root = ctx(world, "context", "path", cwd=world["proj"])
+    assert deep.stdout == root.stdout and deep.stdout.strip() == str(world["proj"] / ".ctx" / "CONTEXT.md")
