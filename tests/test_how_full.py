@@ -146,6 +146,9 @@ def test_sessions_lists_every_agents_sessions_of_the_project(world):
     assert all(r["size"] > 0 and r["modified"] and r["path"] for r in rows)
     assert ctx(world, "sessions", "--jq", ".agent", "-r").stdout.split() == [r["agent"] for r in rows]
     assert "window_pct" in ctx(world, "sessions", "-t").stdout
+    sub = world["home"] / ".claude" / "projects" / claude_key(proj) / "agent-a2898e3.jsonl"   # a subagent's
+    shutil.copy(corpus("claude-code_spotter_4d5611e5_subagents_agent-a2898e3.jsonl"), sub)
+    assert len(ctx(world, "sessions", "--json").stdout.splitlines()) == 4
     os.utime(codex, None)   # the newest now: ctx takes it, whatever the agent
     p = ctx(world, "count", tty=True)
     assert str(codex) in p.stderr and "Codex" in p.stderr

@@ -110,6 +110,8 @@ def _claude(here: str, root: str) -> list[Found]:
         else:
             continue
         for path in glob.glob(os.path.join(glob.escape(os.path.join(base, name)), "*.jsonl")):
+            if os.path.basename(path).startswith("agent-"):   # a subagent's transcript (older clients), not a session
+                continue
             c = cwd or _peek_cwd(path, lambda o: o.get("cwd"))
             if _inside(c, root):
                 f = _found("claude-code", os.path.basename(path)[:-len(".jsonl")], path, c)
