@@ -28,7 +28,6 @@ from ..store import logs, sessions
 from ..store.hook_state import read_state, update_state
 
 CONTEXT_CAP = 10_000   # Claude Code's cap on additionalContext, in characters
-TRANSCRIPT_MAX = 512 << 20
 COMPACTION_AGENT = "acompact"   # Claude Code's own compaction agent: its id / transcript name
 
 
@@ -71,19 +70,18 @@ def records_of(path: str | None, ignored: dict | None = None, home=None, key: st
     """A transcript's records; none when there is no transcript yet (Claude Code runs the first
     UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted.
     With `home` and `key` (the session reading it), only the lines appended since that
-    session's last read are parsed (services/transcripts)."""
+    session's last read are parsed (services/transcripts). Whatever the transcript's size, a
+    read is bounded: a huge one is read from its recent part (services/transcripts.WINDOW)."""
+    from . import transcripts
+
     if not path or not os.path.exists(path):
         return []
     if not os.path.isfile(path):
         raise InputError(path, None, "transcript_path is not a regular file")
-    if os.path.getsize(path) > TRANSCRIPT_MAX:
-        raise InputError(path, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
     if home is not None and key:
-        from . import transcripts
-
         mine: dict = {}
         try:
-            recs, _ = transcripts.read(home, path, key, mine, TRANSCRIPT_MAX)
+            recs, _ = transcripts.read(home, path, key, mine)
         except InputError:
             raise
         except Exception:  # noqa: BLE001 - the cache is only a shortcut: read the file itself
@@ -93,10 +91,8 @@ def records_of(path: str | None, ignored: dict | None = None, home=None, key: st
                 for k, v in mine.items():
                     ignored[k] = ignored.get(k, 0) + v
             return recs
-    from ..io.adapters import open_records
-    from ..io.jsonl import Source
-
-    return list(open_records(Source(path), ignored=ignored))
+    with open(path, "rb") as f:
+        return transcripts.once(path, f, os.fstat(f.fileno()).st_size, transcripts.format_of(path), ignored)[0]
 
 
 def transcript_records(home, target: "Target") -> list[dict]:
@@ -721,11 +717,16 @@ def curate_now(home, transcript: str, session: str | None, ended: bool = False) 
     (the chunks least relevant to what the agent is doing, as `ctx score` scores them by
     default, go to cold storage); at session end, the
     session's content goes to cold storage whole."""
+    if ended:   # the whole session, streamed group by group (a huge transcript is never held)
+        from ..io.adapters import open_records
+        from ..io.jsonl import Source
+
+        if not os.path.isfile(transcript):
+            return None
+        return to_cold_storage(home, open_records(Source(transcript)), session)
     recs = records_of(transcript)
     if not recs:
         return None
-    if ended:
-        return to_cold_storage(home, recs, session)
     if not measure(home, recs)["curation_due"]:
         return None
     from .curation import curate
@@ -768,7 +769,7 @@ def run_worker(home, transcript: str, session: str | None, ended: bool = False):
     return result
 
 
-def to_cold_storage(home, recs: list[dict], session: str | None) -> dict:
+def to_cold_storage(home, recs, session: str | None) -> dict:
     """Every group of an ended session, stored durably in cold storage (re-drops are not logged
     again), so `ctx recover` and recall find it later."""
     from ..backends.tokenizers import count_records

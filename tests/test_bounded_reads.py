@@ -1,0 +1,102 @@
+"""Hooks read a transcript of any size in bounded work: a first read of a long one parses only
+its recent part (from a turn's start, ids and line numbers as a full read gives them), a reader
+keeps at most KEEP bytes parsed and starts a new window past it, and formats read whole every
+time (Codex) are read from the same window after their metadata line. Nothing is refused for
+its size. The window is made small here so the corpus transcripts are "huge"."""
+import json
+
+import pytest
+from conftest import corpus
+
+from ctxkit.io.adapters import open_records
+from ctxkit.io.jsonl import Source
+from ctxkit.services import hooks, transcripts
+from ctxkit.store.home import Home
+
+CC = "claude-code_spotter_8463c716_session.jsonl"
+CODEX = "codex_agentv_rollout-019efc87.jsonl"
+
+
+@pytest.fixture
+def small_window(monkeypatch):
+    monkeypatch.setattr(transcripts, "WINDOW", 200_000)
+    monkeypatch.setattr(transcripts, "KEEP", 600_000)
+
+
+def _by_line(recs):
+    return {(r.get("source") or {}).get("line"): r for r in recs if r.get("kind") == "message"}
+
+
+def _check_window(got, full, start_line):
+    """The window's messages are the full read's (same ids, same lines), from its first line on."""
+    full_msgs = [r for r in full if r.get("kind") == "message" and (r.get("source") or {}).get("line", 0) >= start_line]
+    got_msgs = [r for r in got if r.get("kind") == "message"]
+    assert got_msgs and len(got_msgs) == len(full_msgs)
+    for a, b in zip(got_msgs, full_msgs):
+        assert a["id"] == b["id"] and a["source"]["line"] == b["source"]["line"] and a.get("content") == b.get("content")
+
+
+def test_a_first_read_of_a_long_transcript_parses_its_last_window_from_a_turn(tmp_path, small_window):
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "t.jsonl"
+    data = open(corpus(CC), "rb").read()
+    path.write_bytes(data)
+    full = list(open_records(Source(str(path))))
+    recs, how = transcripts.read(home, str(path), "s")
+    assert how == "window"
+    lines = data.splitlines(keepends=True)
+    start_line = min(r["source"]["line"] for r in recs if r.get("source"))
+    assert sum(map(len, lines[:start_line - 1])) >= len(data) - transcripts.WINDOW - 1
+    assert transcripts._is_turn_start(lines[start_line - 1], "claude-code")
+    _check_window(recs, full, start_line)
+    assert not any(r.get("role") == "tool" and "orphan_result" in (r.get("flags") or ()) for r in recs)
+    # nothing new: the cache answers; one more turn: only it is parsed, numbered on
+    again, how = transcripts.read(home, str(path), "s")
+    assert how == "cached" and json.dumps(again) == json.dumps(recs)
+
+
+def test_a_reader_keeps_at_most_keep_bytes_then_starts_a_new_window(tmp_path, small_window):
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "t.jsonl"
+    lines = open(corpus(CC), "rb").read().splitlines(keepends=True)
+    cut = len(lines) // 3
+    path.write_bytes(b"".join(lines[:cut]))
+    _, how = transcripts.read(home, str(path), "s")
+    assert how == "window"
+    hows = []
+    step = max(1, (len(lines) - cut) // 12)
+    for i in range(cut, len(lines), step):
+        with open(path, "ab") as f:
+            f.writelines(lines[i:i + step])
+        recs, how = transcripts.read(home, str(path), "s")
+        hows.append(how)
+        state = hooks.read_state(home)[transcripts.STATE_PREFIX + "s"]
+        assert state["offset"] - state["start"] <= transcripts.KEEP
+    assert "window" in hows and ("appended" in hows)
+    full = list(open_records(Source(str(path))))
+    start_line = min(r["source"]["line"] for r in recs if r.get("source"))
+    _check_window(recs, full, start_line)
+
+
+def test_codex_is_read_from_its_window_after_its_metadata_line(tmp_path, small_window):
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "rollout.jsonl"
+    path.write_bytes(open(corpus(CODEX), "rb").read())
+    full = list(open_records(Source(str(path))))
+    recs = hooks.records_of(str(path), None, home, "codex-s")
+    assert recs and len(recs) < len(full)
+    start_line = min(r["source"]["line"] for r in recs if r.get("source") and r.get("kind") == "message")
+    assert {r.get("session") for r in recs} == {r.get("session") for r in full if r.get("kind") == "message"}
+    full_msgs = [r for r in full if r.get("kind") == "message" and r["source"]["line"] >= start_line]
+    got_msgs = [r for r in recs if r.get("kind") == "message"]
+    assert [r["id"] for r in got_msgs][-20:] == [r["id"] for r in full_msgs][-20:]
+
+
+def test_nothing_is_refused_for_its_size(tmp_path, small_window):
+    """A transcript past any size is read (its recent part), never "not read"."""
+    home = Home(str(tmp_path / "home"))
+    path = tmp_path / "t.jsonl"
+    data = open(corpus(CC), "rb").read()
+    path.write_bytes(data * 3)
+    recs = hooks.records_of(str(path), None, home, "big")
+    assert recs and all(r["source"]["line"] > len(data.splitlines()) * 2 for r in recs if r.get("source"))
