@@ -34,8 +34,8 @@ from ..io.jsonl import Source
 INCREMENTAL_FORMATS = ("claude-code",)   # formats whose records depend on nothing before the cut
 WINDOWED_FORMATS = ("claude-code", "codex", "copilot-cli", "gemini-cli")   # JSONL: a window of lines stands alone
 STATE_PREFIX = "read:"
-WINDOW = 8 << 20   # a first read of a longer transcript parses only its last WINDOW bytes (from a turn)
-KEEP = 24 << 20    # a reader keeps at most this much of the transcript parsed; past it a new window starts
+WINDOW = 4 << 20   # a first read of a longer transcript parses only its last WINDOW bytes (from a turn)
+KEEP = 12 << 20    # a reader keeps at most this much of the transcript parsed; past it a new window starts
 HEAD_MAX = 1 << 20   # the first line kept before a window (a session's metadata) when it is at most this long
 _CHUNK = 1 << 20
 
