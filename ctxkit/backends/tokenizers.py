@@ -296,6 +296,54 @@ def iter_exact(text: str, size: int = 1 << 18):
         start = cut
 
 
+def exact_pieces(blocks):
+    """`iter_exact`'s pieces of a text that comes in blocks (a file read as it streams): the last
+    piece of a block waits for the next block, so the cuts are those of the whole text (where
+    no pre-token spans them); memory is a block and a piece, whatever the text's size."""
+    carry = ""
+    for block in blocks:
+        if not block:
+            continue
+        pieces = iter_exact(carry + block)
+        prev = next(pieces, None)
+        for p in pieces:
+            yield prev
+            prev = p
+        carry = prev or ""
+    if carry:
+        yield carry
+
+
+def count_blocks(tok, blocks) -> int:
+    """Tokens of a text that comes in blocks, as `tok.count` gives them for the whole text."""
+    if tok.name == "approx":   # characters / 4, rounded up once for the whole text
+        return (sum(len(b) for b in blocks) + 3) // 4
+    n = 0
+    batch: list[str] = []
+    for piece in exact_pieces(blocks):
+        batch.append(piece)
+        if len(batch) >= 32:
+            n += sum(tok.count_batch(batch))
+            batch = []
+    return n + (sum(tok.count_batch(batch)) if batch else 0)
+
+
+def truncate_blocks(tok, blocks, limit: int):
+    """The first `limit` tokens of a text that comes in blocks, as pieces of text (stops reading
+    once they are reached)."""
+    left = limit
+    for piece in exact_pieces(blocks):
+        n = tok.count(piece)
+        if n <= left:
+            yield piece
+            left -= n
+            if left == 0:
+                return
+            continue
+        yield tok.truncate(piece, left)
+        return
+
+
 class ApproxTokenizer(Tokenizer):
     """chars/4, rounded up: needs nothing, overestimates slightly on English."""
 

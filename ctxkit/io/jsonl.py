@@ -135,6 +135,28 @@ class Source:
             raise InputError(self.name, text.count("\n", 0, m.start()) + 1, "invalid UTF-8 (is this a text file?)")
         return text
 
+    def read_blocks(self, size: int = 1 << 20) -> Iterator[str]:
+        """The rest of the text (what was peeked first) in blocks of about `size` characters, as
+        it streams; bytes that are not UTF-8 are an error naming the line, as `read_all` gives it."""
+        stream = self._open()
+        block = "".join(self._peeked)
+        self._peeked = []
+        line = 1
+        while True:
+            block += stream.read(size)
+            if not block:
+                break
+            m = BAD_UTF8.search(block)
+            if m:
+                raise InputError(self.name, line + block.count("\n", 0, m.start()), "invalid UTF-8 (is this a text file?)")
+            line += block.count("\n")
+            yield block
+            block = ""
+
+    def peeked_too_long(self) -> bool:
+        """A line peeked so far was over max_chars (read past, not held)."""
+        return any(isinstance(line, TooLong) for line in self._peeked)
+
     def close(self) -> None:
         if self._stream is not None and self.path != "-":
             self._stream.close()
