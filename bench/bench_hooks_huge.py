@@ -24,6 +24,7 @@ from _common import CORPUS, DATA, PY, checkouts, loadavg, pick, skipped
 
 SESSION = "b16b0a7e-huge-4bd1-9c3e-5e55101d0000"
 GOAL_S, GOAL_MB = 5.0, 300
+CALL_TIMEOUT = 180   # seconds: a call still running then is stopped and reported (exit 124)
 _IDS = re.compile(rb'"(uuid|parentUuid|leafUuid|sessionId|id|tool_use_id|promptId)":"([^"]+)"')
 
 
@@ -80,7 +81,8 @@ def _run_rss(root, cmd, stdin, env) -> dict:
     what it said on stderr."""
     gtime = shutil.which("time") or "/usr/bin/time"
     t = time.perf_counter()
-    p = subprocess.run([gtime, "-f", "RSS_KB=%M CPU=%U+%S", *cmd], input=stdin, capture_output=True, env=env, cwd=str(root))
+    p = subprocess.run([gtime, "-f", "RSS_KB=%M CPU=%U+%S", "timeout", str(CALL_TIMEOUT), *cmd], input=stdin,
+                       capture_output=True, env=env, cwd=str(root))
     took = time.perf_counter() - t
     err = p.stderr.decode(errors="replace")
     m = re.search(r"RSS_KB=(\d+) CPU=([\d.]+)\+([\d.]+)", err)
