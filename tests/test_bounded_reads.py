@@ -100,3 +100,43 @@ def test_nothing_is_refused_for_its_size(tmp_path, small_window):
     path.write_bytes(data * 3)
     recs = hooks.records_of(str(path), None, home, "big")
     assert recs and all(r["source"]["line"] > len(data.splitlines()) * 2 for r in recs if r.get("source"))
+
+
+def _cut_mid_line(src: str, dest, keep: int) -> None:
+    data = open(corpus(src), "rb").read()[:keep]
+    assert not data.endswith(b"\n")
+    dest.write_bytes(data)
+
+
+@pytest.mark.parametrize("agent,src,event", [
+    ("claude-code", "claude-code_spotter_491e126e_session.jsonl", "Stop"),
+    ("codex", "codex_kunalcode12_Empire-of-bits-vorld.rollout.jsonl", "Stop"),
+    ("copilot", "formats/copilot-cli_agentv_10fb4666.jsonl", "agentStop"),
+])
+def test_a_hook_skips_a_half_written_last_line_with_a_note(tmp_path, agent, src, event):
+    from conftest import run
+
+    t = tmp_path / "live.jsonl"
+    _cut_mid_line(src, t, 30000)
+    proj = tmp_path / "p"
+    proj.mkdir()
+    key = "sessionId" if agent == "copilot" else "session_id"
+    tkey = "transcriptPath" if agent == "copilot" else "transcript_path"
+    payload = {key: "live-1", tkey: str(t), "cwd": str(proj), "hook_event_name": event}
+    res = run("hook", agent, event, input=json.dumps(payload))
+    assert res.code == 0 and "Traceback" not in res.stderr
+    assert f"{t}: skipped a half-written last line" in res.stderr
+
+
+def test_import_skips_a_half_written_last_line_but_a_bad_line_inside_stays_an_error(tmp_path):
+    from conftest import run
+
+    t = tmp_path / "live.jsonl"
+    _cut_mid_line("claude-code_spotter_491e126e_session.jsonl", t, 30000)
+    res = run("import", t)
+    assert res.code == 0 and "skipped a half-written last line" in res.stderr
+    lines = t.read_bytes().split(b"\n")
+    lines[3] = lines[3][:40]
+    t.write_bytes(b"\n".join(lines))
+    res = run("import", t)
+    assert res.code == 1 and f"{t}:4:" in res.stderr

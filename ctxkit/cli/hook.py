@@ -124,6 +124,10 @@ def _run(name: str, data: dict, agent=None, in_worker: bool = False) -> tuple[st
     target = svc.resolve(home, data, root.meta.get("ctx.workspace"), agent)
     target.in_worker = in_worker
     context, msg = svc.handle(name, home, target)
+    from ..services.transcripts import HALF_WRITTEN
+
+    if target.ignored.get(HALF_WRITTEN):
+        note(f"ctx: {target.transcript}: skipped a half-written last line (the transcript is still being written)")
     if context:
         from ..store import redaction
 

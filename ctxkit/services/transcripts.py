@@ -159,7 +159,7 @@ def read(home, path: str, key: str, ignored: dict | None = None) -> tuple[list[d
         with open(path, "rb") as f:
             if _resumable(state, path, st, f, cache) and st.st_size - int(state.get("start") or 0) <= KEEP:
                 f.seek(state["offset"])
-                new = _complete(f.read(st.st_size - state["offset"]))
+                new = _complete(f.read(st.st_size - state["offset"]), ignored)
                 if new is None:  # a last line complete but not ended: read as it is, keep nothing
                     return once(path, f, st.st_size, INCREMENTAL_FORMATS[0], ignored)
                 records = _load_cache(cache, state["cache_bytes"])
@@ -179,7 +179,7 @@ def read(home, path: str, key: str, ignored: dict | None = None) -> tuple[list[d
             start, before = window_start(f, st.st_size, fmt)
             f.seek(start)
             data = f.read(st.st_size - start)
-        data = _complete(data)
+        data = _complete(data, ignored)
         if data is None:  # a last line complete but not ended: read as it is, keep nothing
             with open(path, "rb") as f:
                 return once(path, f, st.st_size, fmt, ignored)
@@ -271,7 +271,8 @@ def once(path: str, f, size: int, fmt: str, ignored: dict | None) -> tuple[list[
     if len(head) > HEAD_MAX or not head.endswith(b"\n"):
         head = b""   # no metadata line to keep (or a JSON document: not windowed)
     if size <= WINDOW or fmt not in WINDOWED_FORMATS or not head:
-        return list(open_records(Source(path), fmt, ignored=ignored)), "full"
+        src = Source(path)
+        return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "full"
     start, before = window_start(f, size, fmt)
     f.seek(start)
     tail = f.read(size - start)
@@ -280,13 +281,23 @@ def once(path: str, f, size: int, fmt: str, ignored: dict | None) -> tuple[list[
     del tail
     src = Source(path, stream=io.StringIO(text))
     del text
-    return list(open_records(src, fmt, ignored=ignored)), "window"
+    return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "window"
 
 
-def _complete(data: bytes) -> bytes | None:
+def _noted(records: list[dict], src: Source, ignored: dict | None) -> list[dict]:
+    """The records; a half-written last line the reader passed over is counted in `ignored`."""
+    if ignored is not None and any("half-written" in n for n in src.notes):
+        ignored[HALF_WRITTEN] = 1
+    return records
+
+
+HALF_WRITTEN = "half-written last line"   # the key `ignored` counts it under (a hook says so on stderr)
+
+
+def _complete(data: bytes, ignored: dict | None = None) -> bytes | None:
     """`data` up to its last newline: a last line the writer has not finished is left for the
-    next read. None when that last line is whole JSON without its newline (a file written that
-    way is read as it is, not kept)."""
+    next read (counted in `ignored`). None when that last line is whole JSON without its newline
+    (a file written that way is read as it is, not kept)."""
     cut = data.rfind(b"\n") + 1
     rest = data[cut:]
     if rest.strip():
@@ -294,7 +305,8 @@ def _complete(data: bytes) -> bytes | None:
             json.loads(rest)
             return None
         except ValueError:
-            pass
+            if ignored is not None:
+                ignored[HALF_WRITTEN] = 1
     return data[:cut]
 
 
