@@ -108,13 +108,22 @@ def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
 
     makedirs(cache_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError as e:   # a full disk or a read-only cache: no half-written temp file is left
+        from ..store.atomic import named
+
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise named(e, path) from None
     return path
 
 
