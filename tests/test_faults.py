@@ -198,3 +198,31 @@ def test_provider_usage_that_is_not_a_count_is_ignored_with_a_note(tmp_path):
                            "usage": {"input_tokens": "x", "output_tokens": 3}})
     res = run("status", "-", input=ctx_line + "\n")
     assert res.code == 0 and "usage.input_tokens" in res.stderr
+
+
+def test_splicing_as_it_streams_gives_what_splicing_the_whole_list_gives():
+    """`recover --into` streams FILE (a huge one is never held): the streamed splice of several
+    chunks, stubs and shrunk outputs alike, equals the list splice applied chunk by chunk."""
+    from ctxkit.core.splice import splice, splice_stream, stubs
+    from ctxkit.store.backend import open_store
+    from ctxkit.store.home import Home
+
+    scored = _scored()
+    kept = run("drop", "--cutoff", "0.9", "--keep", "0.95", "--min-keep", "1", input=scored, env=ENV)
+    assert kept.code == 0, kept.stderr
+    recs = kept.records()
+    found = stubs(recs)
+    assert len(found) >= 3
+    store = open_store(Home(os.environ["CTX_HOME"])).cold
+    chunks = []
+    for cid, sess in found:
+        hit = store.find(cid, sess)
+        chunks.append((cid, sess, store.load(hit[0]["path"])["records"]))
+    want = recs
+    for cid, sess, body in chunks:
+        want, done = splice(want, cid, sess, body)
+        assert done
+    assert list(splice_stream(iter(recs), chunks)) == want
+    kinds = {r.get("kind") for r in recs if any(r.get("group") == c[0] for c in chunks)} | \
+        {"shrunk" for r in recs if isinstance((r.get("meta") or {}).get("shrunk"), dict)}
+    assert "stub" in kinds

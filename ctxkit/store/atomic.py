@@ -169,18 +169,30 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redac
     """Replace `path` with `data` so readers see the old or the new file, never half. A new
     file is private (0600); a replaced file keeps its mode. Text is redacted on the way (one
     pass guards every write ctx makes) unless the caller did it already (`redacted=True`)."""
-    if not redacted and isinstance(data, str):
-        from . import redaction
+    with atomic_writer(path, mode, redacted=redacted) as write:
+        write(data)
 
-        data = redaction.persisted(path, data)
+
+@contextlib.contextmanager
+def atomic_writer(path: str, mode: int | None = None, *, redacted: bool = False) -> Iterator:
+    """`atomic_write` for what comes in pieces (a file written as it streams): `write(piece)`
+    in the `with`; the file is replaced when it ends, and left as it was when it raises. Text is
+    redacted piece by piece (whole lines: what ctx redacts never spans one) unless `redacted`."""
     d = os.path.dirname(os.path.abspath(path))
     makedirs(d)
     no_links(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
-            # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
-            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
+            def write(data: str | bytes) -> None:
+                if not redacted and isinstance(data, str):
+                    from . import redaction
+
+                    data = redaction.persisted(path, data)
+                # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
+                f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
+
+            yield write
             f.flush()
             os.fsync(f.fileno())
         if mode is not None:
