@@ -226,3 +226,16 @@ def test_splicing_as_it_streams_gives_what_splicing_the_whole_list_gives():
     kinds = {r.get("kind") for r in recs if any(r.get("group") == c[0] for c in chunks)} | \
         {"shrunk" for r in recs if isinstance((r.get("meta") or {}).get("shrunk"), dict)}
     assert "stub" in kinds
+
+
+def test_dedupe_names_a_file_it_cannot_read_whole(tmp_path, ctx_home):
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"a line\n\xff not text\n")
+    res = run("dedupe", bad, "--embedder", "keyword")
+    assert res.code == 1 and f"{bad}:2: invalid UTF-8" in res.stderr and "internal error" not in res.stderr
+    ctx_home.mkdir(parents=True, exist_ok=True)
+    (ctx_home / "config.yaml").write_text("max_record_mb: 0.001\n")
+    big = tmp_path / "big.md"
+    big.write_text("a paragraph of words\n" * 200)
+    res = run("dedupe", big, "--embedder", "keyword")
+    assert res.code == 1 and str(big) in res.stderr and "max_record_mb" in res.stderr
