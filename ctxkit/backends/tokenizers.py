@@ -137,6 +137,11 @@ class Tokenizer:
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]
 
+    def count_pieces(self, pieces) -> int:
+        """Tokens in pieces of one text already cut where no token spans a cut (`iter_exact`),
+        which may come from an iterator (a text counted as it is read)."""
+        return sum(self.count(p) for p in pieces)
+
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError
 
@@ -248,6 +253,9 @@ class TiktokenTokenizer(Tokenizer):
                 out += pool.map(self.n, batch)
         return out
 
+    def count_pieces(self, pieces) -> int:
+        return sum(self._count_pieces(pieces))   # both cores, about 2 MB of pieces held at a time
+
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         if any(len(t) > 1 << 20 for t in texts):
             return [self.count(t) for t in texts]
@@ -327,14 +335,7 @@ def count_blocks(tok, blocks) -> int:
     """Tokens of a text that comes in blocks, as `tok.count` gives them for the whole text."""
     if tok.name == "approx":   # characters / 4, rounded up once for the whole text
         return (sum(len(b) for b in blocks) + 3) // 4
-    n = 0
-    batch: list[str] = []
-    for piece in exact_pieces(blocks):
-        batch.append(piece)
-        if len(batch) >= 32:
-            n += sum(tok.count_batch(batch))
-            batch = []
-    return n + (sum(tok.count_batch(batch)) if batch else 0)
+    return tok.count_pieces(exact_pieces(blocks))
 
 
 def truncate_blocks(tok, blocks, limit: int):
@@ -461,6 +462,9 @@ class LazyTokenizer(Tokenizer):
 
     def count_batch(self, texts):
         return self.real.count_batch(texts) if texts else []
+
+    def count_pieces(self, pieces):
+        return self.real.count_pieces(pieces)
 
     def encode(self, text):
         return self.real.encode(text)
