@@ -317,6 +317,49 @@ def test_an_error_silenced_by_a_directive_naming_its_rule_is_not_called_fixed():
     assert state_of(other).errors[0].silenced == ""     # a directive for another rule silences nothing here
 
 
+def test_an_error_a_fixer_cleared_is_fixed_by_running_it_and_the_runners_report_is_not_the_error():
+    out = ("$ biome check --error-on-warnings\nsrc/db.ts format\n  × Formatter would have printed the following content:\n"
+           "  × Formatter would have printed the following content:\nFound 2 errors.\n"
+           "error: script \"lint\" exited with code 1")
+    recs = [rec("user", "lint it")] + bash("bun run lint", out, 1) + bash("bun run lint:fix", "Fixed 2 files.") + \
+        bash("bun run lint", "Checked 286 files. No fixes applied.")
+    st = state_of(recs)
+    assert st.errors and all(e.fixed_by == "bun run lint:fix" for e in st.errors)
+    assert not any("exited with code" in e.text for e in st.errors)
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
+    assert text.count("Error from `bun run lint`") == 1 and "fixed by running `bun run lint:fix`" in text
+    st = state_of([rec("user", "x")] + bash("make test", "make: *** [test] Error 2", 1) +
+                  bash("git commit -m fix", "[main abc1234] fix") + bash("make test", "ok"))
+    assert st.errors[0].fixed_by == ""           # a commit message saying "fix" is no fixer
+
+
+def test_the_last_search_says_what_it_found():
+    recs = [rec("user", "fix the crash")] + edit("/w/lib/a.ex") + \
+        call("Grep", pattern="terminal_scrolled", path="/w/lib", result="Found 1 file\nlib/b.ex") + \
+        call("Grep", pattern="terminal_scrolled", path="/w/lib/b.ex", output_mode="content",
+             result="11-  end\n12:  def handle_event(\"terminal_scrolled\", params, socket) do\n13-    x")
+    st = state_of(recs)
+    assert st.current.found.startswith("only in `lib/b.ex`") and "12: def handle_event" in st.current.found
+    recs = [rec("user", "x")] + call("Grep", pattern="nope", path="/w", result="No files found")
+    assert state_of(recs).current.found == "nothing"
+
+
+def test_what_new_code_does_is_its_own_short_text_not_a_list_of_names():
+    js = "export function highlight(root) {\n  for (const b of root.querySelectorAll('code')) {\n    hljs.highlightElement(b)\n  }\n}\n"
+    recs = [rec("user", "add highlighting")] + call("Write", file_path="/w/app.js", content=js, result="File created")
+    f = state_of(recs).files[0]
+    assert f.code == (("highlight", "export function highlight(root) { for (const b of root.querySelectorAll('code')) "
+                                    "{ hljs.highlightElement(b) } }"),)
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
+    assert "`highlight` now reads: `export function highlight(root)" in text
+    ex = "defmodule A do\n  def f(:a) do\n    1\n  end\n  def f(:b) do\n    2\n  end\nend\n"
+    py = "def f(x):\n    if x:\n        return 1\n    return 2\n"
+    test = "func TestX(t *testing.T) {\n  if f() != 1 {\n    t.Fatal()\n  }\n}\n"
+    for path, content in (("/w/a.ex", ex), ("/w/a.py", py), ("/w/a_test.go", "package a\n" + test)):
+        recs = [rec("user", "x")] + call("Write", file_path=path, content=content, result="File created")
+        assert all(n not in ("f/1", "f", "TestX") for n, _ in state_of(recs).files[0].code), path
+
+
 def test_the_same_test_name_in_two_blocks_counts_twice():
     text = "describe('a', () => { it('works', () => {}) })\ndescribe('b', () => { it('works', () => {}) })\n"
     st = state_of([rec("user", "test it")] + call("Write", file_path="/w/a.test.ts", content=text,

@@ -23,6 +23,13 @@ def hook(agent, event, payload, *args, env=None):
                input=json.dumps({"hook_event_name": event, **payload}), env=env)
 
 
+def state(key: str) -> str:
+    """A session's own CONTEXT.md, whichever store keeps it."""
+    res = run("context", "show", "--session", key)
+    assert res.code == 0, res.stderr
+    return res.stdout
+
+
 def _project(tmp_path, name="p"):
     p = tmp_path / name
     p.mkdir()
@@ -80,16 +87,8 @@ def test_each_agents_sessions_keep_their_own_state(tmp_path, monkeypatch):
     idx = session_index()
     assert idx[sid].get("agent") == "claude-code" and idx["codex-" + sid]["agent"] == "codex"
     assert idx[sid]["project"] == idx["codex-" + sid]["project"] == str(proj)
-    home = os.environ["CTX_HOME"]
-
-    def state(key):
-        from conftest import stored_text
-
-        return stored_text(os.path.join(home, "sessions", key, "CONTEXT.md")) or ""
-
-    if os.environ.get("CTX_TEST_STORE") != "pg":
-        assert "spotter" in state(sid).lower() and "spotter" not in state("codex-" + sid).lower()
-        assert "grant" in state("codex-" + sid).lower() and "grant" not in state(sid).lower()
+    assert "spotter" in state(sid).lower() and "spotter" not in state("codex-" + sid).lower()
+    assert "grant" in state("codex-" + sid).lower() and "grant" not in state(sid).lower()
     # resume in Codex hands back Codex's state, not Claude Code's
     res = hook("codex", "SessionStart", {**cx, "source": "resume"})
     ctx = json.loads(res.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -123,10 +122,8 @@ def test_ctxs_own_injected_context_is_not_folded_back_into_the_state(tmp_path, m
     from ctxkit.services.hooks import injected_by_ctx
 
     assert injected_by_ctx({"role": "system", "content": injected["payload"]["content"][0]["text"]})
-    home = os.environ["CTX_HOME"]
-    if os.environ.get("CTX_TEST_STORE") != "pg":
-        state = open(os.path.join(home, "sessions", "codex-r1", "CONTEXT.md")).read()
-        assert "LIGHTHOUSE" not in state and "grant" in state.lower()
+    text = state("codex-r1")
+    assert "LIGHTHOUSE" not in text and "grant" in text.lower()
 
 
 def test_codex_session_end_runs_in_a_detached_worker(tmp_path, monkeypatch):

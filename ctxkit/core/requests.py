@@ -122,6 +122,8 @@ def brief(text: str, cap: int = CAP) -> str:
         if re.search(r"[/\\]", word.strip("`'\"")):
             return word + (" …" if len(word) < len(one) else "")
     cut = one[:cap].rsplit(" ", 1)[0].rstrip(",;:")
+    while cut.count("`") % 2:       # never end inside a code span: cut before the one left open
+        cut = re.sub(r"`+[^`]*$", "", cut).rstrip(" ,;:")
     return cut + " …"
 
 

@@ -16,7 +16,7 @@ HEAD = ("ctx has the verified state of this session (derived from the transcript
         "Your summary is what the agent that continues will work from: keep every fact below in it, exactly "
         "(commit hashes, test names, paths and commands as written), and prefer it where the conversation "
         "seems to say otherwise.")
-_COMMIT = re.compile(r"\b[Cc]ommitted\s+([0-9a-f]{7,40})\b")
+_COMMIT = re.compile(r"\b[Cc]ommitted\s+`?([0-9a-f]{7,40})\b")
 _FAILED = re.compile(r"\b(fail(ed|ing|ures?)?|error)\b", re.I)
 
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import constants, definitions, doc_of, edit_facts, is_code, line_diff, new_names, strip_numbers, tests_added
+from .code import (constants, definitions, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
+                   tests_added)
 from .prose import edit_intent
 
 SHORT = 80
@@ -85,6 +86,7 @@ class _Acc:
     docs: list = field(default_factory=list)
     constants: list = field(default_factory=list)
     moved_from: str = ""
+    code: dict = field(default_factory=dict)
 
 
 def _short_pair(old: str, new: str) -> tuple[str, str] | None:
@@ -201,6 +203,7 @@ class Changes:
                         a.docs.append((d.name, doc))
                 a.tests += tests_added(p, self.before.get(id(e), ""), e.new)
                 _add(a.constants, constants(e.new))
+                a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
             elif e.new or e.old:
                 facts = self._facts.get(id(e))
                 if facts is None:
@@ -210,6 +213,7 @@ class Changes:
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
                 a.tests += tests_added(p, e.old, e.new)
+                a.code.update(short_bodies(p, e.new, added + changed))   # the latest text of each
                 old_consts = dict(constants(e.old))
                 _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in definitions(p, e.new):
@@ -237,7 +241,8 @@ class Changes:
                           lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
-                          moved_from=a.moved_from)
+                          moved_from=a.moved_from,
+                          code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out
         return out

@@ -270,3 +270,41 @@ def constants(text: str) -> list[tuple[str, str]]:
                 all(n != name for n, _ in out):
             out.append((name, value.strip()))
     return out[:12]
+
+
+COMMENT_LINE = re.compile(r"^\s*(?://|#(?![{\[])|--|/\*|\*(?!\*)\s)")
+
+
+def one_line(body: str, limit: int = 260) -> str:
+    """A short definition's text on one line (comments and blank lines out), or "" when it is too long to
+    quote or would not read as code on a line (a backtick, a multi-line string)."""
+    lines = [ln.strip() for ln in body.split("\n") if ln.strip() and not COMMENT_LINE.match(ln)]
+    if not 2 <= len(lines) <= 14 or "`" in body or "\\" in body or '"""' in body or "\'\'\'" in body:
+        return ""
+    text = re.sub(r"\s+", " ", " ".join(lines))
+    if len(text) > limit or not _balanced(text):
+        return ""       # an edit's snippet may hold a definition's beginning only
+    return text
+
+
+def _balanced(text: str) -> bool:
+    for o, c in ("()", "[]", "{}"):
+        if text.count(o) != text.count(c):
+            return False
+    return len(re.findall(r"\bdo\b", text)) == len(re.findall(r"\bend\b", text)) or " do " not in text
+
+
+def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
+    """(name, one-line text) of the named definitions of `text` short enough to quote."""
+    tests = getattr(language_for(path), "tests", None)
+    if not text or getattr(language_for(path), "indent_blocks", False) or (tests is not None and tests(text)):
+        return []       # a test file's cases are told as tests added
+    got = bodies(path, text)
+    seen = Counter(name for _, name, _ in anchors(path, text)) if got else Counter()
+    out = []
+    for n in names:
+        if n in got and seen[n] == 1:   # one clause of several (Elixir, Erlang) is not the definition
+            line = one_line(got[n][2])
+            if line:
+                out.append((n, line))
+    return out

@@ -16,6 +16,11 @@ from .checks import BROAD
 # a command the shell does not have: the agent's environment, not an error of the work (environment.py says it)
 MISSING = re.compile(r"command not found: ([\w.-]+)|(?:^|\s)([\w.-]+): (?:command )?not found|([\w.-]+): No such file or directory$|"
                      r"'([\w.-]+)' is not recognized as|The term '([\w.-]+)' is not recognized", re.M)
+# a command that rewrites the code by itself (a formatter, a linter's fixer): `eslint --fix`, `bun run lint:fix`,
+# `prettier --write`, `cargo fmt`, `mix format`, `gofmt -w`, `ruff check --fix`, `cargo clippy --fix`
+AUTOFIX = re.compile(r"(?:^|[\s:_-])(?:fix|autofix|fix-all|format|fmt|write|apply)(?=$|[\s:_=-])|"
+                     r"\b(?:gofmt|goimports|black|isort|prettier|rustfmt)\b.*\s-[wl]?\b|"
+                     r"^\s*(?:black|isort|autopep8|prettier)\s")
 NUMS = re.compile(r"\b\d+(?:\.\d+)?(?:ms|s)?\b|0x[0-9a-f]+")
 
 
@@ -108,12 +113,28 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         siblings = [g["text"] for g in found.values() if g["origin"] is f["origin"]]
         where, how = _fix_of(f["text"], f["at"], end, changes, siblings)
         silenced = _silenced(f["text"], f["at"], end, changes) if end is not None else ""
+        fixed_by = _fixer(evs, f["at"], end) if end is not None and not fix_files else ""
         if how and silenced and silenced.rstrip(" …") not in how[0][1]:
             silenced = ""       # a change naming what the error names is its fix
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
                               fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
-                              fix_how=how, silenced=silenced))
+                              fix_how=how, silenced=silenced, fixed_by=fixed_by))
     return out
+
+
+def _autofix(command: str) -> bool:
+    """The command rewrites code by itself (its words, not a quoted message: `git commit -m "fix"` is not)."""
+    bare = re.sub(r"\"[^\"]*\"|'[^']*'", " ", command)
+    return not re.match(r"\s*git\s", bare) and bool(AUTOFIX.search(bare))
+
+
+def _fixer(evs: list, at: int, end: int) -> str:
+    """The last command between a failure and the run that cleared it that rewrote the code by itself."""
+    for e in reversed(evs):
+        if isinstance(e, (Command, CheckRun)) and at < e.at < end and _autofix(e.command) and \
+                not getattr(e, "failed", False) and getattr(e, "passed", True) is not False:
+            return e.command
+    return ""
 
 
 WORDS = re.compile(r"[A-Za-z_][\w.]{3,}")

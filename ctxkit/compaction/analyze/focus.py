@@ -49,10 +49,34 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
             not any(isinstance(e, (Request, Answer)) and e.at > said_at for e in tail):
         waiting = sentences(last_said)[-1] if sentences(last_said) else last_said[-300:]
     return Current(step=len(steps) - 1, uncommitted=tuple(uncommitted), last=last, last_said=last_said,
+                   found=found_by(evs, last),
                    words=tuple(report(last_said, 4)) if last_said else (), said_at=said_at,
                    intention=last_words(last_said),
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
                    waiting=waiting)
+
+
+def found_by(evs: list, last) -> str:
+    """What the last searches found, when the last action is a search: the files and lines of the
+    trailing searches of the same pattern ("" when they listed nothing the reader can use)."""
+    if not isinstance(last, Search):
+        return ""
+    run = [e for e in evs if isinstance(e, Search) and e.pattern == last.pattern and e.at <= last.at]
+    files: list[str] = []
+    lines: list[str] = []
+    for e in run[-3:]:
+        files += [h for h in e.hits if h not in files]
+        lines += [m for m in e.matches if m not in lines]
+    if last.empty and not files and not lines:
+        return "nothing"
+    out = []
+    if files:
+        out.append(("only in " if len(files) == 1 else "in ") + ", ".join(f"`{f}`" for f in files[:4]) +
+                   (f" and {len(files) - 4} more" if len(files) > 4 else ""))
+    if lines:
+        shown = [m if len(m) <= 120 else m[:117].rstrip() + "…" for m in lines[:2]]
+        out.append("; ".join(f"`{m}`" for m in shown if m.count("`") == 0) or f"{len(lines)} matching lines")
+    return ": ".join(out) if len(out) == 2 else (out[0] if out else "")
 
 
 def next_step_placeholder() -> NextStep:

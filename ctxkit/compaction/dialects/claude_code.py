@@ -31,6 +31,20 @@ def _hits(result: str) -> tuple[str, ...]:
     return tuple(ln for ln in lines if "/" in ln or "." in ln and " " not in ln)[:200]
 
 
+MATCH_LINE = re.compile(r"^(?:(\S+?):)?(\d+):(.*\S.*)$")   # `path:174:text` or `174:text`; context lines use `-`
+NOTHING = re.compile(r"^(?:No (?:files|matches) found|Found 0 files?)\b", re.I)
+
+
+def _matches(result: str) -> tuple[str, ...]:
+    """The matching lines of a content-mode search (`174: text`, path-prefixed when it names one)."""
+    out = []
+    for ln in result.splitlines():
+        m = MATCH_LINE.match(ln)
+        if m:
+            out.append((f"{m.group(1)}:" if m.group(1) else "") + f"{m.group(2)}: {m.group(3).strip()}")
+    return tuple(out[:50])
+
+
 class ClaudeCode:
     name = "claude-code"
     formats = ("claude-code",)
@@ -92,7 +106,8 @@ class ClaudeCode:
             kind = {"Glob": "glob", "Grep": "grep", "LS": "list"}[name]
             files_only = name != "Grep" or _s(args, "output_mode") in ("", "files_with_matches")
             return [Search(call.at, pattern=_s(args, "pattern"), path=_s(args, "path"), kind=kind,
-                           hits=_hits(result) if files_only else (), **ev)]
+                           hits=_hits(result) if files_only else (), matches=() if files_only else _matches(result),
+                           empty=bool(NOTHING.match(result.strip())), **ev)]
         if name == "WebFetch":
             return [Fetch(call.at, url=_s(args, "url"), text=result, ok=not call.error, **ev)]
         if name == "WebSearch":

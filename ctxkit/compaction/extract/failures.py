@@ -6,7 +6,7 @@ import re
 
 EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Failure|Panic))(?::\s*(.*))?$", re.M)
 ELIXIR_EXC = re.compile(r"^\s*\*\* \((\w+(?:\.\w+)*)\) (.+)$", re.M)
-DIAG = re.compile(r"^\s*(\S+?\.\w{1,6}(?::\d+){1,2}:? (?:error|fatal error|Error)\b.*|"
+DIAG = re.compile(r"^\s*(\S+?\.\w{1,6}(?::\d+){1,2}:? (?:error|fatal error|Error)\b.*|[×✖✗] \S.*|"
                   r"\S+?\.\w{1,6}\(\d+,\d+\): error .*|error(?:\[E\d+\])?: .+|\S+\.go:\d+:\d+: .+)$", re.M)
 ERRWORD = re.compile(r"\b(?:error|Error|ERROR|failed|FAILED|Failed|fatal|FATAL|panic|denied|not found|No such file|"
                      r"cannot|Cannot|undefined|unable to|Unable to|refused|timed out|Traceback)\b")
@@ -58,4 +58,15 @@ def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str
         first = next((ln for ln in text.splitlines() if len(ln.strip()) > 8 and not re.match(r"^\s*(?:Exit code|hint:)", ln)), "")
         if first:
             add(first)
+    reports = _reports()
+    told = [x for x in out if not any(r.match(x) for r in reports)]
+    if told:   # a task runner's "exited with code 1" says less than the tool's own lines above it
+        out = told
     return tuple(out[:limit])
+
+
+def _reports() -> list:
+    """The tools' patterns for a runner's report that what it ran failed (registry entries' `reports`)."""
+    from ..registry import entries
+
+    return [r for r in (getattr(e, "reports", None) for e in entries("tools")) if r is not None]

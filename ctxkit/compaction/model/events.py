@@ -76,6 +76,8 @@ class Search(Event):
     path: str = ""
     hits: tuple[str, ...] = ()
     kind: str = "grep"      # grep | glob | list | find
+    matches: tuple[str, ...] = ()   # the matching lines it showed (`174: def handle_event(…)`), where it shows lines
+    empty: bool = False     # it found nothing
 
 
 CREATE, MODIFY, DELETE, MOVE = "create", "modify", "delete", "move"

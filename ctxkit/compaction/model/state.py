@@ -45,6 +45,7 @@ class FileChange:
     docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
     constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets
     moved_from: str = ""
+    code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class ErrorState:
     fix_change: str = ""                # the file the error names and what the first change to it after did
     fix_how: tuple[tuple[str, str], ...] = ()   # … that change's short replacements
     silenced: str = ""                  # the line that silenced the check instead (`//nolint:unparam`, `# noqa`)
+    fixed_by: str = ""                  # the command that rewrote the code by itself (`bun run lint:fix`, `cargo fmt`)
 
 
 @dataclass(frozen=True)
@@ -178,6 +180,7 @@ class Current:
     said_before_last: bool = False      # those words came before its last action
     running: tuple[str, ...] = ()       # commands still running in the background
     waiting: str = ""                   # a question put to the user and not answered
+    found: str = ""                     # what the last searches (of one pattern) found, when the last action is one
 
 
 @dataclass(frozen=True)

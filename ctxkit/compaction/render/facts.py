@@ -168,13 +168,34 @@ def _doc(name: str, doc: str) -> str:
     return d.rstrip(".")
 
 
-def error_line(e: ErrorState, st: State, detail: bool) -> str:
+LOCATED = re.compile(r"[\w./-]+\.\w{1,6}:\d+")     # an error line that names a file and line says its own thing
+
+
+def grouped(errors) -> list[tuple[ErrorState, int]]:
+    """The errors, each with how many more lines of the same failed run shared its fate (one run's
+    several lines that one fix cleared are one error): [(error, more)]."""
+    out: list[tuple[ErrorState, int]] = []
+    for e in errors:
+        if out:
+            f, n = out[-1]
+            if (f.at, f.source, f.fixed_at, f.fix_files, f.fixed_by) == (e.at, e.source, e.fixed_at, e.fix_files, e.fixed_by) \
+                    and not (f.fix_how or e.fix_how or f.silenced or e.silenced or e.cause) \
+                    and not (LOCATED.search(f.text) or LOCATED.search(e.text) or e.text.startswith("failing:")):
+                out[-1] = (f, n + 1)
+                continue
+        out.append((e, 0))
+    return out
+
+
+def error_line(e: ErrorState, st: State, detail: bool, more: int = 0) -> str:
     src = command(e.source, 70)
     text = e.text
     m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
     if m:
         text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
     s = f"Error from {src}: {code(cut(text, 220))}"
+    if more:
+        s += f" (and {more} more line{'s' if more > 1 else ''} of the same run)"
     if e.repeats > 1:
         s += f" ({e.repeats} times)"
     if e.fixed_at >= 0:
@@ -189,6 +210,8 @@ def error_line(e: ErrorState, st: State, detail: bool) -> str:
             fixed = f"fixed by editing {code(rel(st, e.fix_change))}"
         elif e.fix_files:
             fixed = f"fixed by editing {names([rel(st, p) for p in e.fix_files], 3)}"
+        elif e.fixed_by:
+            fixed = f"fixed by running {command(e.fixed_by, 70)}"
         else:
             fixed = "cleared"
         s += f" → {fixed}; the next run {'passed' if e.kind else 'succeeded'}"

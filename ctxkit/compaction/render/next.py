@@ -15,7 +15,7 @@ def next_text(st: State) -> str:
             return "Do what the user asked last (the latest request above); the agent has not started on it."
         return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
     if n.kind == NEXT_ANSWER:
-        return f"Wait for the user's answer to the agent's question ({quote(n.target, 240)}), then go on as they say."
+        return f"The user has not answered the agent's question yet ({quote(n.target, 240)}): go on as they answer."
     if n.kind == NEXT_RUNNING:
         return f"Read the result of {command(n.target)}, which was still running, and act on it."
     if n.kind == NEXT_FIX:
@@ -53,6 +53,9 @@ def next_text(st: State) -> str:
         return f"Start the next open work item: {item_name(it) if it else n.target}."
     if n.kind == NEXT_CONTINUE:
         then = f"; then run {names(list(n.detail), 3)} again: code changed since they last ran" if n.detail else ""
+        if st.current.found:    # the look it announced is done: what it found is the Last action's
+            return f"Act on what the agent's last search found (the last action above), as it set out to: " \
+                   f"{quote(n.target, 300)}{then}."
         return f"Go on as the agent said it would: {quote(n.target, 300)}{then}."
     if st.outcome == "submitted":
         return "Nothing: the work was submitted."

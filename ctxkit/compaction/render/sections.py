@@ -10,7 +10,7 @@ from dataclasses import replace
 from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
 from .phrases import code, command, cut, joined, names, plural, quote, sentence, short_hash
-from .facts import (check_history, check_line, error_line, file_fact, in_progress, item_name, rel, same_file,
+from .facts import (check_history, check_line, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name, whole_sentences)
 from .next import next_text, then_text
 from .task import brief, plan_outline
@@ -175,7 +175,9 @@ class Writer:
         if isinstance(e, Read):
             return f"Last action: read {code(rel(self.st, e.path))}."
         if isinstance(e, Search):
-            return f"Last action: searched for {code(cut(e.pattern, 80))}" + (f" in {code(rel(self.st, e.path))}" if e.path else "") + "."
+            found = self.st.current.found
+            where = f" in {code(rel(self.st, e.path))}" if e.path and not found.startswith(("only in", "in ")) else ""
+            return f"Last action: searched for {code(cut(e.pattern, 80))}{where}" + (f"; found {found}" if found else "") + "."
         return ""
 
     # -- next step -----------------------------------------------------------------------------
@@ -248,9 +250,13 @@ class Writer:
                     more = file_fact(files[j], 20)
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j))
-            for j, e in enumerate(s.errors):
-                self.add(name, error_line(e, st, detail=False), lvl + 1, group=f"s{k}e{j}", order=order + (3, j))
-                self.add(name, error_line(e, st, detail=True), lvl + 2, group=f"s{k}e{j}", order=order + (3, j))
+                for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
+                    self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
+                             group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
+            for j, (e, more) in enumerate(grouped(s.errors)):
+                deep = 0 if j < 2 or e.fixed_at < 0 else 1   # a step's decisions and findings before its third fixed error
+                self.add(name, error_line(e, st, False, more), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                self.add(name, error_line(e, st, True, more), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
             if s.checks:
                 self.add(name, "Checks: " + "; ".join(check_history(c) for c in s.checks) + ".", lvl + 1,
                          order=order + (4,))

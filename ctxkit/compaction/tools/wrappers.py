@@ -71,10 +71,24 @@ def target_of(argv) -> tuple[str, str] | None:
     return None
 
 
+# the runner's own report that the task it ran failed: says less than the wrapped tool's lines above it
+REPORTS = re.compile(
+    r"^\s*(?:error: script \"[^\"]+\" exited with code \d+|"                # bun
+    r"npm (?:ERR!|error)\b.*|"                                                 # npm
+    r"(?:\S+ )?ELIFECYCLE\b.*|ERR_PNPM_\w+.*|"                                  # pnpm
+    r"error Command failed with exit code \d+\.?|"                             # yarn
+    r"make(?:\[\d+\])?: \*\*\* .*Error \d+.*|"                                 # make
+    r"error: Recipe `[^`]+` failed .*|"                                        # just
+    r"(?:\[[\w:-]+\] )?(?:mise )?ERROR task failed.*|"                           # mise
+    r"task: Failed to run task .*|"                                            # task
+    r"Exit code \d+|Process completed with exit code \d+\.?)\s*$")
+
+
 class Wrapper:
     name = "task runner"
     kind = TEST
     judge_by_output = True
+    reports = REPORTS
 
     def match(self, argv):
         t = target_of(argv)
