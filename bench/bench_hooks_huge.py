@@ -7,8 +7,10 @@ and another (run_all.py --against), in the same run.
 The transcript is the corpus's Claude Code sessions repeated under one session id with fresh
 uuids, message ids and tool-call ids per copy, built once in the bench's data folder (never in
 git). Calls, in order, on a fresh home: Stop (the first read), Stop with nothing new,
-UserPromptSubmit and Stop after one turn is appended (the detached curation worker a Stop starts
-is waited for before the next call, and not timed). Goal: every call <= 5 s and <= 300 MB.
+UserPromptSubmit and Stop after one turn is appended, Stop after the session grew by 16 MB more
+(past what a reader keeps: a new window); then Codex's Stop and UserPromptSubmit on a 1 GB
+rollout built the same way (the detached curation worker a Stop starts is waited for before the
+next call, and not timed). Goal: every call <= 5 s and <= 300 MB.
 A call that exits non-zero, or says the transcript was "not read", is reported as such.
 """
 from __future__ import annotations
@@ -25,7 +27,8 @@ from _common import CORPUS, DATA, PY, checkouts, loadavg, pick, skipped
 SESSION = "b16b0a7e-huge-4bd1-9c3e-5e55101d0000"
 GOAL_S, GOAL_MB = 5.0, 300
 CALL_TIMEOUT = 180   # seconds: a call still running then is stopped and reported (exit 124)
-_IDS = re.compile(rb'"(uuid|parentUuid|leafUuid|sessionId|id|tool_use_id|promptId)":"([^"]+)"')
+_IDS = re.compile(rb'"(uuid|parentUuid|leafUuid|sessionId|id|tool_use_id|promptId|call_id)":"([^"]+)"')
+CODEX_SESSION = "019efc87-huge-7971-91df-0c9512a00000"
 
 
 def _fresh(line: bytes, n: int) -> bytes:
@@ -53,6 +56,33 @@ def build(mb: int) -> str:
     with open(tmp, "wb") as f:
         while size < want:
             chunk = b"".join(_fresh(ln, n) for ln in lines)
+            f.write(chunk)
+            size += len(chunk)
+            n += 1
+    os.replace(tmp, path)
+    return str(path)
+
+
+def build_codex(mb: int) -> str:
+    """A Codex rollout of `mb` MB: the corpus rollouts' session_meta line once, then their other
+    lines repeated with fresh ids (built once, written then renamed)."""
+    path = DATA / f"huge-codex-{mb}mb.jsonl"
+    if path.exists():
+        return str(path)
+    srcs = sorted(CORPUS.glob("codex_*.jsonl"))
+    if not srcs:
+        raise SystemExit("no Codex rollout in the corpus")
+    lines = [ln + b"\n" for p in srcs for ln in open(p, "rb").read().splitlines() if ln.strip()]
+    head = next(ln for ln in lines if b'"type":"session_meta"' in ln)
+    head = re.sub(rb'"(session_id|id)":"[^"]+"', lambda m: b'"' + m.group(1) + b'":"' + CODEX_SESSION.encode() + b'"',
+                  head, count=2)
+    body = [ln for ln in lines if b'"type":"session_meta"' not in ln]
+    tmp = str(path) + ".tmp"
+    want, n, size = mb << 20, 0, len(head)
+    with open(tmp, "wb") as f:
+        f.write(head)
+        while size < want:
+            chunk = b"".join(_fresh(ln, n) for ln in body)
             f.write(chunk)
             size += len(chunk)
             n += 1
@@ -106,7 +136,9 @@ def main(mb: int | None = None) -> list[dict]:
         skipped("hooks on a huge transcript", "GNU time is not installed (peak RSS)")
         return []
     path = build(mb)
+    codex = build_codex(mb)
     last_turn = _last_turn(path)
+    grow = pick(16 << 20, 1 << 20)
     line = _one_line(mb)
     rows = []
     for label, root in checkouts():
@@ -132,6 +164,23 @@ def main(mb: int | None = None) -> list[dict]:
         calls["prompt_one_turn_new"] = _run_rss(root, hook + ["UserPromptSubmit"],
                                                 payload("UserPromptSubmit", prompt="what next?"), env)
         calls["stop_one_turn_new"] = _run_rss(root, hook + ["Stop"], payload("Stop"), env)
+        with open(t_path, "ab") as f:   # the session grows past what a reader keeps: a new window
+            k = 0
+            while k * len(last_turn) < grow:
+                f.write(b"".join(_fresh(ln + b"\n", 1000000 + k) for ln in last_turn.splitlines() if ln.strip()))
+                k += 1
+        calls["stop_after_growing"] = _run_rss(root, hook + ["Stop"], payload("Stop"), env)
+        c_path = str(work / "rollout.jsonl")
+        shutil.copyfile(codex, c_path)
+
+        def codex_payload(event, **kw):
+            return json.dumps({"hook_event_name": event, "session_id": CODEX_SESSION, "transcript_path": c_path,
+                               "cwd": str(work / "project"), **kw}).encode()
+
+        codex_hook = [PY, "-m", "ctxkit", "hook", "codex"]
+        calls["codex_stop_first"] = _run_rss(root, codex_hook + ["Stop"], codex_payload("Stop"), env)
+        calls["codex_prompt"] = _run_rss(root, codex_hook + ["UserPromptSubmit"],
+                                         codex_payload("UserPromptSubmit", prompt="what next?"), env)
         calls["count_one_line"] = _run_rss(root, [PY, "-m", "ctxkit", "count", line], None, env)
         worst_s = max(c["s"] for c in calls.values())
         worst_mb = max(c["rss_mb"] or 0 for c in calls.values())
