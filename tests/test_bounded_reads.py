@@ -140,3 +140,29 @@ def test_import_skips_a_half_written_last_line_but_a_bad_line_inside_stays_an_er
     t.write_bytes(b"\n".join(lines))
     res = run("import", t)
     assert res.code == 1 and f"{t}:4:" in res.stderr
+
+
+def test_a_compaction_is_handed_back_when_earlier_ones_are_out_of_the_window(tmp_path):
+    """Gemini CLI and Copilot CLI get the state back at the prompt once per compaction they made.
+    A huge transcript is read from its recent part, where fewer compactions may be in sight than
+    were counted before: a newest compaction that is not the one handed back is new all the same."""
+    home = Home(str(tmp_path / "home"))
+    t = hooks.Target(session="gemini-w", project=str(tmp_path), workspace=str(tmp_path / "ws"), agent="gemini")
+
+    def b(i):
+        return {"v": 1, "kind": "summary", "id": f"b{i}", "session": "gemini-w", "role": "system",
+                "content": "The user asked to build the alpha exporter; next: document it.",
+                "flags": ["compact_boundary"]}
+
+    def m(i, role="user"):
+        return {"v": 1, "kind": "message", "id": f"m{i}", "session": "gemini-w", "role": role,
+                "content": f"Build the alpha exporter step {i}" if role == "user" else f"Done step {i}: exporter.py"}
+
+    whole = [m(0), m(1, "assistant"), b(1), m(2), m(3, "assistant"), b(2), m(4), m(5, "assistant")]
+    assert hooks.restore_after_compaction(home, t, whole)
+    assert not hooks.restore_after_compaction(home, t, whole)            # once per compaction
+    window = [b(2), m(4), m(5, "assistant"), m(6), m(7, "assistant")]    # b1 out of sight: nothing new
+    assert not hooks.restore_after_compaction(home, t, window)
+    window += [b(3), m(8), m(9, "assistant")]                           # a new one, though only 2 in sight
+    assert hooks.restore_after_compaction(home, t, window)
+    assert not hooks.restore_after_compaction(home, t, window)

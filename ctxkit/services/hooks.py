@@ -214,6 +214,14 @@ def compactions(target: Target, records: list[dict]) -> int:
     return sum(1 for r in main_thread(target, records) if is_boundary(r))
 
 
+def last_compaction(target: Target, records: list[dict]) -> str | None:
+    """The id of the agent's newest compaction in sight (the main thread's), None when none is."""
+    from ..core.usage import is_boundary
+
+    return next((str(r.get("id")) for r in reversed(main_thread(target, records)) if is_boundary(r) and r.get("id")),
+                None)
+
+
 def _handover(home, target: Target, change) -> dict:
     """Read and change the session's hand-over record ({n, by, at, pending}) under the hook state's
     lock (an agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does):
@@ -255,15 +263,21 @@ def restore_after_compaction(home, target: Target, records: list[dict]) -> str |
     if not target.session or not records or not _restores_at_prompt(target.agent):
         return None
     n = compactions(target, records)
+    last = last_compaction(target, records)
     now = round(time.time(), 3)
     claimed = []
 
     def change(cur):
         if cur.get("pending") and _recent(cur):   # the start before this prompt handed it over
-            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False}
-        if n > int(cur.get("n") or 0):
+            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False,
+                    "last": last}
+        # a huge transcript is read from its recent part (services/transcripts): fewer compactions may
+        # be in sight than were counted before; a newest one that is not the one handed back is new
+        if n > int(cur.get("n") or 0) or (last and cur.get("last") and last != cur["last"]):
             claimed.append(n)
-            return {"n": n, "by": "prompt", "at": now}
+            return {"n": max(n, int(cur.get("n") or 0) + 1), "by": "prompt", "at": now, "last": last}
+        if last and not cur.get("last") and n <= int(cur.get("n") or 0):
+            return dict(cur, last=last)   # the newest compaction handed back, known by its id from now on
         return None
 
     _handover(home, target, change)
