@@ -21,6 +21,7 @@ CODEX = "codex_agentv_rollout-019efc87.jsonl"
 def small_window(monkeypatch):
     monkeypatch.setattr(transcripts, "WINDOW", 200_000)
     monkeypatch.setattr(transcripts, "KEEP", 600_000)
+    monkeypatch.setattr(transcripts, "ONCE_WINDOW", 200_000)
 
 
 def _by_line(recs):

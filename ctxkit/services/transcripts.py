@@ -17,7 +17,8 @@ WINDOW starts at the first turn in its last WINDOW bytes (the lines before it ar
 parsed, so ids and line numbers are those of a full read), and a reader keeps at most KEEP bytes
 of the transcript parsed: past that, the next read starts a new window at the end. A format read
 whole every time (Codex, Copilot CLI, Gemini CLI as JSONL) is read from the same window, after
-its first line (the session's metadata). What a hook sees of a huge transcript is its recent
+its first line (the session's metadata), a smaller one (ONCE_WINDOW): it is parsed again on
+every call. What a hook sees of a huge transcript is its recent
 part; the state it folded from earlier windows stays in CONTEXT.md.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ WINDOWED_FORMATS = ("claude-code", "codex", "copilot-cli", "gemini-cli")   # JSO
 STATE_PREFIX = "read:"
 WINDOW = 4 << 20   # a first read of a longer transcript parses only its last WINDOW bytes (from a turn)
 KEEP = 12 << 20    # a reader keeps at most this much of the transcript parsed; past it a new window starts
+ONCE_WINDOW = 2 << 20   # the window of a format parsed again on every call (nothing kept between calls)
 HEAD_MAX = 1 << 20   # the first line kept before a window (a session's metadata) when it is at most this long
 _CHUNK = 1 << 20
 
@@ -263,17 +265,17 @@ def _skip_line(f) -> None:
 
 
 def once(path: str, f, size: int, fmt: str, ignored: dict | None) -> tuple[list[dict], str]:
-    """The records of a transcript read once, nothing kept: whole when it is within WINDOW or is
-    not JSONL, else its first line (the session's metadata) and its last WINDOW bytes, at their
-    own line numbers."""
+    """The records of a transcript read once, nothing kept: whole when it is within ONCE_WINDOW
+    or is not JSONL, else its first line (the session's metadata) and its last ONCE_WINDOW bytes
+    (from a turn), at their own line numbers."""
     f.seek(0)
     head = f.readline(HEAD_MAX + 1)
     if len(head) > HEAD_MAX or not head.endswith(b"\n"):
         head = b""   # no metadata line to keep (or a JSON document: not windowed)
-    if size <= WINDOW or fmt not in WINDOWED_FORMATS or not head:
+    if size <= ONCE_WINDOW or fmt not in WINDOWED_FORMATS or not head:
         src = Source(path)
         return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "full"
-    start, before = window_start(f, size, fmt)
+    start, before = window_start(f, size, fmt, ONCE_WINDOW)
     f.seek(start)
     tail = f.read(size - start)
     lead = max(0, before - (1 if head else 0))
