@@ -28,7 +28,7 @@ def resolve_tokenizer(tokenizer: str | None, model: str | None):
     return LazyTokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
 
 
-BLOCK = 1 << 20   # plain text is read and counted in blocks of this many characters
+BLOCK = 4 << 20   # plain text is read and counted in blocks of this many characters
 
 
 def _plain_text(inp: InputRecords, from_: str):
@@ -80,6 +80,11 @@ def _sniff_file(path: str, limit: int) -> str | None:
     """The file's format, None for plain text. Its first lines are peeked within BLOCK characters
     each; a longer first line is peeked again within `limit` (max_record_mb) only when it starts
     like JSON (a long record), else it is text."""
+    with open(path, "rb") as f:
+        head = f.read(BLOCK)
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if len(head) == BLOCK and b"\n" not in start and not start.startswith((b"{", b"[")):
+        return None   # one long first line that is not JSON: text, not read through to sniff it
     for cap in (BLOCK, limit):
         sniff = Source(path)
         sniff.max_chars = cap
