@@ -239,3 +239,19 @@ def test_dedupe_names_a_file_it_cannot_read_whole(tmp_path, ctx_home):
     big.write_text("a paragraph of words\n" * 200)
     res = run("dedupe", big, "--embedder", "keyword")
     assert res.code == 1 and str(big) in res.stderr and "max_record_mb" in res.stderr
+
+
+def test_a_spool_on_a_full_temp_folder_names_it():
+    import tempfile
+
+    from ctxkit.services.spool import OutputSpool
+
+    class Full:   # failure injection at the write: the temp folder is full
+        def write(self, data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    spool = OutputSpool()
+    spool._f = Full()
+    with pytest.raises(OSError) as e:
+        spool.write("x")
+    assert e.value.errno == errno.ENOSPC and tempfile.gettempdir() in e.value.filename
