@@ -121,7 +121,6 @@ def _model_only_case(fa):
     from ctxkit.backends import onnx_minilm
     from ctxkit.backends.embedders import minilm_path
 
-    model = onnx_minilm.paths()[0]
     if not (onnx_minilm.available() and minilm_path()):
         print(json.dumps({"bench": "cold-import-score-drop", "note": "no ONNX export: no model-only baseline"}))
         return None
@@ -135,7 +134,8 @@ def _model_only_case(fa):
     texts = [unicode_text(chunk_text(g)) for g in groups if any(r.get("kind") == "message" for r in g)]
     path = DATA / "sem-cold-texts.json"
     path.write_text(json.dumps(texts))
-    cmd = [PY, "-c", MODEL_ONLY, model, os.path.join(minilm_path(), "tokenizer.json"), str(path)]
+    model = os.path.join(minilm_path(), onnx_minilm.GRAPH)
+    cmd = [PY, "-c", MODEL_ONLY, model, os.path.join(minilm_path(), onnx_minilm.TOKENIZER), str(path)]
 
     def run_model() -> float:
         t = time.perf_counter()

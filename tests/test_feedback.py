@@ -98,7 +98,7 @@ def test_config_get_and_set_validate_and_keep_the_file(ctx_home):
     assert run("config", "init").code == 0
     before = (ctx_home / "config.yaml").read_text()
     assert run("config", "set", "max_tokens", "200000").code == 0
-    assert run("config", "get", "max_tokens", "--source").stdout == "200000\tfile\n"
+    assert run("config", "get", "max_tokens", "--source").stdout == f"200000\tfile\t{ctx_home / 'config.yaml'}\n"
     text = (ctx_home / "config.yaml").read_text()
     assert text.count("\nmax_tokens: 200000\n") == 1 and len(text.splitlines()) == len(before.splitlines()) + 1
     assert run("config", "set", "MAX_TOKENS", "100000").code == 0  # replaces, never a second spelling

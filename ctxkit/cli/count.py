@@ -163,8 +163,10 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     from .common import note
 
     tok = resolve_tokenizer(tokenizer, model)  # one tokenizer for text and records, as `ctx status` counts
-    note(f"ctx: tokenizer {tok.name} ({tokenizer_origin(tokenizer, model)})"
-         + ("" if tok.exact else "; approximate for this model"))
+
+    def told() -> None:     # which tokenizer counted: said after a count, never beside an error
+        note(f"ctx: tokenizer {tok.name} ({tokenizer_origin(tokenizer, model)})"
+             + ("" if tok.exact else "; approximate for this model"))
     if len(args) == 1 and not inputs and args[0] != "-" and not os.path.isfile(args[0]) and \
             re.search(r"[/\\]|\.(jsonl?|traj|md|txt|log)$", args[0]):
         raise InputError(args[0], None, "no such file" if not os.path.isdir(args[0]) else "is a directory, not a file",
@@ -181,6 +183,7 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
             if args:
                 yield sep + " ".join(args)
         _plain(parts(), tok, per_record, truncate_to, as_json)
+        told()
         return
     # a total prints a number only: records are counted as they came, as the model reads them
     # (redacting every string cost 60 % of the time); records printed back are redacted
@@ -188,6 +191,7 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     text = _plain_text(inp, from_)
     if text is not None:
         _plain(text, tok, per_record, truncate_to, as_json)
+        told()
         return
     if truncate_to is not None:
         raise UsageProblem("-t/--truncate works on plain text; use `ctx truncate --budget N` for records")
@@ -196,9 +200,11 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
 
         with OutputSpool() as out:
             Writer(out).write_all(annotate(tok, inp))
+        told()
         return
     total, records = total_tokens(tok, inp)
     _print_total(total, tok, records, as_json)
+    told()
 
 
 def _plain(blocks, tok, per_record: bool, truncate_to, as_json: bool) -> None:

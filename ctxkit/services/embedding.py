@@ -49,14 +49,6 @@ def make_embedder(home, name: str, n_texts: int, progress: Callable[[int, str], 
 _EARLY: dict = {}
 
 
-def cosine_matrix(home, texts: list[str]):
-    """n×n cosine similarities of `texts` with MiniLM (embeddings are normalized; cached)."""
-    import numpy as np
-
-    m = np.asarray(make_embedder(home, "minilm", len(texts)).embed(texts))
-    return m @ m.T
-
-
 def preload(home, name: str) -> None:
     """Start MiniLM's ONNX engine in a background thread when this run will surely need it:
     `name` is minilm, the ONNX export is what runs (setup made it, CTX_EMBED_ENGINE is not
@@ -163,3 +155,11 @@ class _Early:
             if text is not self.STOP and text_hash(text) in self.vecs:
                 texts += 1
         return self.engine, self.vecs, texts
+
+
+def cosine_matrix(home, texts: list[str]):
+    """n×n cosine similarities of `texts` with MiniLM (embeddings are normalized; cached)."""
+    import numpy as np
+
+    m = np.asarray(make_embedder(home, "minilm", len(texts)).embed(texts))
+    return m @ m.T
