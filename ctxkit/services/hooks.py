@@ -66,7 +66,8 @@ def session_for(home, target: Target, prefix: str | None) -> str | None:
     return rows[0]["session"] if rows else None
 
 
-def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None) -> list[dict]:
+def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None,
+               window: int | None = None) -> list[dict]:
     """A transcript's records; none when there is no transcript yet (Claude Code runs the first
     UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted.
     With `home` and `key` (the session reading it), only the lines appended since that
@@ -92,7 +93,8 @@ def records_of(path: str | None, ignored: dict | None = None, home=None, key: st
                     ignored[k] = ignored.get(k, 0) + v
             return recs
     with open(path, "rb") as f:
-        return transcripts.once(path, f, os.fstat(f.fileno()).st_size, transcripts.format_of(path), ignored)[0]
+        return transcripts.once(path, f, os.fstat(f.fileno()).st_size, transcripts.format_of(path), ignored,
+                                window)[0]
 
 
 def transcript_records(home, target: "Target") -> list[dict]:
@@ -738,7 +740,9 @@ def curate_now(home, transcript: str, session: str | None, ended: bool = False) 
         if not os.path.isfile(transcript):
             return None
         return to_cold_storage(home, open_records(Source(transcript)), session)
-    recs = records_of(transcript)
+    from .transcripts import KEEP
+
+    recs = records_of(transcript, window=KEEP)   # the worker has time: what a hook keeps at most, not less
     if not recs:
         return None
     if not measure(home, recs)["curation_due"]:

@@ -264,18 +264,19 @@ def _skip_line(f) -> None:
             return
 
 
-def once(path: str, f, size: int, fmt: str, ignored: dict | None) -> tuple[list[dict], str]:
-    """The records of a transcript read once, nothing kept: whole when it is within ONCE_WINDOW
-    or is not JSONL, else its first line (the session's metadata) and its last ONCE_WINDOW bytes
-    (from a turn), at their own line numbers."""
+def once(path: str, f, size: int, fmt: str, ignored: dict | None, window: int | None = None) -> tuple[list[dict], str]:
+    """The records of a transcript read once, nothing kept: whole when it is within `window`
+    (ONCE_WINDOW) or is not JSONL, else its first line (the session's metadata) and its last
+    `window` bytes (from a turn), at their own line numbers."""
+    window = ONCE_WINDOW if window is None else window
     f.seek(0)
     head = f.readline(HEAD_MAX + 1)
     if len(head) > HEAD_MAX or not head.endswith(b"\n"):
         head = b""   # no metadata line to keep (or a JSON document: not windowed)
-    if size <= ONCE_WINDOW or fmt not in WINDOWED_FORMATS or not head:
+    if size <= window or fmt not in WINDOWED_FORMATS or not head:
         src = Source(path)
         return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "full"
-    start, before = window_start(f, size, fmt, ONCE_WINDOW)
+    start, before = window_start(f, size, fmt, window)
     f.seek(start)
     tail = f.read(size - start)
     lead = max(0, before - (1 if head else 0))
