@@ -100,6 +100,7 @@ def test_a_read_only_home_can_be_inspected(tmp_path, ctx_home):
     assert sorted(str(p) for p in ctx_home.rglob("*")) == before   # nothing made, not even a lock file
 
 
+@pytest.mark.embedded_only   # the embedded store's SQLite index
 def test_an_index_write_that_fails_keeps_its_cause(ctx_home, monkeypatch):
     """Failure injection at the write: SQLite has rolled back on its own (a full disk does), so
     the ROLLBACK after it would say "no transaction is active" and hide why."""
