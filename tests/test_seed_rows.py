@@ -112,7 +112,7 @@ def test_reflect_writes_long_term_facts_only_never_session_state(tmp_path):
     put_memory(ws, observations={"2026-02-10_s1.md":
         "# Observation\n\n## Decisions\n- Use RS256 for JWT signing in the auth service\n"
         "- The idempotency test is failing on the second run\n\n"
-        "## Outcomes\n- The staging database listens on port 5433\n"
+        "## Findings\n- The staging database listens on port 5433\n"
         "- Currently waiting for the user to approve the migration\n- The refresh flow still needs to be finished\n"})
     res = run("reflect", "--workspace", ws, "--json")
     assert res.code == 0, res.stderr

@@ -88,6 +88,9 @@ def recent_items(st) -> list[C.Item]:
     decisions = [d for s in st.steps for d in s.decisions] or list(st.decisions)
     for d in decisions:
         dated.append((d.at, f"Decided: {_first_line(d.text, 140)}" + (f" — {_first_line(d.why, 80)}" if d.why else "")))
+    if not dated:   # an exploration's outcome is what it found
+        found = [x for s in st.steps for x in s.findings] or [what for _, what in st.findings]
+        dated += [(k, f"Found: {_first_line(str(x), 160)}") for k, x in enumerate(found[-3:])]
     dated.sort(key=lambda x: x[0])
     seen, out = set(), []
     for _, text in reversed(dated):

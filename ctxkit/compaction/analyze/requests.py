@@ -69,5 +69,6 @@ def task_index(reqs: list[RequestState], dialogue: bool = False) -> int:
             owner = i
         weight[owner] += r.work + 1
     best = max(range(len(reqs)), key=lambda i: (weight[i], -i))
-    # the first request stays the task unless a later one carried clearly more of the work
-    return 0 if weight[0] * 2 >= weight[best] else best
+    # the first request stays the task unless a later one carried clearly more of the work, and most of it
+    # (a chat of many small requests has no later one the work serves: its opening says what it is)
+    return 0 if weight[0] * 2 >= weight[best] or weight[best] * 2 < sum(weight) else best
