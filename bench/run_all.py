@@ -3,7 +3,7 @@
     python bench/run_all.py [NAME ...] [--against DIR]
 
 NAME: startup memory count ttok prompt semantic compact relevance streaming defaults crash hooks
-drop_sets redact (default: all). `--against DIR` measures another checkout (its own ctxkit, this
+hooks_huge drop_sets redact (default: all). `--against DIR` measures another checkout (its own ctxkit, this
 interpreter, the same inputs) in the same run, runs alternating, and prints each figure and ratio
 for both, e.g. `--against ../base` made with `git worktree add ../base main`. A benchmark that
 fails is reported and the others still run; the exit status is 1 when one failed.
@@ -19,11 +19,15 @@ import traceback
 sys.path.insert(0, os.path.dirname(__file__))
 
 NAMES = ("startup", "memory", "count", "ttok", "prompt", "semantic", "compact", "relevance", "streaming", "defaults",
-         "crash", "hooks", "drop_sets", "redact", "install")
+         "crash", "hooks", "hooks_huge", "drop_sets", "redact", "install")
 
 # The goals: (what, bench, figure's key, "<=" or ">=", goal, whose work). A figure that is
 # a list of rows (one per command) is judged by its worst row.
 GOALS = [
+    ("hooks on a 1 GB transcript, slowest call: s", "hooks-huge", "hook_worst_s", "<=", 5.0, "bounds"),
+    ("hooks on a 1 GB transcript, largest peak RSS: MB", "hooks-huge", "hook_worst_rss_mb", "<=", 300, "bounds"),
+    ("hooks on a 1 GB transcript: calls that fail or do not read it", "hooks-huge", "not_read_n", "<=", 0, "bounds"),
+    ("ctx count on a 1 GB single line: peak RSS MB", "hooks-huge", "count_line_rss_mb", "<=", 300, "bounds"),
     ("ctx count throughput / bare tiktoken, same 50 MB", "count", "throughput_ratio", ">=", 0.8, "perf"),
     ("ctx count speed / ttok, same text", "ttok", "ctx_speedup", ">=", 1.0, "perf"),
     ("ctx status, 1k records: ms over python -c pass", "startup", "status_over_python_ms", "<=", 150, "perf"),

@@ -159,6 +159,35 @@ def _clean(v: Any) -> Any:
     return v
 
 
+USAGE_COUNTS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                "context_window")
+
+
+def clean_usage(usage: Any) -> tuple[dict | None, list[str]]:
+    """Provider usage with what cannot be read as one left out: (the usage, or None when nothing
+    is left; the fields left out). A count must be a non-negative integer; another field a
+    finite number, a string or an object (what providers add: a service tier, server tool use)."""
+    if usage is None:
+        return None, []
+    if not isinstance(usage, dict):
+        return None, ["usage"]
+    out, bad = {}, []
+    for k, x in usage.items():
+        if x is None:
+            out[k] = x
+            continue
+        if k in USAGE_COUNTS:
+            ok = isinstance(x, int) and not isinstance(x, bool) and 0 <= x <= 1 << 53
+        else:
+            ok = isinstance(x, (int, float, dict, str)) and not isinstance(x, bool) and \
+                not (isinstance(x, float) and not math.isfinite(x)) and not (isinstance(x, int) and abs(x) > 1 << 53)
+        if ok:
+            out[k] = x
+        else:
+            bad.append(f"usage.{k}")
+    return out or None, bad
+
+
 def sanitize(rec: Any) -> Any:
     """A record every later stage can handle: tool-call `arguments` given as an object become
     the JSON string the schema says. A lone surrogate (half an emoji, as JavaScript's

@@ -15,7 +15,7 @@ EXPECT = {"startup": "startup", "memory": "memory", "count": "count", "ttok": "t
           "semantic": "semantic-lookup", "compact": "compact-extractive", "relevance": "drop-quality",
           "streaming": "streaming", "defaults": "defaults", "crash": "crash",
           "hooks": "hooks-stop", "drop_sets": "drop-sets", "redact": "redact-corpus",
-          "install": "first-search"}
+          "install": "first-search", "hooks_huge": "hooks-huge"}
 
 
 @pytest.mark.embedded_only  # the benchmarks measure the embedded store (bench_pg.py the other one)

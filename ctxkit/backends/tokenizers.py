@@ -108,13 +108,22 @@ def seed_tiktoken_cache(encoding: str, cache_dir: str | None = None) -> str:
 
     makedirs(cache_dir)
     tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+    except OSError as e:   # a full disk or a read-only cache: no half-written temp file is left
+        from ..store.atomic import named
+
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise named(e, path) from None
     return path
 
 
@@ -127,6 +136,11 @@ class Tokenizer:
 
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]
+
+    def count_pieces(self, pieces) -> int:
+        """Tokens in pieces of one text already cut where no token spans a cut (`iter_exact`),
+        which may come from an iterator (a text counted as it is read)."""
+        return sum(self.count(p) for p in pieces)
 
     def encode(self, text: str) -> list[int]:
         raise NotImplementedError
@@ -239,6 +253,9 @@ class TiktokenTokenizer(Tokenizer):
                 out += pool.map(self.n, batch)
         return out
 
+    def count_pieces(self, pieces) -> int:
+        return sum(self._count_pieces(pieces))   # both cores, about 2 MB of pieces held at a time
+
     def count_batch(self, texts: Sequence[str]) -> list[int]:
         if any(len(t) > 1 << 20 for t in texts):
             return [self.count(t) for t in texts]
@@ -294,6 +311,47 @@ def iter_exact(text: str, size: int = 1 << 18):
             cut = m.start()
         yield text[start:cut]
         start = cut
+
+
+def exact_pieces(blocks):
+    """`iter_exact`'s pieces of a text that comes in blocks (a file read as it streams): the last
+    piece of a block waits for the next block, so the cuts are those of the whole text (where
+    no pre-token spans them); memory is a block and a piece, whatever the text's size."""
+    carry = ""
+    for block in blocks:
+        if not block:
+            continue
+        pieces = iter_exact(carry + block)
+        prev = next(pieces, None)
+        for p in pieces:
+            yield prev
+            prev = p
+        carry = prev or ""
+    if carry:
+        yield carry
+
+
+def count_blocks(tok, blocks) -> int:
+    """Tokens of a text that comes in blocks, as `tok.count` gives them for the whole text."""
+    if tok.name == "approx":   # characters / 4, rounded up once for the whole text
+        return (sum(len(b) for b in blocks) + 3) // 4
+    return tok.count_pieces(exact_pieces(blocks))
+
+
+def truncate_blocks(tok, blocks, limit: int):
+    """The first `limit` tokens of a text that comes in blocks, as pieces of text (stops reading
+    once they are reached)."""
+    left = limit
+    for piece in exact_pieces(blocks):
+        n = tok.count(piece)
+        if n <= left:
+            yield piece
+            left -= n
+            if left == 0:
+                return
+            continue
+        yield tok.truncate(piece, left)
+        return
 
 
 class ApproxTokenizer(Tokenizer):
@@ -404,6 +462,9 @@ class LazyTokenizer(Tokenizer):
 
     def count_batch(self, texts):
         return self.real.count_batch(texts) if texts else []
+
+    def count_pieces(self, pieces):
+        return self.real.count_pieces(pieces)
 
     def encode(self, text):
         return self.real.encode(text)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
 import sys
 
@@ -27,23 +28,86 @@ def resolve_tokenizer(tokenizer: str | None, model: str | None):
     return LazyTokenizer(cfg.get("tokenizer", tokenizer), cfg.get("model", model) or None)
 
 
-def _plain_text(inp: InputRecords, from_: str) -> str | None:
-    """The input's text when it is not records (what ttok would count), else None."""
+BLOCK = 4 << 20   # plain text is read and counted in blocks of this many characters
+
+
+def _plain_text(inp: InputRecords, from_: str):
+    """The input's text as blocks when it is not records (what ttok would count), else None.
+    Only the first lines are sniffed (a file's in pieces: a 1 GB line is never held); plain text
+    is then read as it streams."""
     if from_ != "auto":
         return None
-    try:
-        kind = detect(inp.source)
-    except InputError:
-        return inp.source.read_all()
-    if kind != "json-doc":
-        return None
-    text = inp.source.read_all()  # starts like JSON: records only if the whole thing parses
+    limit = int(get_home().config.get("max_record_mb") * (1 << 20))
+    path = inp.source.path
+    if path != "-":   # sniffed apart, so a long first line is read again from the file, not held
+        kind = _sniff_file(path, limit)
+        if kind is None:
+            return _blocks(Source(path))
+        if kind != "json-doc":
+            return None
+        size = os.path.getsize(path)
+        if size > limit:
+            raise InputError(path, None, f"a JSON document of {size / (1 << 20):.1f} MB is over max_record_mb "
+                                         f"({limit / (1 << 20):g} MB)",
+                             hint="raise max_record_mb in config.yaml, or count it as text: ctx count -i FILE")
+    else:
+        inp.source.max_chars = limit
+        try:
+            kind = detect(inp.source)
+        except InputError:
+            kind = None
+        if inp.source.peeked_too_long():
+            raise InputError("stdin", None, f"a line over max_record_mb ({limit / (1 << 20):g} MB) and no format "
+                                            f"recognised", hint="to count it as text as it streams: ctx count -i -")
+        if kind is None:
+            return _blocks(inp.source)
+        if kind != "json-doc":
+            return None
+    text = inp.source.read_all()  # starts like JSON: records only if the whole thing parses (within max_record_mb)
+    if len(text) > limit:
+        raise InputError(inp.source.name, None, f"a JSON document of {len(text) / (1 << 20):.1f} MB is over "
+                                                f"max_record_mb ({limit / (1 << 20):g} MB)",
+                         hint="raise max_record_mb in config.yaml, or count it as text: ctx count -i -")
     try:
         json.loads(text)
     except (ValueError, RecursionError):  # not JSON, or JSON too deep / too long a number to be records
-        return text
+        return iter([text])
     inp.source = Source(inp.source.path, stream=io.StringIO(text))
     return None
+
+
+def _sniff_file(path: str, limit: int) -> str | None:
+    """The file's format, None for plain text. Its first lines are peeked within BLOCK characters
+    each; a longer first line is peeked again within `limit` (max_record_mb) only when it starts
+    like JSON (a long record), else it is text."""
+    with open(path, "rb") as f:
+        head = f.read(BLOCK)
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if len(head) == BLOCK and b"\n" not in start and not start.startswith((b"{", b"[")):
+        return None   # one long first line that is not JSON: text, not read through to sniff it
+    for cap in (BLOCK, limit):
+        sniff = Source(path)
+        sniff.max_chars = cap
+        try:
+            kind = detect(sniff)
+            long_line = sniff.peeked_too_long()
+        except InputError:
+            return None
+        finally:
+            sniff.close()
+        if not long_line:
+            return kind
+        with open(path, "rb") as f:
+            head = f.read(64).lstrip(b"\xef\xbb\xbf \t\r\n")
+        if not head.startswith((b"{", b"[")):
+            return None
+    raise InputError(path, None, f"a line over max_record_mb ({limit / (1 << 20):g} MB) that starts like JSON",
+                     hint="raise max_record_mb in config.yaml, or count it as text: ctx count -i FILE")
+
+
+def _blocks(source: Source):
+    yield from source.read_blocks(BLOCK)
+    source.close()
 
 
 WHERE = {"flag": "--{}", "env": "$CTX_{}", "file": "config.yaml's {}"}
@@ -100,8 +164,6 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
       cat notes.md | ctx count -t 100 > head.md
       ctx count -i notes.md
     """
-    import os
-
     from .common import note
 
     tok = resolve_tokenizer(tokenizer, model)  # one tokenizer for text and records, as `ctx status` counts
@@ -114,12 +176,17 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
         raise InputError(args[0], None, "no such file" if not os.path.isdir(args[0]) else "is a directory, not a file",
                          hint="to count these words as text, give more than one or use -i -")
     if inputs or (args and not (len(args) == 1 and (args[0] == "-" or os.path.isfile(args[0])))):
-        parts = []
-        for path in inputs:  # ttok: -i FILE is text, whatever it looks like
-            parts.append(Source(path).read_all())
-        if args:
-            parts.append(" ".join(args))
-        _plain(" ".join(p for p in parts if p), tok, per_record, truncate_to, as_json)
+        def parts():   # ttok: -i FILE is text, whatever it looks like; the parts joined by a space
+            sep = ""
+            for path in inputs:
+                for block in _blocks(Source(path)):
+                    if block:
+                        yield sep + block
+                        sep = ""
+                sep = " "
+            if args:
+                yield sep + " ".join(args)
+        _plain(parts(), tok, per_record, truncate_to, as_json)
         told()
         return
     # a total prints a number only: records are counted as they came, as the model reads them
@@ -157,13 +224,20 @@ def count(args, inputs, from_, skip_invalid, tokenizer, model, per_record, trunc
     told()
 
 
-def _plain(text: str, tok, per_record: bool, truncate_to, as_json: bool) -> None:
+def _plain(blocks, tok, per_record: bool, truncate_to, as_json: bool) -> None:
+    """Plain text that comes in blocks, counted (or cut) as it streams."""
+    from ..backends.tokenizers import count_blocks, truncate_blocks
+
     if per_record:
         raise UsageProblem("--per-record needs records; the input is plain text")
     if truncate_to is not None:
-        sys.stdout.write(tok.truncate(text, truncate_to))
+        from ..services.spool import OutputSpool
+
+        with OutputSpool() as out:   # nothing printed when the input turns out bad half way
+            for piece in truncate_blocks(tok, blocks, truncate_to):
+                out.write(piece)
         return
-    _print_total(tok.count(text), tok, None, as_json)
+    _print_total(count_blocks(tok, blocks), tok, None, as_json)
 
 
 def _print_total(n: int, tok, records, as_json: bool) -> None:

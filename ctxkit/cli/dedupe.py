@@ -45,13 +45,23 @@ def dedupe(files, threshold, embedder, jq_expr, table, as_json, table_fmt):
         from ..store.backend import memory_store
 
         texts = workspace_texts(get_workspace(), DEFAULT_FILES, memory_store(home, get_workspace()))
+    limit = int(home.config.get("max_record_mb") * (1 << 20))
     for f in files:
         for p in sorted(glob.glob(f)) or [f]:
             try:
-                with open(p, encoding="utf-8") as fh:
-                    texts.append((p, fh.read()))
+                with open(p, "rb") as fh:   # compared whole: a file past max_record_mb is refused, not held
+                    raw = fh.read(limit + 1)
             except FileNotFoundError:
                 raise InputError(p, None, "no such file") from None
+            except IsADirectoryError:
+                raise InputError(p, None, "is a directory, not a file") from None
+            if len(raw) > limit:
+                raise InputError(p, None, f"over max_record_mb ({limit / (1 << 20):g} MB): dedupe compares whole files",
+                                 hint="raise max_record_mb in config.yaml")
+            try:
+                texts.append((p, raw.decode("utf-8")))
+            except UnicodeDecodeError as e:
+                raise InputError(p, raw.count(b"\n", 0, e.start) + 1, "invalid UTF-8 (is this a text file?)") from None
     tok = resolve_tokenizer(None, None)
     threshold = home.config.get("dedupe_threshold", threshold)
     name = embedder_name(home, embedder)

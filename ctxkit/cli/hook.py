@@ -73,9 +73,14 @@ def hook():
     """
 
 
+PAYLOAD_MAX = 64 << 20   # characters of hook input read at most
+
+
 def read_payload() -> dict:
     """The hook's JSON object from stdin ({} when there is none)."""
-    raw = sys.stdin.read() if not sys.stdin.isatty() else ""
+    raw = sys.stdin.read(PAYLOAD_MAX + 1) if not sys.stdin.isatty() else ""
+    if len(raw) > PAYLOAD_MAX:   # a payload names the transcript; it never carries one
+        raise InputError("stdin", None, f"hook input is over {PAYLOAD_MAX >> 20} MB; not a hook payload")
     try:
         data = loads(raw, "stdin") if raw.strip() else {}
     except InputError as e:  # bad JSON, NaN, nesting too deep, a 5,000-digit number
@@ -124,6 +129,10 @@ def _run(name: str, data: dict, agent=None, in_worker: bool = False) -> tuple[st
     target = svc.resolve(home, data, root.meta.get("ctx.workspace"), agent)
     target.in_worker = in_worker
     context, msg = svc.handle(name, home, target)
+    from ..services.transcripts import HALF_WRITTEN
+
+    if target.ignored.get(HALF_WRITTEN):
+        note(f"ctx: {target.transcript}: skipped a half-written last line (the transcript is still being written)")
     if context:
         from ..store import redaction
 

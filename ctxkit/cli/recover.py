@@ -1,17 +1,15 @@
 """ctx recover: bring dropped chunks back, exactly, by id or by query."""
 from __future__ import annotations
 
-import io
-
 import click
 
 from .completion import complete_chunk, complete_session
 
-from ..core.splice import splice, stubs
+from ..core.splice import splice_stream, stubs
 from ..errors import CtxError, InputError, UsageProblem
 from ..io.adapters import open_records
 from ..io.jsonl import Source, Writer, dumps
-from ..store.atomic import atomic_write, locked
+from ..store.atomic import atomic_writer, locked
 from ..store.backend import ColdStore, open_store
 from ..store.cold import check_id
 from ..services.cold import log_recovery, resolve_chunk, search_cold
@@ -86,20 +84,14 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
     real = os.path.realpath(path)
     lock = os.path.join(home.path, "locks", hashlib.sha256(real.encode("utf-8", "surrogatepass")).hexdigest()[:32])
     with locked(lock):
-        try:
-            with open(real, "rb") as f:
-                raw = f.read()
-        except FileNotFoundError:
-            raise InputError(path, None, "no such file") from None
-        except IsADirectoryError:
-            raise InputError(path, None, "is a directory, not a file") from None
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise InputError(path, raw.count(b"\n", 0, e.start) + 1, "invalid UTF-8 (is this a text file?)") from None
-        records = list(open_records(Source(path, stream=io.StringIO(text)), "ctx"))
-        present = set(stubs(records))
-        have = {(r.get("session"), r.get("id")) for r in records}
+        have: set = set()
+
+        def noting(recs):   # the ids already in FILE, gathered as it streams
+            for r in recs:
+                have.add((r.get("session"), r.get("id")))
+                yield r
+
+        present = set(stubs(noting(open_records(Source(path), "ctx"))))
         back, todo = [], []
         for entry, score in picked:
             key = (entry["chunk_id"], entry["session_id"])
@@ -112,10 +104,12 @@ def _splice_into(home, path: str, picked, method: str, query) -> None:
                 continue
             raise CtxError(f"{path}: no stub for chunk {entry['chunk_id']} of session {entry['session_id']}; "
                            f"nothing changed", hint="print the records instead: leave out --into")
-        for entry, score in todo:
-            records, _ = splice(records, entry["chunk_id"], entry["session_id"], entry["records"])
-        if todo:
-            atomic_write(real, "".join(dumps(r) + "\n" for r in records))
+        del have
+        if todo:   # FILE read again as it streams, the chunks spliced in, written beside it and renamed
+            chunks = [(e["chunk_id"], e["session_id"], e["records"]) for e, _ in todo]
+            with atomic_writer(real) as write:
+                for r in splice_stream(open_records(Source(path), "ctx"), chunks):
+                    write(dumps(r) + "\n")
     for entry in back:
         note(f"ctx: chunk {entry['chunk_id']} is already back in {path} (recovered before); nothing to do")
     for entry, score in todo:

@@ -1,7 +1,7 @@
 """Put recovered chunks back where their stubs stand (pure)."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 
 def _stands_for(rec: dict) -> str | None:
@@ -41,7 +41,31 @@ def splice(records: Sequence[dict], chunk_id: str, session: str | None,
     return records[:start] + [dict(x) for x in chunk_records] + records[end:], True
 
 
-def stubs(records: Sequence[dict]) -> list[tuple[str, str | None]]:
+def splice_stream(records: Iterable[dict], chunks: Sequence[tuple[str, str | None, Sequence[dict]]]) \
+        -> Iterator[dict]:
+    """`splice` of each chunk of `chunks` ((chunk_id, session, its original records)) over a
+    stream, group by group: the first stub of each is replaced by the chunk's records, a shrunk
+    chunk's whole group likewise; memory is one group's, whatever the stream's length."""
+    from .groups import iter_groups
+
+    left = list(chunks)
+    for g in iter_groups(records):
+        out: list[dict] = []
+        for r in g:
+            hit = next((c for c in left if is_stub_for(r, c[0], c[1])), None) if left else None
+            if hit is None:
+                out.append(r)
+                continue
+            left.remove(hit)
+            if r.get("kind") == "stub":
+                out.extend(dict(x) for x in hit[2])
+                continue
+            out = [dict(x) for x in hit[2]]   # a shrunk chunk: its whole group
+            break
+        yield from out
+
+
+def stubs(records: Iterable[dict]) -> list[tuple[str, str | None]]:
     """(chunk_id, session) of every stub and shrunk chunk in a stream, once each."""
     out, seen = [], set()
     for r in records:

@@ -126,14 +126,47 @@ class Source:
             yield check(box.pop())
 
     def read_all(self) -> str:
+        """The whole input as one text (a JSON document); within max_chars when it is set (a
+        longer one is an error naming the input, never read whole)."""
         stream = self._open()
+        limit = self.max_chars
+        if limit and self.peeked_too_long():
+            raise self.too_big(limit)
         head = "".join(self._peeked)
         self._peeked = []
-        text = head + stream.read()
+        text = head + (stream.read(max(0, limit + 1 - len(head))) if limit else stream.read())
+        if limit and len(text) > limit:
+            raise self.too_big(limit)
         m = BAD_UTF8.search(text)
         if m:
             raise InputError(self.name, text.count("\n", 0, m.start()) + 1, "invalid UTF-8 (is this a text file?)")
         return text
+
+    def too_big(self, limit: int) -> InputError:
+        return InputError(self.name, None, f"a document over max_record_mb ({limit / (1 << 20):g} MB) is not read whole",
+                          hint="raise max_record_mb in config.yaml")
+
+    def read_blocks(self, size: int = 1 << 20) -> Iterator[str]:
+        """The rest of the text (what was peeked first) in blocks of about `size` characters, as
+        it streams; bytes that are not UTF-8 are an error naming the line, as `read_all` gives it."""
+        stream = self._open()
+        block = "".join(self._peeked)
+        self._peeked = []
+        line = 1
+        while True:
+            block += stream.read(size)
+            if not block:
+                break
+            m = BAD_UTF8.search(block)
+            if m:
+                raise InputError(self.name, line + block.count("\n", 0, m.start()), "invalid UTF-8 (is this a text file?)")
+            line += block.count("\n")
+            yield block
+            block = ""
+
+    def peeked_too_long(self) -> bool:
+        """A line peeked so far was over max_chars (read past, not held)."""
+        return any(isinstance(line, TooLong) for line in self._peeked)
 
     def close(self) -> None:
         if self._stream is not None and self.path != "-":

@@ -28,7 +28,6 @@ from ..store import logs, sessions
 from ..store.hook_state import read_state, update_state
 
 CONTEXT_CAP = 10_000   # Claude Code's cap on additionalContext, in characters
-TRANSCRIPT_MAX = 512 << 20
 COMPACTION_AGENT = "acompact"   # Claude Code's own compaction agent: its id / transcript name
 
 
@@ -67,23 +66,23 @@ def session_for(home, target: Target, prefix: str | None) -> str | None:
     return rows[0]["session"] if rows else None
 
 
-def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None) -> list[dict]:
+def records_of(path: str | None, ignored: dict | None = None, home=None, key: str | None = None,
+               window: int | None = None) -> list[dict]:
     """A transcript's records; none when there is no transcript yet (Claude Code runs the first
     UserPromptSubmit before it writes the file). Bookkeeping lines are skipped and counted.
     With `home` and `key` (the session reading it), only the lines appended since that
-    session's last read are parsed (services/transcripts)."""
+    session's last read are parsed (services/transcripts). Whatever the transcript's size, a
+    read is bounded: a huge one is read from its recent part (services/transcripts.WINDOW)."""
+    from . import transcripts
+
     if not path or not os.path.exists(path):
         return []
     if not os.path.isfile(path):
         raise InputError(path, None, "transcript_path is not a regular file")
-    if os.path.getsize(path) > TRANSCRIPT_MAX:
-        raise InputError(path, None, f"transcript is larger than {TRANSCRIPT_MAX >> 20} MB; not read")
     if home is not None and key:
-        from . import transcripts
-
         mine: dict = {}
         try:
-            recs, _ = transcripts.read(home, path, key, mine, TRANSCRIPT_MAX)
+            recs, _ = transcripts.read(home, path, key, mine)
         except InputError:
             raise
         except Exception:  # noqa: BLE001 - the cache is only a shortcut: read the file itself
@@ -93,10 +92,9 @@ def records_of(path: str | None, ignored: dict | None = None, home=None, key: st
                 for k, v in mine.items():
                     ignored[k] = ignored.get(k, 0) + v
             return recs
-    from ..io.adapters import open_records
-    from ..io.jsonl import Source
-
-    return list(open_records(Source(path), ignored=ignored))
+    with open(path, "rb") as f:
+        return transcripts.once(path, f, os.fstat(f.fileno()).st_size, transcripts.format_of(path), ignored,
+                                window)[0]
 
 
 def transcript_records(home, target: "Target") -> list[dict]:
@@ -214,6 +212,14 @@ def compactions(target: Target, records: list[dict]) -> int:
     return sum(1 for r in main_thread(target, records) if is_boundary(r))
 
 
+def last_compaction(target: Target, records: list[dict]) -> str | None:
+    """The id of the agent's newest compaction in sight (the main thread's), None when none is."""
+    from ..core.usage import is_boundary
+
+    return next((str(r.get("id")) for r in reversed(main_thread(target, records)) if is_boundary(r) and r.get("id")),
+                None)
+
+
 def _handover(home, target: Target, change) -> dict:
     """Read and change the session's hand-over record ({n, by, at, pending}) under the hook state's
     lock (an agent may run SessionStart and UserPromptSubmit at once: Copilot CLI does):
@@ -255,15 +261,21 @@ def restore_after_compaction(home, target: Target, records: list[dict]) -> str |
     if not target.session or not records or not _restores_at_prompt(target.agent):
         return None
     n = compactions(target, records)
+    last = last_compaction(target, records)
     now = round(time.time(), 3)
     claimed = []
 
     def change(cur):
         if cur.get("pending") and _recent(cur):   # the start before this prompt handed it over
-            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False}
-        if n > int(cur.get("n") or 0):
+            return {"n": max(n, int(cur.get("n") or 0)), "by": "start", "at": cur.get("at"), "pending": False,
+                    "last": last}
+        # a huge transcript is read from its recent part (services/transcripts): fewer compactions may
+        # be in sight than were counted before; a newest one that is not the one handed back is new
+        if n > int(cur.get("n") or 0) or (last and cur.get("last") and last != cur["last"]):
             claimed.append(n)
-            return {"n": n, "by": "prompt", "at": now}
+            return {"n": max(n, int(cur.get("n") or 0) + 1), "by": "prompt", "at": now, "last": last}
+        if last and not cur.get("last") and n <= int(cur.get("n") or 0):
+            return dict(cur, last=last)   # the newest compaction handed back, known by its id from now on
         return None
 
     _handover(home, target, change)
@@ -717,11 +729,18 @@ def curate_now(home, transcript: str, session: str | None, ended: bool = False) 
     (the chunks least relevant to what the agent is doing, as `ctx score` scores them by
     default, go to cold storage); at session end, the
     session's content goes to cold storage whole."""
-    recs = records_of(transcript)
+    if ended:   # the whole session, streamed group by group (a huge transcript is never held)
+        from ..io.adapters import open_records
+        from ..io.jsonl import Source
+
+        if not os.path.isfile(transcript):
+            return None
+        return to_cold_storage(home, open_records(Source(transcript)), session)
+    from .transcripts import KEEP
+
+    recs = records_of(transcript, window=KEEP)   # the worker has time: what a hook keeps at most, not less
     if not recs:
         return None
-    if ended:
-        return to_cold_storage(home, recs, session)
     if not measure(home, recs)["curation_due"]:
         return None
     from .curation import curate
@@ -764,7 +783,7 @@ def run_worker(home, transcript: str, session: str | None, ended: bool = False):
     return result
 
 
-def to_cold_storage(home, recs: list[dict], session: str | None) -> dict:
+def to_cold_storage(home, recs, session: str | None) -> dict:
     """Every group of an ended session, stored durably in cold storage (re-drops are not logged
     again), so `ctx recover` and recall find it later."""
     from ..backends.tokenizers import count_records

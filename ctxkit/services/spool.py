@@ -9,6 +9,16 @@ import tempfile
 from typing import Callable, Iterable, Iterator
 
 
+def _put(f, data: bytes) -> None:
+    """Write to a spool's temp file; a full disk names the temp folder (TMPDIR), not nothing."""
+    try:
+        f.write(data)
+    except OSError as e:
+        from ..store.atomic import named
+
+        raise named(e, f"{tempfile.gettempdir()} (a temporary file; TMPDIR sets the folder)") from None
+
+
 class GroupSpool:
     """Groups written to an anonymous temp file (mode 0600, gone on close); `info(group)` is
     what stays in memory for each one."""
@@ -23,7 +33,7 @@ class GroupSpool:
         for g in groups:
             data = json.dumps(g, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
             self._at.append((self._f.tell(), len(data)))
-            self._f.write(data)
+            _put(self._f, data)
             self.info.append(self._make(g))
         return self
 
@@ -71,7 +81,7 @@ class LineSpool(GroupSpool):
         for g in groups:   # a Seen record (read unparsed, known clean) is its line
             data = "\n".join(r.line if type(r) is Seen else dumps(r) for r in g).encode("utf-8")
             self._at.append((self._f.tell(), len(data)))
-            self._f.write(data)
+            _put(self._f, data)
             self.info.append(self._make(g, data))
         return self
 
@@ -102,7 +112,7 @@ class OutputSpool:
 
     def write(self, s: str) -> int:
         data = s.encode("utf-8", "backslashreplace")
-        self._f.write(data)
+        _put(self._f, data)
         self.size += len(data)
         return len(s)
 

@@ -11,6 +11,15 @@ shorter, the same last line at the same place) and parses only what follows, num
 and groups on from where it stopped: the records are exactly those of a full read. Anything
 else (a rewritten, truncated or replaced file, a turn cut in the middle, another format) falls
 back to a full read, which starts the cache again.
+
+Every read is bounded, whatever the transcript's size: a first read of a transcript longer than
+WINDOW starts at the first turn in its last WINDOW bytes (the lines before it are counted, not
+parsed, so ids and line numbers are those of a full read), and a reader keeps at most KEEP bytes
+of the transcript parsed: past that, the next read starts a new window at the end. A format read
+whole every time (Codex, Copilot CLI, Gemini CLI as JSONL) is read from the same window, after
+its first line (the session's metadata), a smaller one (ONCE_WINDOW): it is parsed again on
+every call. What a hook sees of a huge transcript is its recent
+part; the state it folded from earlier windows stays in CONTEXT.md.
 """
 from __future__ import annotations
 
@@ -24,7 +33,13 @@ from ..io.adapters import detect, open_records
 from ..io.jsonl import Source
 
 INCREMENTAL_FORMATS = ("claude-code",)   # formats whose records depend on nothing before the cut
+WINDOWED_FORMATS = ("claude-code", "codex", "copilot-cli", "gemini-cli")   # JSONL: a window of lines stands alone
 STATE_PREFIX = "read:"
+WINDOW = 4 << 20   # a first read of a longer transcript parses only its last WINDOW bytes (from a turn)
+KEEP = 12 << 20    # a reader keeps at most this much of the transcript parsed; past it a new window starts
+ONCE_WINDOW = 2 << 20   # the window of a format parsed again on every call (nothing kept between calls)
+HEAD_MAX = 1 << 20   # the first line kept before a window (a session's metadata) when it is at most this long
+_CHUNK = 1 << 20
 
 
 def _cache_path(home, key: str) -> str:
@@ -130,11 +145,10 @@ def _groups(records: list[dict]) -> int:
     return n
 
 
-def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int | None = None) -> tuple[list[dict], str]:
-    """(the transcript's records, how they were read: "cached", "appended" or "full").
+def read(home, path: str, key: str, ignored: dict | None = None) -> tuple[list[dict], str]:
+    """(the transcript's records, how they were read: "cached", "appended", "full" or "window").
 
     `key` names the transcript's reader (the session): its state is in hooks-state.json."""
-    from ..errors import InputError
     from ..store.atomic import locked, makedirs
 
     from ..store.hook_state import read_state
@@ -143,17 +157,14 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
     makedirs(os.path.dirname(cache))
     with locked(cache):
         st = os.stat(path)
-        if max_bytes is not None and st.st_size > max_bytes:
-            raise InputError(path, None, f"transcript is larger than {max_bytes >> 20} MB; not read")
         state = read_state(home).get(STATE_PREFIX + key)
         with open(path, "rb") as f:
-            if _resumable(state, path, st, f, cache):
-                records = _load_cache(cache, state["cache_bytes"])
+            if _resumable(state, path, st, f, cache) and st.st_size - int(state.get("start") or 0) <= KEEP:
                 f.seek(state["offset"])
-                new = f.read(st.st_size - state["offset"])
-                new = _complete(new)
+                new = _complete(f.read(st.st_size - state["offset"]), ignored)
                 if new is None:  # a last line complete but not ended: read as it is, keep nothing
-                    return list(open_records(Source(path), ignored=ignored)), "full"
+                    return once(path, f, st.st_size, INCREMENTAL_FORMATS[0], ignored)
+                records = _load_cache(cache, state["cache_bytes"])
                 if not new:
                     _merge_ignored(ignored, state)
                     return records, "cached"
@@ -161,28 +172,135 @@ def read(home, path: str, key: str, ignored: dict | None = None, max_bytes: int 
                 if appended is not None:
                     _save(home, key, cache, path, st, state, records, appended, new)
                     return records + appended, "appended"
+                del records
             if state is not None:
                 forget(home, key)
-            if detect(Source(path)) not in INCREMENTAL_FORMATS:  # read as it streams, nothing kept
-                return list(open_records(Source(path), ignored=ignored)), "full"
-            f.seek(0)
-            data = f.read(st.st_size)
-        data = _complete(data)
+            fmt = format_of(path)
+            if fmt not in INCREMENTAL_FORMATS:  # parsed from its window every time, nothing kept
+                return once(path, f, st.st_size, fmt, ignored)
+            start, before = window_start(f, st.st_size, fmt)
+            f.seek(start)
+            data = f.read(st.st_size - start)
+        data = _complete(data, ignored)
         if data is None:  # a last line complete but not ended: read as it is, keep nothing
-            return list(open_records(Source(path), ignored=ignored)), "full"
+            with open(path, "rb") as f:
+                return once(path, f, st.st_size, fmt, ignored)
         mine: dict = {}
-        records = _parse(path, data.decode("utf-8-sig", "surrogateescape"), INCREMENTAL_FORMATS[0], 0, mine)
+        records = _parse(path, data.decode("utf-8-sig" if not start else "utf-8", "surrogateescape"),
+                         INCREMENTAL_FORMATS[0], before, mine)
         for k, v in mine.items():
             if ignored is not None:
                 ignored[k] = ignored.get(k, 0) + v
-        _save(home, key, cache, path, st, None, [], records, data, fmt=INCREMENTAL_FORMATS[0], ignored=mine)
-        return records, "full"
+        _save(home, key, cache, path, st, None, [], records, data, fmt=INCREMENTAL_FORMATS[0], ignored=mine,
+              start=start, lines_before=before)
+        return records, ("window" if start else "full")
 
 
-def _complete(data: bytes) -> bytes | None:
+def format_of(path: str) -> str:
+    """The transcript's format, sniffed from its first lines (a line past HEAD_MAX is not read whole)."""
+    src = Source(path)
+    src.max_chars = HEAD_MAX   # a first line past it is not a transcript line to sniff whole
+    try:
+        return detect(src)
+    finally:
+        src.close()
+
+
+def _is_turn_start(line: bytes, fmt: str) -> bool:
+    """A line where a turn starts (the user types a prompt): a window starts there, so no tool
+    call is cut from its result. Only Claude Code's lines are told apart; in other formats any
+    line starts a window (their adapters mark a result whose call is before it)."""
+    if fmt != "claude-code":
+        return True
+    if b'"user"' not in line:
+        return False
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return False
+    msg = obj.get("message") if isinstance(obj, dict) and obj.get("type") == "user" else None
+    c = msg.get("content") if isinstance(msg, dict) else None
+    return isinstance(c, str) or (isinstance(c, list) and bool(c) and not any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in c))
+
+
+def window_start(f, size: int, fmt: str, window: int | None = None) -> tuple[int, int]:
+    """(byte offset, lines before it) where a bounded read of the open file `f` of `size` bytes
+    starts: 0 for a file within `window`; else the first turn in its last `window` bytes (the
+    first whole line there when no turn starts in it). The lines before it are counted in
+    bounded pieces, never held."""
+    window = WINDOW if window is None else window
+    if size <= window:
+        return 0, 0
+    f.seek(size - window - 1)
+    _skip_line(f)   # the rest of the line the window cuts (or the newline just before it)
+    pos = first = f.tell()
+    start = None
+    while pos < size:
+        line = f.readline(window + 1)
+        if not line.endswith(b"\n"):
+            break   # a line longer than the window, or the last one, not finished
+        if _is_turn_start(line, fmt):
+            start = pos
+            break
+        pos += len(line)
+    start = first if start is None else start
+    f.seek(0)
+    before, left = 0, start
+    while left > 0:
+        chunk = f.read(min(_CHUNK, left))
+        if not chunk:
+            break
+        before += chunk.count(b"\n")
+        left -= len(chunk)
+    return start, before
+
+
+def _skip_line(f) -> None:
+    """Read past the rest of the current line in bounded pieces."""
+    while True:
+        piece = f.readline(_CHUNK)
+        if not piece or piece.endswith(b"\n"):
+            return
+
+
+def once(path: str, f, size: int, fmt: str, ignored: dict | None, window: int | None = None) -> tuple[list[dict], str]:
+    """The records of a transcript read once, nothing kept: whole when it is within `window`
+    (ONCE_WINDOW) or is not JSONL, else its first line (the session's metadata) and its last
+    `window` bytes (from a turn), at their own line numbers."""
+    window = ONCE_WINDOW if window is None else window
+    f.seek(0)
+    head = f.readline(HEAD_MAX + 1)
+    if len(head) > HEAD_MAX or not head.endswith(b"\n"):
+        head = b""   # no metadata line to keep (or a JSON document: not windowed)
+    if size <= window or fmt not in WINDOWED_FORMATS or not head:
+        src = Source(path)
+        return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "full"
+    start, before = window_start(f, size, fmt, window)
+    f.seek(start)
+    tail = f.read(size - start)
+    lead = max(0, before - (1 if head else 0))
+    text = head.decode("utf-8-sig", "surrogateescape") + "\n" * lead + tail.decode("utf-8", "surrogateescape")
+    del tail
+    src = Source(path, stream=io.StringIO(text))
+    del text
+    return _noted(list(open_records(src, fmt, ignored=ignored)), src, ignored), "window"
+
+
+def _noted(records: list[dict], src: Source, ignored: dict | None) -> list[dict]:
+    """The records; a half-written last line the reader passed over is counted in `ignored`."""
+    if ignored is not None and any("half-written" in n for n in src.notes):
+        ignored[HALF_WRITTEN] = 1
+    return records
+
+
+HALF_WRITTEN = "half-written last line"   # the key `ignored` counts it under (a hook says so on stderr)
+
+
+def _complete(data: bytes, ignored: dict | None = None) -> bytes | None:
     """`data` up to its last newline: a last line the writer has not finished is left for the
-    next read. None when that last line is whole JSON without its newline (a file written that
-    way is read as it is, not kept)."""
+    next read (counted in `ignored`). None when that last line is whole JSON without its newline
+    (a file written that way is read as it is, not kept)."""
     cut = data.rfind(b"\n") + 1
     rest = data[cut:]
     if rest.strip():
@@ -190,7 +308,8 @@ def _complete(data: bytes) -> bytes | None:
             json.loads(rest)
             return None
         except ValueError:
-            pass
+            if ignored is not None:
+                ignored[HALF_WRITTEN] = 1
     return data[:cut]
 
 
@@ -269,7 +388,8 @@ def _append(path: str, new: bytes, state: dict, old: list[dict], ignored: dict |
 
 
 def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: list[dict], new: list[dict],
-          read_bytes: bytes, fmt: str | None = None, ignored: dict | None = None) -> None:
+          read_bytes: bytes, fmt: str | None = None, ignored: dict | None = None, start: int = 0,
+          lines_before: int = 0) -> None:
     """The cache holds every record read so far; the state says where the file was cut."""
     from ..store.atomic import atomic_write, fsync_dir
 
@@ -279,8 +399,9 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
     if state is None:
         atomic_write(cache, body, redacted=True)
         _prune(os.path.dirname(cache))
-        base = {"format": fmt, "lines": 0, "groups": 0, "cache_bytes": 0, "ignored": ignored or {}}
-        offset = len(read_bytes)
+        base = {"format": fmt, "lines": lines_before, "groups": 0, "cache_bytes": 0, "ignored": ignored or {},
+                "start": start}
+        offset = start + len(read_bytes)
     else:
         base = state
         with open(cache, "r+b") as c:  # drop what a crashed run appended past the recorded size
@@ -299,7 +420,7 @@ def _save(home, key: str, cache: str, path: str, st, state: dict | None, old: li
         "lines": int(base["lines"]) + read_bytes.count(b"\n"), "groups": _groups(new) or int(base["groups"]),
         "cache_bytes": int(base["cache_bytes"]) + len(body), "open_calls": _open_calls(every),
         "last_assistant": _last_assistant_id(read_bytes) or base.get("last_assistant"),
-        "ignored": base.get("ignored") or {}})
+        "ignored": base.get("ignored") or {}, "start": int(base.get("start") or 0)})
 
 
 STALE_S = 14 * 86400   # a cache untouched this long belongs to a session that ended without SessionEnd

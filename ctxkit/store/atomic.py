@@ -2,10 +2,19 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import tempfile
 from typing import Iterator
+
+
+def named(err: OSError, path: str) -> OSError:
+    """`err` naming `path` (a write's error: "No space left on device" says which file), as the
+    one-line error ctx prints for an OSError gives it."""
+    if getattr(err, "filename", None) or not err.errno:
+        return err
+    return type(err)(err.errno, err.strerror or str(err), path)
 
 
 def fsync_dir(path: str) -> None:
@@ -160,18 +169,30 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redac
     """Replace `path` with `data` so readers see the old or the new file, never half. A new
     file is private (0600); a replaced file keeps its mode. Text is redacted on the way (one
     pass guards every write ctx makes) unless the caller did it already (`redacted=True`)."""
-    if not redacted and isinstance(data, str):
-        from . import redaction
+    with atomic_writer(path, mode, redacted=redacted) as write:
+        write(data)
 
-        data = redaction.persisted(path, data)
+
+@contextlib.contextmanager
+def atomic_writer(path: str, mode: int | None = None, *, redacted: bool = False) -> Iterator:
+    """`atomic_write` for what comes in pieces (a file written as it streams): `write(piece)`
+    in the `with`; the file is replaced when it ends, and left as it was when it raises. Text is
+    redacted piece by piece (whole lines: what ctx redacts never spans one) unless `redacted`."""
     d = os.path.dirname(os.path.abspath(path))
     makedirs(d)
     no_links(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "wb") as f:
-            # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
-            f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
+            def write(data: str | bytes) -> None:
+                if not redacted and isinstance(data, str):
+                    from . import redaction
+
+                    data = redaction.persisted(path, data)
+                # a lone surrogate becomes its escape (`\\ud83d`: exact inside JSON), never a crash
+                f.write(data.encode("utf-8", "backslashreplace") if isinstance(data, str) else data)
+
+            yield write
             f.flush()
             os.fsync(f.fileno())
         if mode is not None:
@@ -182,6 +203,10 @@ def atomic_write(path: str, data: str | bytes, mode: int | None = None, *, redac
             os.chmod(tmp, PRIVATE_FILE)
         os.replace(tmp, path)
         fsync_dir(d)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise named(e, path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -212,18 +237,66 @@ def clean_stale_tmp(directory: str, older_than_s: float = 3600.0, recursive: boo
 
 @contextlib.contextmanager
 def locked(path: str, shared: bool = False) -> Iterator[None]:
-    """Hold an advisory lock on `path + '.lock'` (blocking)."""
+    """Hold an advisory lock on `path + '.lock'` (blocking). The lock file goes when the last
+    holder lets go (none is left behind per chunk): a holder that finds, once it holds the lock,
+    that the file it locked is no longer the one at the path takes the new one. A reader
+    (`shared`) on a read-only file system, where no writer can be, reads without one."""
     lock_path = no_links(path + ".lock")
-    makedirs(os.path.dirname(os.path.abspath(lock_path)))
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), PRIVATE_FILE)
+    fd = _lock(lock_path, shared)
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
         yield
+    finally:
+        if fd is not None:
+            _unlock(lock_path, fd, shared)
+
+
+def _lock(lock_path: str, shared: bool) -> int | None:
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    while True:
+        try:
+            if not shared:
+                makedirs(os.path.dirname(os.path.abspath(lock_path)))
+            fd = os.open(lock_path, flags, PRIVATE_FILE)
+        except OSError as e:
+            if not shared or e.errno not in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOENT):
+                raise named(e, lock_path) from None
+            try:   # a read-only home: an existing lock file is still honoured, else none is needed
+                fd = os.open(lock_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except FileNotFoundError:
+                if os.path.isdir(os.path.dirname(os.path.abspath(lock_path))) and \
+                        os.access(os.path.dirname(os.path.abspath(lock_path)), os.W_OK):
+                    raise named(e, lock_path) from None
+                return None
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            same = os.fstat(fd).st_ino == os.stat(lock_path, follow_symlinks=False).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)   # the holder before removed it: lock the file at the path now
+
+
+def _unlock(lock_path: str, fd: int, shared: bool) -> None:
+    try:
+        # the last holder removes the file: a writer always; a reader when no one else holds it
+        if not shared or _try_exclusive(fd):
+            with contextlib.suppress(OSError):
+                if os.fstat(fd).st_ino == os.stat(lock_path, follow_symlinks=False).st_ino:
+                    os.unlink(lock_path)
     finally:
         try:
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+
+def _try_exclusive(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
 
 
 def append_line(path: str, line: str) -> None:
@@ -235,5 +308,7 @@ def append_line(path: str, line: str) -> None:
         try:
             os.write(fd, (line.rstrip("\n") + "\n").encode("utf-8", "backslashreplace"))
             os.fsync(fd)
+        except OSError as e:
+            raise named(e, path) from None
         finally:
             os.close(fd)

@@ -6,6 +6,7 @@ derived from the files and can always be rebuilt with `reindex`.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -17,6 +18,7 @@ from typing import Iterator
 from ..core.timeutil import iso, now, parse_ts
 from ..errors import CtxError, InputError, UsageProblem
 from .atomic import atomic_write, locked, makedirs
+from .sqlite_files import open_read_only, rollback, writable
 
 SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
 
@@ -161,11 +163,17 @@ class ColdStorage:
         d = self._pending_dir()
         makedirs(d)
         mark = os.path.join(d, hashlib.sha256(path.encode("utf-8", "surrogatepass")).hexdigest()[:24])
-        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(os.path.relpath(path, self.root))
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            with os.fdopen(fd, "w") as f:
+                f.write(os.path.relpath(path, self.root))
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            from .atomic import named
+
+            self._pending_clear(mark)
+            raise named(e, mark) from None
         return mark
 
     def _pending_clear(self, mark: str) -> None:
@@ -285,6 +293,9 @@ class ColdStorage:
         from .atomic import no_links
 
         no_links(self.index_path)  # the index and every folder above it up to CTX_HOME
+        if not fresh and not writable(self.root):
+            self._db = open_read_only(self.index_path)   # a snapshot or a backup: read, never written
+            return
         db = sqlite3.connect(self.index_path, timeout=60, isolation_level=None)
         try:
             os.chmod(self.index_path, 0o600)
@@ -333,13 +344,23 @@ class ColdStorage:
         text = entry_text(entry)
         row = self._row(entry, path, text)
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
+        with self.index_errors():
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._insert(db, entry, path, row, text)
+                db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
+                raise
+
+    @contextlib.contextmanager
+    def index_errors(self):
+        """An index that cannot be written (the disk full, the home read-only) is a one-line error
+        naming it, never an internal one; the chunk files, the truth, are as they were."""
         try:
-            self._insert(db, entry, path, row, text)
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+            yield
+        except sqlite3.OperationalError as e:
+            raise CtxError(f"{self.index_path}: {e} (the cold-storage index; the chunk files are intact)") from None
 
     def _insert(self, db, entry: dict, path: str, row: tuple | None = None, text: str | None = None) -> None:
         if row is None:
@@ -371,14 +392,21 @@ class ColdStorage:
             entries = list(self.iter_files(bad if bad is not None else []))
             db = sqlite3.connect(no_links(new_path), timeout=60, isolation_level=None)
             try:
-                os.chmod(new_path, 0o600)
-                db.executescript(SCHEMA)
-                db.execute("BEGIN IMMEDIATE")
-                for path, entry in entries:
-                    self._insert(db, entry, path)
-                db.execute("COMMIT")
-            finally:
+                with self.index_errors():
+                    os.chmod(new_path, 0o600)
+                    db.executescript(SCHEMA)
+                    db.execute("BEGIN IMMEDIATE")
+                    for path, entry in entries:
+                        self._insert(db, entry, path)
+                    db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
                 db.close()
+                for suffix in ("", "-wal", "-shm", "-journal"):   # no half-built index left beside the old
+                    if os.path.lexists(new_path + suffix):
+                        os.unlink(new_path + suffix)
+                raise
+            db.close()
             fd = os.open(new_path, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -515,12 +543,18 @@ class ColdStorage:
         except OSError:
             pass
         db = self.db
-        db.execute("BEGIN IMMEDIATE")
-        old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?", (session, chunk_id)).fetchone()
-        if old:
-            db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
-            db.execute("DELETE FROM chunks WHERE rowid=?", old)
-        db.execute("COMMIT")
+        with self.index_errors():
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                old = db.execute("SELECT rowid FROM chunks WHERE session=? AND chunk_id=?",
+                                 (session, chunk_id)).fetchone()
+                if old:
+                    db.execute("DELETE FROM chunks_text WHERE rowid=?", old)
+                    db.execute("DELETE FROM chunks WHERE rowid=?", old)
+                db.execute("COMMIT")
+            except BaseException:
+                rollback(db)
+                raise
 
     def stats(self) -> list[dict]:
         q = ("SELECT session, COUNT(*), SUM(tokens), SUM(bytes), MIN(dropped_at), MAX(dropped_at) FROM chunks "

@@ -18,11 +18,23 @@ CREATE TABLE IF NOT EXISTS embeddings (
 
 
 class EmbeddingCache:
-    def __init__(self, path: str):
-        makedirs(os.path.dirname(path))
-        self.path = path
-        from .atomic import no_links
+    """In a home that cannot be written (a read-only snapshot), the cache is read as it is and
+    what is new is kept in memory for the run only."""
 
+    def __init__(self, path: str):
+        from .atomic import no_links
+        from .sqlite_files import open_read_only, writable
+
+        self.path = path
+        self.read_only = not writable(os.path.dirname(path))
+        if self.read_only:
+            no_links(path)
+            self.db = open_read_only(path) if os.path.isfile(path) else sqlite3.connect(":memory:",
+                                                                                           isolation_level=None)
+            if not os.path.isfile(path):
+                self.db.executescript(SCHEMA)
+            return
+        makedirs(os.path.dirname(path))
         self.db = sqlite3.connect(no_links(path), timeout=60, isolation_level=None)
         os.chmod(path, 0o600)
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -42,14 +54,22 @@ class EmbeddingCache:
         return out
 
     def put_many(self, model: str, vecs: dict) -> None:
+        from ..errors import CtxError
+        from .sqlite_files import rollback
+
+        if self.read_only and os.path.isfile(self.path):
+            return   # a read-only home: vectors made in this run are not kept
         rows = [(model, h, int(v.shape[0]), v.astype("float32").tobytes()) for h, v in vecs.items()]
-        self.db.execute("BEGIN IMMEDIATE")
         try:
-            self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                self.db.executemany("INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)", rows)
+                self.db.execute("COMMIT")
+            except BaseException:
+                rollback(self.db)
+                raise
+        except sqlite3.OperationalError as e:   # the disk full: say which file, never "cannot rollback"
+            raise CtxError(f"{self.path}: {e} (the embedding cache)") from None
 
     def count(self, model: str | None = None) -> int:
         if model:

@@ -223,6 +223,18 @@ def _claude_code_head(source: Source, obj) -> bool:
     return False
 
 
+def _note_usage(source: Source, rec: dict, bad: list[str]) -> None:
+    """The first record of a source whose provider usage had fields left out, said on stderr."""
+    if any("provider usage" in n for n in source.notes):
+        return
+    src = rec.get("source") if isinstance(rec.get("source"), dict) else {}
+    line = src.get("line") if src.get("file") == source.name and isinstance(src.get("line"), int) else \
+        getattr(source, "lineno", None)
+    where = f"{source.name}:{line}" if line else source.name
+    source.notes.append(f"{where}: ignored provider usage that is not a count ({', '.join(bad)}); "
+                        f"the record is read without it (later ones alike, not noted again)")
+
+
 def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skipped: list | None,
              memo=None, redact: bool = True) -> Iterator[dict]:
     """Every record an adapter produces passes the one validator; a source line of a shape the
@@ -255,6 +267,13 @@ def _checked(records: Iterator[dict], source: Source, skip_invalid: bool, skippe
             yield rec
             continue
         obj = rec
+        if isinstance(rec, dict) and rec.get("usage") is not None:
+            usage, bad = R.clean_usage(rec["usage"])
+            if bad:   # provider usage that is not a count: left out with a note, never fatal
+                rec = {k: v for k, v in rec.items() if k != "usage"}
+                if usage:
+                    rec["usage"] = usage
+                _note_usage(source, rec, bad)
         rec = R.sanitize(rec)
         reason = R.validate(rec)
         if reason:

@@ -103,7 +103,9 @@ class _Turn:
                          role="assistant", content="\n\n".join(self.thinking), flags=["thinking"],
                          source=self.src, _turn=turn_no)
         usage = None
-        if self.usage:
+        if self.usage and not isinstance(self.usage, dict):
+            usage = self.usage   # not an object: the reader leaves it out with a note
+        elif self.usage:
             usage = {k: self.usage.get(k) for k in ("input_tokens", "output_tokens",
                                                       "cache_read_input_tokens",
                                                       "cache_creation_input_tokens")
