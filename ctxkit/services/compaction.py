@@ -296,6 +296,14 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         base = existing if (existing.task or existing.sections) else C.Context()
         if not new_ctx.task and opts.task:
             new_ctx.task = opts.task  # a windowed run: the first request was in an earlier window
+        elif existing.task and new_ctx.task != existing.task and \
+                (_after_agents_summary(analyzed) or is_follow_up(new_ctx.task)):
+            # the agent compacted its own history, or the span opens with "keep going" (a resumed
+            # session): its requests continue the work the session's state already names (they are
+            # the latest request, not a new task)
+            if new_ctx.task and not new_ctx.latest:
+                new_ctx.latest = new_ctx.task
+            new_ctx.task = existing.task
         if opts.latest and not new_ctx.latest:
             new_ctx.latest = opts.latest
         through = groups[max(span_idx)][-1].get("id")
@@ -577,6 +585,24 @@ def save_state(home, workspace: str, session, ctx: C.Context, rep: Report) -> C.
         return saved
     rep.context_path = wfile.path
     return wfile.update(lambda cur: _replace(cur, ctx))
+
+
+def is_follow_up(text: str) -> bool:
+    from ..compaction.analyze.requests import is_follow_up as follow_up
+
+    return bool(text) and follow_up(text)
+
+
+def _after_agents_summary(span: list[dict]) -> bool:
+    """The span opens with the agent's own compaction summary (not ctx's) before any request."""
+    from ..core.requests import request_text
+
+    for r in span:
+        if r.get("kind") == "summary":
+            return "compaction" not in (r.get("flags") or ())
+        if request_text(r):
+            return False
+    return False
 
 
 def _replace(cur: C.Context, new: C.Context) -> C.Context:
