@@ -171,11 +171,26 @@ def _doc(name: str, doc: str) -> str:
 LOCATED = re.compile(r"[\w./-]+\.\w{1,6}:\d+")     # an error line that names a file and line says its own thing
 
 
+RULE = re.compile(r"\((\w[\w-]*)\)\s*$")     # a linter's rule at the end of its line: `(unparam)`
+
+
+def _alike(f: ErrorState, e: ErrorState) -> bool:
+    """Two lines of one run, the same linter rule, silenced by the same directive."""
+    a, b = RULE.search(f.text), RULE.search(e.text)
+    return bool(a and b and a.group(1) == b.group(1) and f.source == e.source and f.silenced and e.silenced
+                and f.silenced.split()[0] == e.silenced.split()[0])
+
+
 def grouped(errors) -> list[tuple[ErrorState, int]]:
     """The errors, each with how many more lines of the same failed run shared its fate (one run's
     several lines that one fix cleared are one error): [(error, more)]."""
     out: list[tuple[ErrorState, int]] = []
     for e in errors:
+        same_rule = next((k for k, (f, _) in enumerate(out) if _alike(f, e)), None)
+        if same_rule is not None:     # the same check's rule silenced the same way: one line, "and N more like it"
+            f, n = out[same_rule]
+            out[same_rule] = (f, n + 1)
+            continue
         if out:
             f, n = out[-1]
             if (f.at, f.source, f.fixed_at, f.fix_files, f.fixed_by) == (e.at, e.source, e.fixed_at, e.fix_files, e.fixed_by) \
@@ -195,7 +210,7 @@ def error_line(e: ErrorState, st: State, detail: bool, more: int = 0) -> str:
         text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
     s = f"Error from {src}: {code(cut(text, 220))}"
     if more:
-        s += f" (and {more} more line{'s' if more > 1 else ''} of the same run)"
+        s += f" (and {more} more like it)" if e.silenced else f" (and {more} more line{'s' if more > 1 else ''} of the same run)"
     if e.repeats > 1:
         s += f" ({e.repeats} times)"
     if e.fixed_at >= 0:

@@ -254,7 +254,7 @@ class Writer:
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
             for j, (e, more) in enumerate(grouped(s.errors)):
-                deep = 0 if j < 2 or e.fixed_at < 0 else 1   # a step's decisions and findings before its third fixed error
+                deep = 0
                 self.add(name, error_line(e, st, False, more), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
                 self.add(name, error_line(e, st, True, more), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
             if s.checks:
