@@ -67,7 +67,12 @@ class Writer:
         if len(reqs) < 2:
             return
         task = self.st.task or reqs[0].text
+        told: list[str] = []
         for k, r in enumerate(reqs, 1):
+            same = " ".join(r.text.split())[:300]
+            if same in told:
+                continue        # the same request sent again (a retry, a re-send): told once
+            told.append(same)
             tag = " (queued while the agent worked)" if r.queued else ""
             g = f"req{k}"
             if r.text == task and len(r.text) > 160:
