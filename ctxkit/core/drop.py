@@ -215,9 +215,11 @@ def named_file(arguments) -> str | None:
     if isinstance(arguments, str):
         import json
 
+        if not arguments.lstrip().startswith("{"):
+            return None
         try:
             arguments = json.loads(arguments)
-        except ValueError:
+        except (ValueError, RecursionError):   # not JSON, or nested too deep: no file named
             return None
     if not isinstance(arguments, dict):
         return None
