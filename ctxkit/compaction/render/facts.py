@@ -80,7 +80,7 @@ def check_line(c: CheckState) -> str:
         s += f" ({cut(c.summary, 120)})"
     if c.passed is False and c.failures:
         s += f"; failing: {names(list(dict.fromkeys(c.failures)), 6)}"
-    elif c.passed is False and c.errors:
+    elif c.passed is False and c.errors and c.errors[0].strip() != (c.summary or "").strip():
         s += f": {code(cut(c.errors[0], 200))}"
     if c.passed is False and not c.failures and c.truncated:
         s += "; the output was cut by a filter before the failures, so which ones failed is not in it"
