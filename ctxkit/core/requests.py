@@ -146,34 +146,11 @@ def task_brief(text: str, cap: int) -> str:
     lines = [ln for ln in lines if ln]
     if len(lines) < 2:
         return brief(text, cap)
-    keep = [False] * len(lines)
-    used = 0
+    from ..compaction.render.task import keep_lines
 
-    def take(k: int) -> None:
-        nonlocal used
-        if not keep[k] and used + len(lines[k]) + 3 <= cap:
-            keep[k] = True
-            used += len(lines[k]) + 3
-
-    take(0)
-    for k, ln in enumerate(lines):
-        if KEY_VALUE.match(ln) or NUMBERED.match(ln):
-            take(k)
-    for k, ln in enumerate(lines):
-        if CONSTRAINT.search(ln):
-            take(k)
-    for k in range(len(lines)):
-        take(k)
-    if not keep[0]:
-        return brief(text, cap)
-    out, gap = [], False
-    for k, ln in enumerate(lines):
-        if keep[k]:
-            out.append(("… " if gap else "") + ln)
-            gap = False
-        else:
-            gap = True
-    return " ".join(out) + (" …" if gap else "")
+    kept = keep_lines(lines, cap, lambda ln: bool(KEY_VALUE.match(ln) or NUMBERED.match(ln)),
+                      lambda ln: bool(CONSTRAINT.search(ln)))
+    return brief(text, cap) if kept is None else kept
 
 
 def requests(records: Iterable[dict]) -> list[tuple[int, dict, str]]:

@@ -134,6 +134,15 @@ def brief(text: str, cap: int) -> str:
     lines = [_clean(ln) for ln in text.splitlines() if ln.strip()]
     if len(lines) < 2:
         return cut(one, cap)
+    kept = keep_lines(lines, cap, lambda ln: bool(KEY_VALUE.match(ln) or ITEM.match(ln)),
+                      lambda ln: bool(CONSTRAINT.search(ln)))
+    return cut(one, cap) if kept is None else kept
+
+
+def keep_lines(lines: list[str], cap: int, marked, constrained) -> str | None:
+    """The lines that fit in `cap` characters, in their order: the first, then the `marked` ones (data,
+    numbered items), then the `constrained` ones, then the rest while room lasts; each gap one ` … `.
+    None when the first line alone does not fit."""
     keep = [False] * len(lines)
     used = 0
 
@@ -145,15 +154,15 @@ def brief(text: str, cap: int) -> str:
 
     take(0)
     for k, ln in enumerate(lines):
-        if KEY_VALUE.match(ln) or ITEM.match(ln):
+        if marked(ln):
             take(k)
     for k, ln in enumerate(lines):
-        if CONSTRAINT.search(ln):
+        if constrained(ln):
             take(k)
     for k in range(len(lines)):
         take(k)
     if not keep[0]:
-        return cut(one, cap)
+        return None
     out, gap = [], False
     for k, ln in enumerate(lines):
         if keep[k]:
