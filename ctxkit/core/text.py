@@ -6,7 +6,7 @@ import re
 FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 TABLE = re.compile(r"^\s*\|.*\|\s*$", re.M)
 HEADING = re.compile(r"^\s*#{1,6}\s+.*$", re.M)
-SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])|\n+")
+SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*\"'(\[])|(?<=[.!?]\*\*)\s+(?=[A-Z`*\"'(\[])|\n+")
 EMPH = re.compile(r"\*\*|__|(?<!\w)\*(?!\s)|(?<!\s)\*(?!\w)")
 BULLET = re.compile(r"^\s*(?:>\s*)*(?:[-*+•]|\d+[.)])\s+(?:\[[ xX]\]\s+)?")
 
