@@ -66,6 +66,7 @@ def test_ctrl_c_exits_130(tmp_path):
     line = p.stdout.readline()  # the first record is out: we are mid-stream
     assert json.loads(line)["content"] == "hi"
     p.send_signal(signal.SIGINT)
+    p.wait(timeout=20)   # stdin stays open: the interrupt alone ends it (closing it first races the signal)
     _, err = p.communicate(timeout=20)
     assert p.returncode == 130
     assert err == "Error: aborted\n"  # one line, no blank line before it, no traceback
