@@ -59,8 +59,11 @@ def test_head_closes_pipe_quietly(tmp_path):
 
 def test_ctrl_c_exits_130(tmp_path):
     env = ctx_subprocess_env(tmp_path / "h")
+    # a terminal's Ctrl-C meets the default disposition; a suite started in the background (`make test &`)
+    # would hand its children SIGINT ignored, and Python keeps an ignored SIGINT ignored
     p = subprocess.Popen([PY, "-m", "ctxkit", "import", "--stream", "-"], stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     p.stdin.write(GOOD + "\n")
     p.stdin.flush()
     line = p.stdout.readline()  # the first record is out: we are mid-stream
