@@ -37,7 +37,9 @@ def _project(tmp_path, name="p"):
 
 
 def _state(key: str) -> str:
-    return stored_text(os.path.join(os.environ["CTX_HOME"], "sessions", key, "CONTEXT.md")) or ""
+    """A session's own CONTEXT.md, whichever store keeps it."""
+    res = run("context", "show", "--session", key)
+    return res.stdout if res.code == 0 else ""
 
 
 def _context(res, agent: str) -> str | None:

@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from conftest import corpus, run
+from conftest import corpus, put_memory, run
 
 COMMITS = "claude-code_entire-cli_c4a6d0ff.jsonl"   # tests fail, are fixed, pass; one commit
 BEADS = "claude-code_spotter_8463c716_session.jsonl"  # commits, items closed, checks passed, a push
@@ -156,12 +156,11 @@ def test_session_restore_prints_the_next_step_from_context_md(ctx_home, tmp_path
 
 def _memory_setup(ctx_home, workspace):
     """An observation with a decision, and MEMORY.md after `ctx reflect` took it in."""
-    obs = workspace / "observations"
-    obs.mkdir(parents=True)
-    (obs / "20260301T100000Z_s1.md").write_text(
+    workspace.mkdir(parents=True, exist_ok=True)
+    put_memory(workspace, observations={"20260301T100000Z_s1.md":
         "# Observation: s1\n<!-- ctx:observation session=s1 at=2026-03-01T10:00:00Z -->\n\n## Decisions\n"
         "- Sign refresh tokens with RS256 keys from the vault — rotation without redeploys\n\n## Outcomes\n"
-        "- Committed 1a2b3c4: Refresh tokens: rotate the key\n")
+        "- Committed 1a2b3c4: Refresh tokens: rotate the key\n"})
     res = run("reflect", "--json")
     assert res.code == 0 and res.json()["added"] == 1, res.stdout
 
