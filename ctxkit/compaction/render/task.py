@@ -109,15 +109,25 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
                 got.append(t)
             while got and got[-1].endswith(":"):
                 got.pop()
-            if got:
-                return f" ({cut(_joined(got), n)})"
-            break
+            if not got:
+                break
+            whole = got[:1]     # whole statements only; more than fits is marked, not cut mid-item
+            for t in got[1:]:
+                if len(_joined(whole + [t])) > n:
+                    break
+                whole.append(t)
+            while len(whole) > 1 and whole[-1].endswith(":"):
+                whole.pop()
+            more = "; …" if len(whole) < len(got) else ""
+            return f" ({cut(_joined(whole), n)}{more})"
     return ""
 
 
 def _joined(parts: list[str]) -> str:
     out = ""
     for p in parts:
+        if out and out.endswith(".") and not out.endswith(".."):
+            out = out[:-1]      # `Follow x.; y` reads `Follow x; y`
         out += p if not out else (" " if out.endswith(":") else "; ") + p
     return out
 
