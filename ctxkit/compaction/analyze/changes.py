@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (constants, definitions, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
+from .code import (constants, definitions, imports, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
                    tests_added)
 from .prose import edit_intent
 
@@ -87,6 +87,7 @@ class _Acc:
     constants: list = field(default_factory=list)
     moved_from: str = ""
     code: dict = field(default_factory=dict)
+    imports: list = field(default_factory=list)
 
 
 def _short_pair(old: str, new: str) -> tuple[str, str] | None:
@@ -205,6 +206,8 @@ class Changes:
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
             elif e.new or e.old:
+                was = set(imports(p, e.old)) | set(imports(p, self.before.get(id(e), "")))
+                _add(a.imports, [m for m in imports(p, e.new) if m not in was])
                 facts = self._facts.get(id(e))
                 if facts is None:
                     facts = self._facts[id(e)] = edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
@@ -241,7 +244,7 @@ class Changes:
                           lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
-                          moved_from=a.moved_from,
+                          moved_from=a.moved_from, imports=tuple(a.imports),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out

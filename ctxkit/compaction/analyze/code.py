@@ -261,6 +261,14 @@ LITERAL = re.compile(r"^(?:-?[\d_.]+(?:\s*\*\s*[\d_.]+)*|\"[^\"]*\"|'[^']*'|`[^`
                      r":\w+|~[a-z]\[[^\]]*\]|\d+\s*\*\s*\w+|\[[^\]]{0,40}\])$")
 
 
+def imports(path: str, text: str) -> list[str]:
+    """The modules or packages `text` brings in, by its language's import statements, in order."""
+    pat = getattr(language_for(path), "imports", None)
+    if pat is None or not text:
+        return []
+    return list(dict.fromkeys(next(g for g in m.groups() if g) for m in pat.finditer(text) if any(m.groups())))
+
+
 def constants(text: str) -> list[tuple[str, str]]:
     """(name, value) of the constants `text` sets to a literal (`const X = 90`, `@ttl_seconds 90`, `MAX = 5`)."""
     out = []
@@ -294,6 +302,13 @@ def _balanced(text: str) -> bool:
     return len(re.findall(r"\bdo\b", text)) == len(re.findall(r"\bend\b", text)) or " do " not in text
 
 
+def _calls(body: str) -> bool:
+    """The body, past its first line (the signature), calls something: a definition that only builds a
+    literal (a map of defaults, an empty struct) says no more than its name."""
+    rest = "\n".join(body.split("\n")[1:])
+    return bool(re.search(r"[\w)\]]\s*\(", rest))
+
+
 def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
     """(name, one-line text) of the named definitions of `text` short enough to quote."""
     tests = getattr(language_for(path), "tests", None)
@@ -305,6 +320,6 @@ def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
     for n in names:
         if n in got and seen[n] == 1:   # one clause of several (Elixir, Erlang) is not the definition
             line = one_line(got[n][2])
-            if line:
+            if line and _calls(got[n][2]):
                 out.append((n, line))
     return out

@@ -29,6 +29,7 @@ class Elixir:
     name = "Elixir"
     extensions = (".ex", ".exs", ".heex")
     suppress = re.compile(r"#\s*credo:disable|@dialyzer\s|#\s*sobelow_skip")   # a comment or attribute that silences a check
+    imports = re.compile(r"^[ \t]*(?:alias|import|use|require)[ \t]+([A-Z][\w.]*)", re.M)   # the modules a file brings in
     grammar = ("tree_sitter_elixir", "language")
     queries = (("tree_sitter_elixir", "queries/tags.scm"),)
 

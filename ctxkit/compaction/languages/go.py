@@ -14,6 +14,7 @@ class Go:
     name = "Go"
     extensions = (".go",)
     suppress = re.compile(r"//\s*nolint\b|//\s*lint:ignore\b|#nosec\b")   # a comment or attribute that silences a check
+    imports = re.compile(r"""^[ \t]*(?:import[ \t]+)?(?:[\w.]+[ \t]+)?"([\w.-]+(?:/[\w.-]+)*)"[ \t]*(?://.*)?$""", re.M)   # the packages a file brings in (one per line of an import block)
     grammar = ("tree_sitter_go", "language")
     queries = (("tree_sitter_go", "queries/tags.scm"),)
 

@@ -19,6 +19,7 @@ class Java:
     name = "Java/Kotlin"
     extensions = (".java", ".kt", ".kts", ".scala")
     suppress = re.compile(r"@SuppressWarnings\(|@Suppress\(|//\s*NOSONAR|@file:Suppress")   # a comment or attribute that silences a check
+    imports = re.compile(r"^[ \t]*import[ \t]+(?:static[ \t]+)?([\w.*]+)", re.M)   # the classes a file brings in
     grammar = ("tree_sitter_java", "language")
     queries = (("tree_sitter_java", "queries/tags.scm"),)
 

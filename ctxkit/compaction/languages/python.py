@@ -15,6 +15,7 @@ class Python:
     indent_blocks = True     # its code on one line would not read as code
     extensions = (".py", ".pyi")
     suppress = re.compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|pylint:\s*disable|nosec\b|pragma:\s*no cover|fmt:\s*(?:off|skip))")   # a comment or attribute that silences a check
+    imports = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import\b|import[ \t]+([\w.]+))", re.M)   # the modules a file brings in
     grammar = ("tree_sitter_python", "language")
     queries = (("tree_sitter_python", "queries/tags.scm"),)
 

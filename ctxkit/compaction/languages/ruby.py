@@ -14,6 +14,7 @@ class Ruby:
     name = "Ruby"
     extensions = (".rb", ".rake", ".gemspec")
     suppress = re.compile(r"#\s*rubocop:disable|#\s*steep:ignore|#\s*:nocov:")   # a comment or attribute that silences a check
+    imports = re.compile(r"""^[ \t]*require(?:_relative)?[ \t(]+['"]([^'"\n]+)['"]""", re.M)   # the files a file brings in
     grammar = ("tree_sitter_ruby", "language")
     queries = (("tree_sitter_ruby", "queries/tags.scm"),)
 

@@ -16,6 +16,7 @@ class Rust:
     name = "Rust"
     extensions = (".rs",)
     suppress = re.compile(r"#!?\[(?:allow|expect)\(|#\[rustfmt::skip\]")   # a comment or attribute that silences a check
+    imports = re.compile(r"^[ \t]*(?:pub[ \t]+)?use[ \t]+([\w:]+)", re.M)   # the paths a file brings in
     grammar = ("tree_sitter_rust", "language")
     queries = (("tree_sitter_rust", "queries/tags.scm"),)
 

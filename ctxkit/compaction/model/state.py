@@ -46,6 +46,7 @@ class FileChange:
     constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets
     moved_from: str = ""
     code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote
+    imports: tuple[str, ...] = ()       # the modules an edit brought into a file that was there before
 
 
 @dataclass(frozen=True)

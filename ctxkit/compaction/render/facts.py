@@ -147,6 +147,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, 3))
         elif f.names:
             parts.append(f"brought in {names(f.names, min(n, 8))}")
+    brought = [m for m in f.imports if not any(m in x for x in f.lines_in)]   # not told twice
+    if brought:
+        parts.append(f"now uses {names(brought, 4)}")
     parts += tail
     if not parts and not why:
         return ""
