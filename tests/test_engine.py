@@ -386,6 +386,32 @@ def test_a_pasted_plan_is_told_part_by_part():
     assert "mod3.py" in sections["Plan"][2].text
 
 
+def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the_rest():
+    steps = "\n".join(f"- `handle{k}()` — calls the start logic, then writes state file number {k} for the session"
+                      for k in range(1, 12))
+    plan = "Implement the following plan:\n\n# Plan: Hooks\n\n## Context\nHooks are missing.\n\n" + \
+        "## Step 1: Handlers\nNew file: `handlers.go`.\nPattern: Follow `other.go`.\n" + steps + "\n\n## Step 2: Tests\n- add tests\n"
+    r = compact_span([rec("user", plan)] + edit("/w/handlers.go"), 2000, count).rendered
+    part = dict(r.sections)["Plan"][0].text
+    assert part.endswith("; …)") and "Follow `other.go`;" in part and ".;" not in part
+    inner = part[part.index("(") + 1:-len("; …)")]
+    assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner.split("; "))
+
+
+def test_an_edit_that_brings_in_a_module_says_so_and_a_literal_builder_is_not_quoted():
+    fn = "export function run(root) {\n  %s\n}\n"
+    js = "import hljs from 'highlight.js/lib/core'\nimport elixir from 'highlight.js/lib/languages/elixir'\n" + \
+        fn % "hljs.highlightAll(root)"
+    recs = [rec("user", "highlight")] + edit("/w/app.js", fn % "paint(root)", js)
+    f = state_of(recs).files[0]
+    assert f.imports == ("highlight.js/lib/core", "highlight.js/lib/languages/elixir")
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
+    assert "now uses `highlight.js/lib/core`, `highlight.js/lib/languages/elixir`" in text
+    ex = "defmodule A do\n  defp plain(text) do\n    %{line: text, kind: nil}\n  end\nend\n"
+    recs = [rec("user", "x")] + call("Write", file_path="/w/a.ex", content=ex, result="File created")
+    assert "plain/1" not in dict(state_of(recs).files[0].code)
+
+
 def test_after_saying_what_it_looks_into_and_looking_the_agent_goes_on_before_the_checks():
     recs = [rec("user", "fix the crash")] + bash("mix test", "3 tests, 0 failures") + edit("/w/lib/a.ex") + \
         call("Grep", pattern="terminal_scrolled", path="/w/lib", result="lib/b.ex:12: def handle_event(\"terminal_scrolled\"",
