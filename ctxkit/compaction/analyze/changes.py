@@ -229,7 +229,7 @@ class Changes:
                     a.replaced.append(pair)
                 elif not (added or changed or removed):
                     _add(a.names, new_names(e.old, e.new))
-                    if len(a.lines_out) + len(a.lines_in) < 4:
+                    if len(a.lines_out) + len(a.lines_in) < 10:
                         gone, came = line_diff(e.old, e.new)
                         _add(a.lines_out, gone)
                         _add(a.lines_in, came)
@@ -241,7 +241,7 @@ class Changes:
                           removed=tuple(n for n in a.removed if n not in a.added), replaced=tuple(a.replaced),
                           lines=a.lines, edits=a.edits, first_at=a.first_at, last_at=a.last_at, commit=a.commit,
                           committed_at=a.committed_at, moved_to=a.moved_to, names=tuple(a.names[:12]),
-                          lines_out=tuple(a.lines_out[:3]), lines_in=tuple(a.lines_in[:3]),
+                          lines_out=tuple(a.lines_out[:8]), lines_in=tuple(a.lines_in[:8]),
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),

@@ -141,10 +141,11 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         parts.append("replaced " + joined([f"{code(o)} with {code(x)}" if o else f"added {code(x)}"
                                            for o, x in f.replaced[:2]]))
     if not (f.added or f.changed or f.removed or f.replaced):
+        k = 3 if n <= 10 else 8
         if f.lines_out:
-            parts.append("removed the line" + ("s " if len(f.lines_out) > 1 else " ") + names(f.lines_out, 3))
+            parts.append("removed the line" + ("s " if len(f.lines_out) > 1 else " ") + names(f.lines_out, k))
         if f.lines_in:
-            parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, 3))
+            parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, k))
         elif f.names:
             parts.append(f"brought in {names(f.names, min(n, 8))}")
     brought = [m for m in f.imports if not any(m in x for x in f.lines_in)]   # not told twice

@@ -265,11 +265,12 @@ class Writer:
             if s.checks:
                 self.add(name, "Checks: " + "; ".join(check_history(c) for c in s.checks) + ".", lvl + 1,
                          order=order + (4,))
-            for j, d in enumerate(s.decisions[:3]):
+            for j, d in enumerate(s.decisions):     # the first told first; the rest as the budget allows
                 self.add(name, f"Chose: {cut(d.text, 240)}" + (f" — {cut(d.why, 200)}" if d.why else ""),
-                         lvl + 1 if j == 0 else lvl + 2, order=order + (5, j))
-            for j, x in enumerate(s.findings[:4]):
-                self.add(name, f"Found: {quote(x, 260)}", lvl + 1 if j == 0 else lvl + 2, order=order + (5, 10 + j))
+                         lvl + (1 if j == 0 else 2 if j < 3 else 4), order=order + (5, j))
+            for j, x in enumerate(s.findings):
+                self.add(name, f"Found: {quote(x, 260)}", lvl + (1 if j == 0 else 2 if j < 4 else 4),
+                         order=order + (5, 10 + j))
             for j, c in enumerate(s.commits):
                 msg, _, body = c.message.partition("\n")
                 line = f"Committed {code(short_hash(c.hash)) if c.hash else ''} “{cut(msg, 160)}”".replace("  ", " ")
