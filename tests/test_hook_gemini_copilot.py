@@ -196,6 +196,30 @@ def test_a_copilot_subagent_is_recorded_from_its_parents_transcript_and_its_own_
     assert "## Latest request\nSurvey the zeta" not in mine
 
 
+def test_copilot_stop_waits_for_a_transcript_written_behind_its_hooks(tmp_path, monkeypatch):
+    """Copilot writes events.jsonl behind its hooks: at Stop the file may hold only the session's first
+    lines. The hook waits until the file has caught up with the payload's timestamp, and folds the turn."""
+    monkeypatch.delenv("CTX_WORKSPACE")
+    proj = _project(tmp_path)
+    lines = open(COPILOT_T, encoding="utf-8").read().splitlines(keepends=True)
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(lines[:3]), encoding="utf-8")     # the session's start, no prompt yet
+    rest = tmp_path / "rest.jsonl"
+    rest.write_text("".join(lines[3:]), encoding="utf-8")
+    late = subprocess.Popen(["sh", "-c", f"sleep 0.8; cat '{rest}' >> '{path}'"])
+    stamp = json.loads(lines[-2])["timestamp"]
+    try:
+        res = hook("copilot", "Stop", {"hook_event_name": "Stop", "session_id": COPILOT_SID, "timestamp": stamp,
+                                       "transcript_path": str(path), "cwd": str(proj)})
+    finally:
+        late.wait()
+    assert res.code == 0, res.stderr
+    assert _state(f"copilot-{COPILOT_SID}").split("## Task\n", 1)[1].startswith("Plan the omega importer")
+    c = agents.get("copilot")
+    assert c.caught_up(str(path), {"timestamp": stamp}) and not c.caught_up(str(path), {"timestamp": 1e15})
+    assert c.caught_up(str(path), {})       # no timestamp: nothing to wait for
+
+
 def test_copilot_precompact_prints_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("CTX_WORKSPACE")
     proj = _project(tmp_path)

@@ -112,6 +112,7 @@ def run_agent_hook(name: str, event: str | None, in_worker: bool = False) -> Non
         svc.spawn_deferred(home, agent.name, agent_event, data, click.get_current_context().find_root()
                            .meta.get("ctx.workspace"))
         return
+    svc.wait_for_transcript(get_home(), agent, life, data)
     context, msg = _run(life, data, agent, in_worker)
     out = agent.output(agent_event, life, context)
     if out:

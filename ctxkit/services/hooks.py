@@ -678,6 +678,33 @@ def handle(event: str, home, target: Target) -> tuple[str | None, str | None]:
     return out
 
 
+CATCH_UP = {"Stop": 3.0, "SubagentStop": 3.0, "SessionEnd": 5.0}   # seconds a hook waits for the transcript
+
+
+def wait_for_transcript(home, agent, lifecycle: str, data: dict) -> bool:
+    """For an agent that writes its transcript behind its hooks, wait (a little, polling) until the
+    transcript holds everything up to this hook, so that the turn just finished is folded in; False
+    when it did not catch up in time (the hook goes on with what is there, and the log says so)."""
+    path = data.get("transcript_path")
+    limit = CATCH_UP.get(lifecycle)
+    if agent is None or agent.caught_up is None or not limit or not isinstance(path, str) or not os.path.isfile(path):
+        return True
+    import time
+
+    t0 = time.monotonic()
+    while not agent.caught_up(path, data):
+        if time.monotonic() - t0 >= limit:
+            logs.append(home, "context-health", {"session": data.get("session_id"), "hook": lifecycle,
+                                                  "transcript_behind": path, "waited_s": limit})
+            return False
+        time.sleep(0.05)
+    waited = time.monotonic() - t0
+    if waited > 0.05:
+        logs.append(home, "context-health", {"session": data.get("session_id"), "hook": lifecycle,
+                                              "transcript_caught_up_after_s": round(waited, 2)})
+    return True
+
+
 def spawn_deferred(home, agent_name: str, event: str, data: dict, workspace: str | None) -> None:
     """Run hook EVENT of AGENT again in a detached worker (`ctx hook AGENT EVENT --in-worker`, the
     payload on its stdin): for an event the agent gives too little time (Codex's SessionEnd)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -75,3 +76,14 @@ def report(line: str) -> None:
     """One summary line for the test session's end (tests/conftest.py prints them), so CI
     logs say what each real client did whatever pytest captured."""
     SUMMARIES.append(line)
+
+
+def terminal_command(env: dict, cmd: str) -> str:
+    """The shell command a tmux pane runs to start a client's terminal UI as from a user's terminal:
+    exactly ENV (`env -i`, so nothing of the tmux server's own environment), without tmux's or CI's
+    markers. With CI, CONTINUOUS_INTEGRATION or any CI_* set, some clients (Gemini CLI) take their
+    terminal for non-interactive and draw nothing."""
+    keep = {k: v for k, v in env.items()
+            if k not in ("TMUX", "TMUX_PANE", "CI", "CONTINUOUS_INTEGRATION") and not k.startswith("CI_")}
+    keep.setdefault("TERM", "xterm-256color")
+    return "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in keep.items()) + " " + cmd

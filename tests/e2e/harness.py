@@ -29,7 +29,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from clients import binary, install_hooks  # noqa: E402
+from clients import binary, install_hooks, terminal_command  # noqa: E402
 
 CLAUDE = binary("claude-code")
 MODEL = "claude-sonnet-4-5-20250929"
@@ -134,8 +134,7 @@ def interactive(ctx: dict, project: str) -> dict:
     debug = os.path.join(ctx["out"], "debug-interactive.log")
     cmd = " ".join([CLAUDE, "--model", MODEL, "--allowedTools", "Bash,Read", "--debug-file", debug])
     tmux(*sock, "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c", ctx["projects"][project],
-         "env " + " ".join(f"{k}='{v}'" for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")) + " " + cmd,
-         env=env)
+         terminal_command(env, cmd), env=env)
     screens = []
 
     def screen() -> str:

@@ -30,7 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from clients import binary, client_dir, install_hooks  # noqa: E402
+from clients import binary, client_dir, install_hooks, terminal_command  # noqa: E402
 
 COPILOT = binary("copilot")
 MODEL = "claude-sonnet-4.5"
@@ -172,8 +172,7 @@ def interactive(ctx: dict, project: str, steps: list[tuple[str, str]]) -> dict:
     # as from a user's shell: the terminal stays open once the client exits (its SessionEnd hook
     # is not cut off with the pane)
     tmux(*sock, "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c", ctx["projects"][project],
-         "env " + " ".join(f"{k}='{v}'" for k, v in env.items() if k not in ("TMUX", "TMUX_PANE")) +
-         f" sh -c '{COPILOT} --allow-all-tools; echo CLIENT-EXITED; exec sleep 300'", env=env)
+         terminal_command(env, f"sh -c '{COPILOT} --allow-all-tools; echo CLIENT-EXITED; exec sleep 300'"), env=env)
     screens = []
 
     def screen() -> str:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -31,7 +30,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from clients import binary, client_dir, install_hooks  # noqa: E402
+from clients import binary, client_dir, install_hooks, terminal_command  # noqa: E402
 
 GEMINI = binary("gemini")
 MODEL = "gemini-2.5-flash"
@@ -126,15 +125,11 @@ def tmux(*args: str, env=None) -> str:
 
 def interactive(ctx: dict, project: str, steps: list[tuple[str, str]]) -> dict:
     """The terminal UI under tmux: each (prompt, text awaited on screen), then /quit."""
-    # as in a user's terminal: no CI markers (CI, CONTINUOUS_INTEGRATION, CI_*), for with any of them
-    # the client's terminal UI takes itself for non-interactive and draws nothing (its troubleshooting
-    # guide says so); `env -i` so that no variable of the tmux server's own reaches it either
-    env = {k: v for k, v in ctx["env"].items()
-           if k not in ("TMUX", "TMUX_PANE", "CI", "CONTINUOUS_INTEGRATION") and not k.startswith("CI_")}
+    env = ctx["env"]
     sock = ["-L", f"ctx-e2e-gemini-{os.getpid()}"]
     cmd = " ".join([GEMINI, "-m", MODEL, "--yolo"])
     tmux(*sock, "new-session", "-d", "-s", "e2e", "-x", "160", "-y", "50", "-c", ctx["projects"][project],
-         "env -i " + " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items()) + " " + cmd, env=env)
+         terminal_command(env, cmd), env=env)
     screens = []
 
     def screen() -> str:

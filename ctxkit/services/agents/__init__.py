@@ -78,6 +78,9 @@ class Agent:
       back, once per compaction found in the transcript.
     deferred: lifecycle events the agent gives too little time for in-line work (Codex caps
       SessionEnd at 3 s): the hook answers at once and the same handler runs in a detached worker.
+    caught_up(transcript, payload) -> whether the transcript on disk holds everything up to the
+      hook (an agent that writes its transcript behind its hooks: Copilot CLI); the events that read
+      it (Stop, SubagentStop, PreCompact, SessionEnd) wait a little (services/hooks.wait_for_transcript). None: always.
     normalize: the agent's payload -> the field names ctx reads (session_id, transcript_path,
       cwd, source, prompt, trigger, agent_id, agent_transcript_path, custom_instructions), or
       None for a payload ctx has no work for whatever the event (acknowledged).
@@ -94,6 +97,7 @@ class Agent:
     steer: bool = False
     start_after_compaction: bool = True
     deferred: frozenset = frozenset()
+    caught_up: Callable[[str, dict], bool] | None = None
     context_cap: int = 10_000
     normalize: Callable[[dict], dict | None] = _identity
     render: Callable[[str, str, str | None], str | None] | None = None

@@ -118,6 +118,46 @@ def normalize(data: dict) -> dict | None:
     return out
 
 
+def _ms(value) -> float | None:
+    """A timestamp of Copilot's (ISO 8601 text, or milliseconds since the epoch) in milliseconds."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value:
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
+        except ValueError:
+            return None
+    return None
+
+
+def caught_up(path: str, data: dict) -> bool:
+    """Copilot writes events.jsonl behind its hooks (under load a `-p` run's whole turn reached the
+    file after its Stop and SessionEnd hooks had run): the file has caught up when its last whole line
+    is no older than the payload's own timestamp (less 0.1 s; both are Copilot's clock). A payload
+    without a timestamp, or a file that cannot be read, counts as caught up."""
+    want = _ms(data.get("timestamp"))
+    if want is None:
+        return True
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            size = f.tell()
+            f.seek(max(0, size - 65536))
+            tail = f.read()
+    except OSError:
+        return True
+    for line in reversed(tail.split(b"\n")[:-1]):     # whole lines only, the newest first
+        try:
+            got = _ms(json.loads(line).get("timestamp"))
+        except (ValueError, AttributeError):
+            continue
+        if got is not None:
+            return got >= want - 100
+    return False
+
+
 def render(agent_event: str, lifecycle: str, context: str | None) -> str | None:
     if context and lifecycle in INJECT:
         return json.dumps({"additionalContext": context})
@@ -148,5 +188,5 @@ HELP = """Handle a GitHub Copilot CLI hook: read its JSON on stdin, answer as Co
 AGENT = Agent(
     name="copilot", title="GitHub Copilot CLI", help=HELP,
     events=EVENTS, acknowledged=OTHER_EVENTS, session_prefix="copilot-",
-    inject=INJECT, normalize=normalize, render=render, start_after_compaction=False,
+    inject=INJECT, normalize=normalize, render=render, start_after_compaction=False, caught_up=caught_up,
     install=Install(paths=paths, hooks=HOOKS, group=group))
