@@ -34,11 +34,16 @@ def memory_search(query: str, k: int, min_score: float, embedder: str | None, lo
         total += len(cold)
         hits = sorted(hits + cold, key=lambda h: -h["score"])[:k]
     if log:
-        tok = resolve_tokenizer(None, None)
         from ..sources.memory import snippets
+        from ..store.countcache import CountCache
 
-        all_tokens = sum(tok.count(s["snippet"]) for s in snippets(mem))
-        hit_tokens = sum(tok.count(h["snippet"]) for h in hits)
+        counts = CountCache(home, resolve_tokenizer(None, None))  # unchanged snippets: no tokenizer load
+        all_tokens = sum(counts.count(s["snippet"]) for s in snippets(mem))
+        hit_tokens = sum(counts.count(h["snippet"]) for h in hits)
+        try:
+            counts.save()
+        except OSError:
+            pass  # a cache: counted again next time
         logs.append(home, "curation", {"event": "memory_search", "query": query, "hits_found": len(hits),
                                        "total_hits_before_curation": total,
                                        "token_savings": all_tokens - hit_tokens, "embedder": name})

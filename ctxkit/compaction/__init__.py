@@ -53,5 +53,8 @@ def call_events(call: dict, fmt: str | None, memo: dict) -> list:
 
 
 def open_errors(records: list[dict]) -> list[str]:
-    """The errors `records` leave open: a failed check or command no later run cleared."""
-    return [e.text for e in state_of(records).errors if e.fixed_at < 0]
+    """The errors `records` leave open: a failed check or command no later run cleared (the
+    open ones of `state_of(records).errors`, found without analyzing the rest of the work)."""
+    from .analyze.errors import open_texts
+
+    return open_texts(events(records))

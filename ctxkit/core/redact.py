@@ -126,6 +126,7 @@ class Redactor:
         self.use_ds = use_detect_secrets
         self._scan = None
         self._keys: dict[str, str] = {}
+        self._seen: dict = {}   # texts already looked at in this process (`text`): key -> None (clean) or the result
 
     def _ds_spans(self, text: str) -> list[tuple[int, int, str]]:
         if not self.use_ds:
@@ -260,9 +261,31 @@ class Redactor:
         found += self._ds_spans(text)
         return [s for s in found if s[0] < s[1]]
 
+    MEMO_SHORT = 256            # a text this long or shorter keys the memo itself; a longer one by its digest
+    MEMO_ENTRIES = 1 << 17      # the memo is emptied when it holds this many texts
+
     def text(self, text: str, lone: bool = False) -> str:
+        """`text` with its secrets replaced by placeholders. A text this redactor has looked at
+        before in this process (a transcript repeats tool outputs, file reads and ids; a record
+        is redacted when read and again when written) is not scanned again: its result is
+        remembered by the text itself (short) or its BLAKE2b digest (long), with `lone`."""
         if not text:
             return text
+        if len(text) <= self.MEMO_SHORT:
+            key = (text, lone)
+        else:
+            key = (len(text), lone, hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+        seen = self._seen
+        if key in seen:
+            got = seen[key]
+            return text if got is None else got
+        out = self._text(text, lone)
+        if len(seen) >= self.MEMO_ENTRIES:
+            seen.clear()
+        seen[key] = None if out == text else out
+        return out
+
+    def _text(self, text: str, lone: bool) -> str:
         merged: list[list] = []
         for a, b, kind in sorted(self.spans(text, lone), key=lambda s: (s[0], -s[1])):
             if merged and a < merged[-1][1]:  # overlapping finds: one placeholder over both

@@ -54,7 +54,15 @@ def missing_tool(cmd: Command) -> str:
     return ""
 
 
-def states(evs: list, changes: Changes) -> list[ErrorState]:
+def open_texts(evs: list) -> list[str]:
+    """The texts of the errors `evs` leave open (no later run cleared them), as `states` has
+    them, found without the changes (a fix's files, cause and how concern fixed ones only)."""
+    found, order = _found(evs)
+    return [found[k]["text"] for k in order if found[k]["fixed_at"] < 0]
+
+
+def _found(evs: list) -> tuple[dict[str, dict], list[str]]:
+    """Each error of `evs` by its normalized text, and their order; `fixed_at` -1 when none cleared it."""
     found: dict[str, dict] = {}
     order: list[str] = []
     covered_cmds: set[int] = {e.at for e in evs if isinstance(e, CheckRun)}
@@ -94,6 +102,11 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
                     if f["fixed_at"] < 0 and isinstance(f["origin"], Command) and f["at"] < e.at and \
                             _prog(f["origin"].command) == _prog(e.command):
                         f["fixed_at"] = e.at
+    return found, order
+
+
+def states(evs: list, changes: Changes) -> list[ErrorState]:
+    found, order = _found(evs)
     saids = [e for e in evs if isinstance(e, Said)]
     out = []
     used: set[str] = set()      # a cause or fix sentence is said of one error only
