@@ -317,6 +317,37 @@ def test_an_error_silenced_by_a_directive_naming_its_rule_is_not_called_fixed():
     assert state_of(other).errors[0].silenced == ""     # a directive for another rule silences nothing here
 
 
+def test_a_credo_message_naming_no_rule_is_silenced_by_the_directive_whose_check_it_describes():
+    src = "defmodule A do\n  def f do\n    B.C.g()\n  end\nend\n"
+    credo = "  lib/a.ex:3:5 Nested modules could be aliased at the top of the invoking module.\n" \
+        "  lib/a.ex:3:5 Prefer using an implicit `try` rather than explicit `try`.\n2 issues"
+    recs = [rec("user", "clean it", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/lib/a.ex", content=src, result="File created successfully") + \
+        bash("mix credo --strict lib/a.ex", credo, 1) + \
+        edit("/w/lib/a.ex", "    B.C.g()", "    # credo:disable-for-next-line Credo.Check.Design.AliasUsage\n    B.C.g()") + \
+        bash("mix credo --strict lib/a.ex", "found no issues")
+    got = {e.text.split(": ", 1)[-1][:20]: e.silenced for e in state_of(recs).errors}
+    assert any(v.startswith("# credo:disable-for-next-line") for k, v in got.items() if "Nested" in k), got
+    assert all(v == "" for k, v in got.items() if "Prefer" in k), got     # another check's message: not it
+
+
+def test_the_project_line_names_each_check_once_without_the_files_it_ran_on():
+    recs = [rec("user", "test it", meta={"cwd": "/w"})] + edit("/w/lib/a.ex") + \
+        bash("mix test test/a_test.exs", "1 test, 0 failures") + bash("mix test test/b_test.exs test/c_test.exs", "2 tests, 0 failures") + \
+        bash("mix credo --strict lib/a.ex lib/b.ex", "found no issues")
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    line = next(x for x in text.splitlines() if "checks run" in x)
+    assert "`mix test`, `mix credo --strict`" in line and "test/a_test.exs" not in line, line
+
+
+def test_an_edit_inside_a_module_alone_tells_its_lines():
+    before = "defmodule R do\n  scope \"/hooks\" do\n    post(\"/start\", C, :start)\n  end\nend\n"
+    recs = [rec("user", "route it", meta={"cwd": "/w"})] + call("Read", file_path="/w/lib/router.ex", result=before) + \
+        edit("/w/lib/router.ex", '    post("/start", C, :start)\n', '    post("/start", C, :start)\n    post("/end", C, :stop)\n')
+    f = state_of(recs).files[0]
+    assert f.lines_in == ('post("/end", C, :stop)',), f
+
+
 def test_an_error_a_fixer_cleared_is_fixed_by_running_it_and_the_runners_report_is_not_the_error():
     out = ("$ biome check --error-on-warnings\nsrc/db.ts format\n  × Formatter would have printed the following content:\n"
            "  × Formatter would have printed the following content:\nFound 2 errors.\n"

@@ -88,6 +88,10 @@ class _Acc:
     moved_from: str = ""
     code: dict = field(default_factory=dict)
     imports: list = field(default_factory=list)
+    inner: bool = False     # an edit changed what the file defines, not only the module around it
+
+
+CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
 
 
 def _short_pair(old: str, new: str) -> tuple[str, str] | None:
@@ -225,9 +229,13 @@ class Changes:
                         if doc:
                             a.docs.append((d.name, doc))
                 pair = _short_pair(e.old, e.new)
+                kinds = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if changed and not (added or removed) else {}
+                outer = bool(kinds) and all(kinds.get(n) in CONTAINERS for n in changed)   # only the module around it
+                if (added or changed or removed) and not outer:
+                    a.inner = True
                 if pair and len(a.replaced) < 3:
                     a.replaced.append(pair)
-                elif not (added or changed or removed):
+                elif not (added or changed or removed) or outer:
                     _add(a.names, new_names(e.old, e.new))
                     if len(a.lines_out) + len(a.lines_in) < 10:
                         gone, came = line_diff(e.old, e.new)
@@ -241,7 +249,8 @@ class Changes:
                           removed=tuple(n for n in a.removed if n not in a.added), replaced=tuple(a.replaced),
                           lines=a.lines, edits=a.edits, first_at=a.first_at, last_at=a.last_at, commit=a.commit,
                           committed_at=a.committed_at, moved_to=a.moved_to, names=tuple(a.names[:12]),
-                          lines_out=tuple(a.lines_out[:8]), lines_in=tuple(a.lines_in[:8]),
+                          lines_out=tuple(a.lines_out[:8]) if not a.inner else (),
+                          lines_in=tuple(a.lines_in[:8]) if not a.inner else (),
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),

@@ -227,7 +227,7 @@ def _silenced(text: str, at: int, end: int, changes: Changes) -> str:
         pat = getattr(language_for(name), "suppress", None)
         if pat is None:
             continue
-        bare = []
+        bare, other = [], []
         for e, p in changes.events:
             if not (at < e.at <= end and (p == name or p.endswith("/" + name) or name.endswith("/" + p))):
                 continue
@@ -241,9 +241,22 @@ def _silenced(text: str, at: int, end: int, changes: Changes) -> str:
                     return cut_line(x.strip())
                 if not rules:
                     bare.append(x.strip())
+                elif not RULE_ID.search(text) and _stems(head) & _stems(text):
+                    other.append(x.strip())     # `AliasUsage` for "… could be aliased …": a message naming no rule (Credo's)
         if bare:
             return cut_line(bare[0])
+        if other:
+            return cut_line(other[0])
     return ""
+
+
+def _stems(text: str) -> set[str]:
+    """The words of `text` (CamelCase and dotted names split) cut to their first five letters."""
+    words = re.findall(r"[A-Z]?[a-z]{4,}", re.sub(r"[._:/-]", " ", text))
+    return {w.lower()[:5] for w in words} - {"check", "disab", "credo", "next", "line", "rubocop", "nolin", "ignor"}
+
+
+RULE_ID = re.compile(r"[(\[][\w./-]+[)\]]\s*$|\b[A-Z]{1,4}\d{3,4}\b")   # `(revive)`, `[E501]`, `G306`: the line names its rule
 
 
 WORD = re.compile(r"[A-Za-z][\w-]{2,}")

@@ -320,8 +320,23 @@ class Writer:
         if env.languages:
             parts.append(", ".join(env.languages[:4]))
         if env.check_commands:
-            parts.append("checks run: " + names(env.check_commands[:4], 4))
+            parts.append("checks run: " + names(_bare_commands(env.check_commands), 4))
         if env.finish:
-            parts.append("before committing the agent ran " + names(env.finish, 4))
+            parts.append("before committing the agent ran " + names(_bare_commands(env.finish), 4))
         if parts:
             self.add("Project", sentence("; ".join(parts)), 3)
+
+
+PATH_ARG = re.compile(r"^(?:[\w.@-]*/[\w./@-]*|[\w-]+\.[A-Za-z]{1,5})(?::\d+)?$")
+
+
+def _bare_commands(cmds) -> list[str]:
+    """Each command without the files or folders it was pointed at (`mix test test/a_test.exs` is
+    `mix test`), once each, in order: what the project's checks are, not every run of them."""
+    out = []
+    for c in cmds:
+        words = c.split()
+        bare = " ".join(w for k, w in enumerate(words) if k < 2 or not PATH_ARG.match(w)) if len(words) > 2 else c
+        if bare not in out:
+            out.append(bare)
+    return out

@@ -118,8 +118,10 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
                 whole.append(t)
             while len(whole) > 1 and whole[-1].endswith(":"):
                 whole.pop()
-            more = "; …" if len(whole) < len(got) else ""
-            return f" ({cut(_joined(whole), n)}{more})"
+            told = cut(_joined(whole), n)
+            if len(whole) < len(got):      # more than fits: marked
+                told = (told[:-1] if told.endswith(".") and not told.endswith("..") else told) + "; …"
+            return f" ({told})"
     return ""
 
 
