@@ -438,6 +438,8 @@ def test_an_edit_that_brings_in_a_module_says_so_and_a_literal_builder_is_not_qu
     assert f.imports == ("highlight.js/lib/core", "highlight.js/lib/languages/elixir")
     text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
     assert "now uses `highlight.js/lib/core`, `highlight.js/lib/languages/elixir`" in text
+    later = recs + edit("/w/app.js", "import elixir from 'highlight.js/lib/languages/elixir'\n", "")
+    assert state_of(later).files[0].imports == ("highlight.js/lib/core",)     # taken out again: not told
     ex = "defmodule A do\n  defp plain(text) do\n    %{line: text, kind: nil}\n  end\nend\n"
     recs = [rec("user", "x")] + call("Write", file_path="/w/a.ex", content=ex, result="File created")
     assert "plain/1" not in dict(state_of(recs).files[0].code)

@@ -210,8 +210,10 @@ class Changes:
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
             elif e.new or e.old:
+                now = imports(p, e.new)
                 was = set(imports(p, e.old)) | set(imports(p, self.before.get(id(e), "")))
-                _add(a.imports, [m for m in imports(p, e.new) if m not in was])
+                _add(a.imports, [m for m in now if m not in was])
+                a.imports = [m for m in a.imports if m in now or m not in imports(p, e.old)]   # taken out again: gone
                 facts = self._facts.get(id(e))
                 if facts is None:
                     facts = self._facts[id(e)] = edit_facts(p, e.old, e.new, self.before.get(id(e), ""))

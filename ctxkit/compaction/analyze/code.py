@@ -257,6 +257,7 @@ def doc_of(text: str, line: int) -> str:
 CONSTANT = re.compile(r"^(?:export[ \t]+)?(?:const|let|var|static|final|pub[ \t]+const)[ \t]+([A-Za-z_$][\w$]*)[ \t]*(?::[^=\n]+)?=[ \t]*"
                       r"([^;\n]{1,48}?)[ \t]*;?[ \t]*$|^[ \t]*@([a-z_]\w*)[ \t]+([^\n#]{1,48}?)[ \t]*$|"
                       r"^([A-Z_][A-Z0-9_]{2,})[ \t]*(?::[^=\n]+)?=[ \t]*([^\n]{1,48}?)[ \t]*$", re.M)
+SHELL_VAR = re.compile(r"\$[\w({]")     # `"${DIR}/lib"`, `"$(cat)"`: an expansion, not a literal
 LITERAL = re.compile(r"^(?:-?[\d_.]+(?:\s*\*\s*[\d_.]+)*|\"[^\"]*\"|'[^']*'|`[^`]*`|true|false|nil|null|None|True|False|"
                      r":\w+|~[a-z]\[[^\]]*\]|\d+\s*\*\s*\w+|\[[^\]]{0,40}\])$")
 
@@ -274,7 +275,8 @@ def constants(text: str) -> list[tuple[str, str]]:
     out = []
     for m in CONSTANT.finditer(text or ""):
         name, value = next(((m.group(i), m.group(i + 1)) for i in (1, 3, 5) if m.group(i)), (None, None))
-        if name and value and LITERAL.match(value.strip()) and name not in ("doc", "moduledoc", "spec", "impl") and \
+        if name and value and LITERAL.match(value.strip()) and not SHELL_VAR.search(value) and \
+                name not in ("doc", "moduledoc", "spec", "impl") and \
                 all(n != name for n, _ in out):
             out.append((name, value.strip()))
     return out[:12]
