@@ -46,10 +46,17 @@ def pick(normal, smoke):
     return smoke if SMOKE else normal
 
 
+_SAID: list = []
+
+
 def corpus_files(smoke_n: int = 1) -> list[Path]:
     """The corpus sessions (the bundled example if shared/ is absent); the smallest in a smoke run."""
     files = sorted(p for p in CORPUS.glob("*") if p.suffix in (".jsonl", ".json", ".traj")) \
         if CORPUS.exists() else sorted((ROOT / "examples").glob("*.jsonl"))
+    if not CORPUS.exists() and not SMOKE and not _SAID:
+        _SAID.append(1)
+        print(f"bench: no corpus at {CORPUS} (set CTX_BENCH_CORPUS): the bundled examples/ are measured instead",
+              file=sys.stderr)
     if SMOKE:
         files = sorted(files, key=lambda p: p.stat().st_size)[:smoke_n]
     return files
