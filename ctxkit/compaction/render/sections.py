@@ -78,6 +78,9 @@ class Writer:
             if r.text == task and len(r.text) > 160:
                 self.add("User requests", f"{k}. The task above.", 1, group=g)
                 continue
+            if k == len(reqs) and r.text != task and len(r.text) > 160:     # told whole under Latest request
+                self.add("User requests", f"{k}. The latest request above{tag}.", 1, group=g)
+                continue
             self.add("User requests", f"{k}. {cut(r.text, 160)}{tag}", 1, group=g)
             self.add("User requests", f"{k}. {brief(r.text, 500)}{tag}", 3, group=g)
 
