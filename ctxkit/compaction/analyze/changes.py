@@ -210,10 +210,10 @@ class Changes:
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
             elif e.new or e.old:
-                now = imports(p, e.new)
-                was = set(imports(p, e.old)) | set(imports(p, self.before.get(id(e), "")))
-                _add(a.imports, [m for m in now if m not in was])
-                a.imports = [m for m in a.imports if m in now or m not in imports(p, e.old)]   # taken out again: gone
+                now, was = imports(p, e.new), imports(p, e.old)
+                whole = self.before.get(id(e), "")     # the file before the edit: a module it named is not new
+                _add(a.imports, [m for m in now if m not in was and m not in whole])
+                a.imports = [m for m in a.imports if m in now or m not in was]   # taken out again: gone
                 facts = self._facts.get(id(e))
                 if facts is None:
                     facts = self._facts[id(e)] = edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
