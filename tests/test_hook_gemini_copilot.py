@@ -220,6 +220,23 @@ def test_copilot_stop_waits_for_a_transcript_written_behind_its_hooks(tmp_path, 
     assert c.caught_up(str(path), {})       # no timestamp: nothing to wait for
 
 
+def test_a_session_that_ends_with_no_state_of_its_own_does_not_archive_another_sessions(tmp_path, monkeypatch):
+    """Session B of the same project ends before ctx could read anything of it: its SessionEnd archives
+    nothing under its name, and session A's state is left as it was."""
+    monkeypatch.delenv("CTX_WORKSPACE")
+    proj = _project(tmp_path)
+    assert hook("copilot", "Stop", {"session_id": COPILOT_SID, "transcript_path": COPILOT_T, "cwd": str(proj)}).code == 0
+    mine = _state(f"copilot-{COPILOT_SID}")
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    other = "0b0b0b0b-1111-2222-3333-444455556666"
+    res = hook("copilot", "SessionEnd", {"session_id": other, "transcript_path": str(empty), "cwd": str(proj), "reason": "complete"})
+    assert res.code == 0, res.stderr
+    got = session_index().get(f"copilot-{other}") or {}
+    assert not got.get("archive"), got
+    assert _state(f"copilot-{COPILOT_SID}") == mine
+
+
 def test_copilot_precompact_prints_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("CTX_WORKSPACE")
     proj = _project(tmp_path)

@@ -657,7 +657,13 @@ def end_session(home, target: Target) -> None:
     from ..store.session_state import archive_context, state_file
 
     sf = state_file(home, target.session) if target.session else None
-    dest = archive_context(home, sf if sf is not None and sf.exists() else ContextFile(target.workspace))
+    if sf is not None and sf.exists():
+        src = sf
+    else:   # the workspace's CONTEXT.md, unless another session's state is what it holds
+        ws = ContextFile(target.workspace)
+        owner = ws.read().state.get("session") if ws.exists() else None
+        src = ws if not (target.session and owner and owner != target.session) else None
+    dest = archive_context(home, src) if src is not None else None
     logs.append(home, "compaction", {"event": "session_archived", "session": target.session, "archive": dest})
     if target.session:
         sessions.mark(home, target.session, status="ended", archive=dest)
