@@ -123,7 +123,7 @@ def bench_quality() -> list[dict]:
             rows.append({"bench": "drop-quality", "session": f.name[:40], "skipped": why})
             continue
         recs = [json.loads(x) for x in imp.stdout.splitlines()]
-        final = [r for r in recs if r["role"] == "assistant" and r.get("content")][-3:]
+        final = [r for r in recs if r.get("role") == "assistant" and isinstance(r.get("content"), str) and r["content"]][-3:]
         refs = set()
         for r in final:
             for m in REF.finditer(r["content"]):
