@@ -137,11 +137,12 @@ def bench_quality() -> list[dict]:
         scored = p.stdout
         kept = subprocess.run([PY, "-m", "ctxkit", "drop"], input=scored, capture_output=True, text=True, env=env,
                               check=True).stdout
-        dropped = {json.loads(x)["group"] for x in kept.splitlines() if '"kind":"stub"' in x}
+        dropped = {json.loads(x).get("group") for x in kept.splitlines() if '"kind":"stub"' in x} - {None}
         groups = {}
-        for r in recs:
-            groups.setdefault(r["group"], []).append(r)
-        final_groups = {r["group"] for r in final}
+        for r in recs:     # a record outside every group (a summary, a boundary) is no chunk
+            if r.get("group") is not None:
+                groups.setdefault(r["group"], []).append(r)
+        final_groups = {r.get("group") for r in final}
         referenced = [g for g, rs in groups.items() if g not in final_groups and any(
             ref in (x.get("content") or "") + json.dumps(x.get("tool_calls") or "") for x in rs for ref in refs)]
         kept_ref = [g for g in referenced if g not in dropped]
