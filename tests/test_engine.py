@@ -429,6 +429,60 @@ def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the
     assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner.split("; "))
 
 
+@pytest.mark.parametrize("path,old,new,gained,lost", [
+    ("/w/types.ts", 'export type Step =\n\t| "clone"\n\t| "reset";\n',
+     'export type Step =\n\t| "clone"\n\t| "plan_fix"\n\t| "reset";\n', ("plan_fix",), ()),
+    ("/w/types.ts", "export interface Result {\n\tpatch: string;\n\told?: number;\n}\n",
+     "export interface Result {\n\tpatch: string;\n\terrorPlan?: string;\n}\n", ("errorPlan",), ("old",)),
+    ("/w/a.go", "type Cfg struct {\n\tName string\n}\n", "type Cfg struct {\n\tName string\n\tMode string `json:\"mode\"`\n}\n",
+     ("Mode",), ()),
+    ("/w/a.rs", "pub enum Color {\n    Red,\n}\n", "pub enum Color {\n    Red,\n    Green(u8),\n}\n", ("Green",), ()),
+])
+def test_an_edit_of_a_type_tells_the_members_it_gained_and_lost(path, old, new, gained, lost):
+    recs = [rec("user", "extend the types")] + call("Read", file_path=path, result=old) + edit(path, old, new)
+    f = state_of(recs).files[0]
+    assert f.members == ((f.changed[0], gained, lost),)
+
+
+def test_a_pasted_plan_keeps_its_verification_list_and_its_mapping_table_and_not_what_follows_them():
+    plan = "Implement the following plan:\n\n# Plan: Hooks\n\n## Context\nThe CLI has no hooks.\n\n" + \
+        "### Event mapping\n\n| Their event | Our hook |\n|---|---|\n| `agent:start` | session-start |\n" + \
+        "| `agent:stop` | session-end |\n\n## Steps\n\n### Step 1: Handlers\n- add `handlers.go`\n\n" + \
+        "### Step 2: Tests\n- add `handlers_test.go`\n\n---\n\n## Verification\n\n1. `make lint` — no lint errors\n" + \
+        "2. Manual test: `cli enable` installs the hooks\n\n\nIf you need details, read the transcript at: /tmp/t.jsonl\n"
+    r = compact_span([rec("user", plan)] + edit("/w/handlers.go"), 3000, count).rendered
+    lines = [ln.text for ln in dict(r.sections)["Plan"]]
+    mapping = next(x for x in lines if x.startswith("Event mapping"))
+    assert "`agent:start` → session-start; `agent:stop` → session-end" in mapping and "Their event" not in mapping
+    check = next(x for x in lines if x.startswith("Verification"))
+    assert "`make lint` — no lint errors; Manual test: `cli enable` installs the hooks" in check
+    assert "transcript" not in check
+    assert [x.split(" (")[0] for x in lines] == ["Event mapping", "Step 1: Handlers", "Step 2: Tests", "Verification"]
+
+
+def test_a_plan_the_user_approved_is_told_in_the_step_that_followed_it_with_its_reasons():
+    plan = "# Plan: Enrich the renderer\n\n## Context\nThe panel is hard to scan.\n\n## Approach\n\n" + \
+        "### Strategy: parallel path\n\nKeep `render/1` unchanged (backward compat for callers). Add a parallel path:\n\n" + \
+        "- `render/2` calls `render_enriched/2`\n- old functions stay untouched\n\n## Verification\n- `mix test`\n"
+    recs = [rec("user", "Work on the renderer")] + call("ExitPlanMode", plan=plan, result="User has approved your plan.") + \
+        edit("/w/renderer.ex") + bash("git commit -m 'feat: enrich'", "[main 1a2b3c4] feat: enrich")
+    r = compact_span(recs, 3000, count).rendered
+    text = "\n".join(ln.text for _, lines in r.sections for ln in lines)
+    line = next(x for x in text.splitlines() if x.startswith("The plan the user approved"))
+    assert "“Plan: Enrich the renderer”" in line and "Keep `render/1` unchanged (backward compat for callers)" in line
+    assert "`render/2` calls `render_enriched/2`" in line and "Add a parallel path" not in line
+
+
+def test_the_problem_an_edit_answers_comes_with_the_agents_words_for_it():
+    recs = [rec("user", "style the rows")] + \
+        edit("/w/live.ex", text="Too many conditionals in one function. Let me extract the subagent logic into a helper.")
+    assert state_of(recs).files[0].intents == (
+        "Extract the subagent logic into a helper — why: Too many conditionals in one function",)
+    recs = [rec("user", "style the rows")] + \
+        edit("/w/live.ex", text="Looks good so far. Let me extract the subagent logic into a helper.")
+    assert state_of(recs).files[0].intents == ("Extract the subagent logic into a helper.",)
+
+
 def test_an_edit_that_brings_in_a_module_says_so_and_a_literal_builder_is_not_quoted():
     fn = "export function run(root) {\n  %s\n}\n"
     js = "import hljs from 'highlight.js/lib/core'\nimport elixir from 'highlight.js/lib/languages/elixir'\n" + \
@@ -460,6 +514,22 @@ def test_a_request_not_started_gets_the_comments_the_code_already_has_about_it()
     st = state_of(recs)
     assert st.next.kind == "request"
     assert st.related_notes and st.related_notes[0][2] == "Merge the AGENTS.md and CLAUDE.md pairs found"
+
+
+def test_a_request_not_started_gets_how_the_code_it_names_connects_and_not_calls_a_later_edit_took_out():
+    src = ("export function buildContext(input) {\n  const a = agentNotice(input);\n  const b = claudeFilter(input);\n"
+           "  return a + b;\n}\n\nexport function agentNotice(input) {\n  return 'x';\n}\n\n"
+           "export function claudeFilter(input) {\n  return 'y';\n}\n\nexport function buildPrompt(input) {\n"
+           "  const role = agentNotice(input);\n  const c = claudeFilter(input);\n  return role + c;\n}\n")
+    recs = [rec("user", "build it")] + call("Read", file_path="/w/src/gen.ts", result=src) + \
+        edit("/w/src/gen.ts", "  const role = agentNotice(input);\n  const c = claudeFilter(input);",
+             "  const role = 'You execute a plan.';\n  const c = '';") + \
+        [rec("assistant", "Done."), rec("user", "make sure the agent notice and the claude filter apply everywhere")]
+    st = state_of(recs)
+    assert st.next.kind == "request"
+    assert [(c, callees) for c, _, callees in st.related_calls] == [("buildContext", ("agentNotice", "claudeFilter"))]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "How they connect: in `/w/src/gen.ts`, `buildContext` calls `agentNotice`, `claudeFilter`." in text
 
 
 # -- the summary -------------------------------------------------------------------------------------------

@@ -60,17 +60,19 @@ def analyze(evs: list) -> State:
             outcome, outcome_text = "submitted", e.text
         elif isinstance(e, Transfer):
             outcome, outcome_text = "transferred", e.reason
+    plan_text, plan_at = approved_plan(evs)
     st = State(kind=kind, task=task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
                requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=plan_of(evs), files=tuple(files),
                reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path)),
                checks=tuple(check_states), errors=tuple(errs),
                commits=tuple(e for e in evs if isinstance(e, Commit) and e.ok), decisions=decisions,
                constraints=(), env=env, current=cur, next=next_step_placeholder(),
-               outcome=outcome, outcome_text=outcome_text, plan_text=approved_plan(evs),
+               outcome=outcome, outcome_text=outcome_text, plan_text=plan_text, plan_at=plan_at,
                actions=tuple((e.name, e.args, e.ok, e.result) for e in evs if isinstance(e, Action)),
                sources=tuple((getattr(e, "url", "") or getattr(e, "query", ""), e.text[:2000]) for e in evs
                              if isinstance(e, (Fetch, WebSearch))))
     nxt = next_step(st)
-    rel_names, rel_said, rel_notes = related(evs, nxt.target, chg.paths) if nxt.kind == "request" else ((), (), ())
+    rel_names, rel_said, rel_notes, rel_calls = related(evs, nxt.target, chg.paths) if nxt.kind == "request" \
+        else ((), (), (), ())
     return State(**{**st.__dict__, "next": nxt, "related": rel_names, "related_said": rel_said,
-                    "related_notes": rel_notes})
+                    "related_notes": rel_notes, "related_calls": rel_calls})

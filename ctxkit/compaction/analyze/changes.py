@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (constants, definitions, imports, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
+from .code import (constants, definitions, imports, members, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
                    tests_added)
 from .prose import edit_intent
 
@@ -89,6 +89,7 @@ class _Acc:
     code: dict = field(default_factory=dict)
     imports: list = field(default_factory=list)
     inner: bool = False     # an edit changed what the file defines, not only the module around it
+    members: dict = field(default_factory=dict)     # a changed type -> ([members gained], [members lost])
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
@@ -232,6 +233,14 @@ class Changes:
                             a.docs.append((d.name, doc))
                 pair = _short_pair(e.old, e.new)
                 kinds = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if changed and not (added or removed) else {}
+                if len(changed) == 1 and kinds.get(changed[0]) in SHAPES and \
+                        any(d.name == changed[0] for d in definitions(p, e.new)):    # a type's own edit: its members
+                    gained, lost = members(e.old, e.new)
+                    had = a.members.setdefault(changed[0], ([], []))
+                    _add(had[0], [x for x in gained if x not in had[1]])
+                    had[1][:] = [x for x in had[1] if x not in gained]
+                    _add(had[1], [x for x in lost if x not in had[0]])
+                    had[0][:] = [x for x in had[0] if x not in lost]
                 outer = bool(kinds) and all(kinds.get(n) in CONTAINERS for n in changed)   # only the module around it
                 if (added or changed or removed) and not outer:
                     a.inner = True
@@ -256,6 +265,7 @@ class Changes:
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
+                          members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out

@@ -192,6 +192,29 @@ def line_diff(old: str, new: str, n: int = 2, width: int = 100) -> tuple[list[st
     return gone, came
 
 
+SHAPES = {"type", "interface", "struct", "enum", "class", "record", "union", "trait", "object"}   # what has members
+MEMBER = re.compile(r"""^(?:\|\s*)?(?:"([^"\s]{1,60})"|'([^'\s]{1,60})'|([A-Za-z_]\w*)\??\s*(?::(?!:)|=(?!=)|,$|\(|$|"""
+                    r"""\s+[\[\]*\w.<>]+\s*(?:`[^`]*`)?\s*,?$))""")
+NOT_MEMBER = frozenset("return if else for while case let const var def func fn pub import export from switch break "
+                       "continue yield await async end do".split())
+
+
+def members(old: str, new: str) -> tuple[list[str], list[str]]:
+    """The members a type's edit gave it and took from it (fields, union and enum members, variants): the
+    names that lines only the new text has, and only the old one has, begin with."""
+    def of(text: str) -> list[str]:
+        out = []
+        for ln in (text or "").splitlines():
+            m = MEMBER.match(ln.strip())
+            if m and ln.strip():
+                name = next(g for g in m.groups() if g is not None)
+                if name not in NOT_MEMBER and name not in out:
+                    out.append(name)
+        return out
+    a, b = of(old), of(new)
+    return [x for x in b if x not in a], [x for x in a if x not in b]
+
+
 def tests_added(path: str, old: str, new: str) -> list[str]:
     """Test cases the new text defines and the old one did not."""
     lang = language_for(path)

@@ -103,9 +103,10 @@ def plan(evs: list) -> tuple[tuple[str, str], ...]:
     return last.steps if last else ()
 
 
-def approved_plan(evs: list) -> str:
-    text = ""
+def approved_plan(evs: list) -> tuple[str, int]:
+    """The last plan the user approved, and where: (text, at); ("", -1) when none was."""
+    text, at = "", -1
     for e in evs:
         if isinstance(e, PlanApproved) and e.approved:
-            text = e.text
-    return text
+            text, at = e.text, e.at
+    return text, at

@@ -162,8 +162,10 @@ MORE_ACTIONS = re.compile(r",\s*(?:and\s+)?" + VERBS, re.I)
 def edit_intent(text: str) -> str:
     """What the agent said an edit does, from the words it sent with the call: its sentence that says what it
     changes ("update PaneListLive to subscribe to `session_activity`"), without "Now let me"; "" when the
-    words only narrate or comment."""
-    for s in sentences(text):
+    words only narrate or comment. When the sentence before it names the problem the edit answers ("Too many
+    conditionals in one function."), the edit's words carry it: "Extract the logic into a helper — why: …"."""
+    said = sentences(text)
+    for k, s in enumerate(said):
         body = LEAD.sub("", s, count=1).strip()
         if len(body.split()) < 3 or LOOKING.match(body) or PRAISE.search(body) or s.endswith("?"):
             continue
@@ -173,8 +175,18 @@ def edit_intent(text: str) -> str:
             continue    # "Implement this task": says nothing a reader can use
         if len(MORE_ACTIONS.findall(body)) >= 2:
             continue    # "Implement X, add CSS, and write tests": a plan of the turn, not what this edit does
+        why = said[k - 1].strip() if k else ""
+        if why and PROBLEM.search(why) and 3 <= len(why.split()) <= 30 and not NARRATION.match(why) \
+                and not PRAISE.search(why) and not why.endswith(("?", ":")) and not CODE_LINE.search(why):
+            return _cut(body[0].upper() + body[1:], 220).rstrip(".") + " — why: " + _cut(why.rstrip("."), 160)
         return _cut(body[0].upper() + body[1:], 220)
     return ""
+
+
+PROBLEM = re.compile(r"\b(?:too (?:many|deep|long|complex|large)|warn(?:s|ing|ings)?|unused|complain(?:s|ing)?|flag(?:s|ged)|"
+                     r"fail(?:s|ed|ing|ure)?|errors?|expensive|missing|duplicated?|deprecated|undefined|not (?:found|defined|"
+                     r"used|handled)|doesn't|does not|isn't|is not|can't|cannot|wrong|broken|bug|stale|leaks?|conflicts?|"
+                     r"mismatch|crash(?:es|ed)?|panics?|overflows?)\b", re.I)
 
 
 RULE = re.compile(r"\s*(?:\||[-=*_]{3,}\s*$)")

@@ -40,11 +40,18 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
         return (), (), ()
     found: dict[str, tuple[int, str]] = {}
     seen_text: list[tuple[str, str]] = []       # every read and written text: a later partial read hides nothing
+    removed: dict[str, list] = {}   # path -> (where in seen_text, the edit's old text, the calls it took out)
     for e in evs:
         if isinstance(e, Read) and e.text:
             seen_text.append((paths.rel(e.path), strip_numbers(e.text)))
-        elif isinstance(e, Change) and e.new:
-            seen_text.append((paths.rel(e.path), e.new))
+        elif isinstance(e, Change) and (e.new or e.old):
+            if e.old:
+                before, after = CALL.findall(e.old), CALL.findall(e.new or "")
+                gone = tuple(c for c in set(before) if before.count(c) > after.count(c))
+                if gone:
+                    removed.setdefault(paths.rel(e.path), []).append((len(seen_text), e.old, gone))
+            if e.new:
+                seen_text.append((paths.rel(e.path), e.new))
     for path, text in seen_text:
         for d in definitions(path, text):
             h = _hits(d.name, stems)
@@ -60,7 +67,41 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
                     said.append(s)
         if len(said) >= 3:
             break
-    return tuple((n, p) for n, (_, p) in names), tuple(said), _comments(seen_text, stems)
+    notes = _comments(seen_text, stems)
+    wanted = [n for n, _ in names] + [w for _, w, _ in notes if w]
+    return tuple((n, p) for n, (_, p) in names), tuple(said), notes, _calls(seen_text, wanted, removed)
+
+
+CALL = re.compile(r"(?<![\w.$])(?:[\w$]+\.)?([A-Za-z_$][\w$]*[!?]?)\s*\(")
+
+
+def _calls(seen: list[tuple[str, str]], wanted: list[str], removed: dict, limit: int = 4) -> tuple:
+    """How the definitions that bear on the request connect: (caller, path, callees) for the definitions
+    whose body calls two or more of them (or one, when it is itself one of them), most callees first;
+    each caller once, from the text of it the session saw last; a call a later edit of its file took out
+    (`removed`: path -> [(at, the old text, the calls it lost)], placed by where that old text sits) is not told; the newest code first among equals."""
+    bare = {n.split("/")[0].split(".")[-1]: n for n in wanted}
+    if len(bare) < 2:
+        return ()
+    found: dict[str, tuple[str, tuple[str, ...], int]] = {}
+    for at, (path, text) in enumerate(seen):     # every text seen: an edit's new code is there only
+        defs = definitions(path, text)
+        lines = text.splitlines()
+        for k, d in enumerate(defs):
+            end = d.end or (defs[k + 1].line - 1 if k + 1 < len(defs) else len(lines))
+            if end - d.line > 400:
+                continue
+            body = "\n".join(lines[d.line:end])
+            me = d.name.split("/")[0].split(".")[-1]
+            gone = {c for k, old, cs in removed.get(path, ()) if k > at and old in text
+                    and d.line <= text[:text.index(old)].count("\n") + 1 <= end for c in cs}
+            callees = tuple(dict.fromkeys(bare[c] for c in CALL.findall(body) if c in bare and c != me and c not in gone))
+            if len(callees) >= (1 if me in bare else 2):
+                found[me] = (path, callees, at)
+            elif me in found and found[me][2] < at:
+                del found[me]       # its newer code no longer calls them
+    ranked = sorted(found.items(), key=lambda kv: (-len(kv[1][1]), -kv[1][2]))[:limit]
+    return tuple((n, p, c) for n, (p, c, _) in ranked)
 
 
 def _prose(line: str) -> str:

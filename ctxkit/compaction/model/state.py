@@ -47,6 +47,7 @@ class FileChange:
     moved_from: str = ""
     code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote
     imports: tuple[str, ...] = ()       # the modules an edit brought into a file that was there before
+    members: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (type, members gained, lost)
 
 
 @dataclass(frozen=True)
@@ -206,10 +207,12 @@ class State:
     outcome: str = ""                   # submitted | transferred | delivered | pr | "" (still working)
     outcome_text: str = ""
     plan_text: str = ""                 # an approved plan's text
+    plan_at: int = -1                   # … and where the user approved it
     findings: tuple[tuple[str, str], ...] = ()   # (where, what) an exploration found
     actions: tuple[tuple[str, str, bool, str], ...] = ()   # domain actions: (name, args, ok, result)
     sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research
     related: tuple[tuple[str, str], ...] = ()    # (name, where) the session knows that the latest request names
     related_said: tuple[str, ...] = ()           # the agent's sentences about what the latest request names
     related_notes: tuple[tuple[str, str, str], ...] = ()   # (path, definition, comment) of code comments naming it
+    related_calls: tuple[tuple[str, str, tuple[str, ...]], ...] = ()   # (caller, path, callees) among those
     raw_from: int = -1                  # records from this index on follow the summary as they were (-1: none)

@@ -106,7 +106,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     """What changed in one file: what the agent did it for (its own words), the definitions it gained (with
     what their doc comments say), changed or lost, the constants it sets, the tests it added, short edits."""
     p = code(f.path)
-    why = "; ".join(cut(x.rstrip("."), 160) for x in f.intents[:2 if n <= 10 else 4])
+    why = "; ".join(cut(x.rstrip("."), 280 if " — why: " in x else 160) for x in f.intents[:2 if n <= 10 else 4])
     docs = {k: _doc(k, v) for k, v in f.docs}
     width = 60 if n <= 10 else 110
     defs = [f"{code(a)} ({cut(docs[a], width)})" if docs.get(a) and (n > 10 or k < 6) else code(a)
@@ -134,7 +134,15 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     if f.added and not f.tests and defs:
         parts.append(f"added {', '.join(defs)}{more}")
     if f.changed:
-        parts.append(f"changed {names(f.changed, n)}")
+        told = dict((t, (g, x)) for t, g, x in f.members)
+        k = 4 if n <= 10 else 10
+
+        def shape(t: str) -> str:
+            g, x = told.get(t, ((), ()))
+            said = ([f"gained {names(list(g), k)}"] if g else []) + ([f"lost {names(list(x), k)}"] if x else [])
+            return code(t) + (f" ({'; '.join(said)})" if said else "")
+        shown = [shape(t) for t in f.changed[:n]]
+        parts.append("changed " + ", ".join(shown) + (f" and {len(f.changed) - n} more" if len(f.changed) > n else ""))
     if f.removed:
         parts.append(f"removed {names(f.removed, n)}")
     if f.replaced:

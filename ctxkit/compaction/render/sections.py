@@ -49,10 +49,12 @@ class Writer:
         if outline:     # a pasted plan: its head as the task, each part on a line of its own
             head, parts = outline
             self.add("Task", cut(head, 500) + about, 0, group="task")
-            for k, (h, short, long) in enumerate(parts):
-                self.add("Plan", cut(h, 160) + short, 2, group=f"plan-part{k}", order=(k,))
+            for k, (h, short, long, role) in enumerate(parts):
+                first = {"note": 3, "check": 2}.get(role, 2)   # what the steps rest on, after the steps
+                self.add("Plan", cut(h, 160) + short, first, group=f"plan-part{k}", order=(k,))
                 if long != short:
-                    self.add("Plan", cut(h, 160) + long, 4, group=f"plan-part{k}", order=(k,))
+                    self.add("Plan", cut(h, 160) + long, first + (1 if role == "check" else 2 if role == "note" else 2),
+                             group=f"plan-part{k}", order=(k,))
         else:
             for level, cap in ((0, 300), (2, 700), (3, 1400)):
                 self.add("Task", brief(text, cap) + about, level, group="task")
@@ -207,6 +209,13 @@ class Writer:
                 head = f"What the code already says about it, in {code(rel(st, p))}" + (f" ({code(w)})" if w else "")
                 self.add("Next step", f"{head}: {quote(said[0], 200)}", 1 if k < 2 else 2, group=f"note{k}")
                 self.add("Next step", f"{head}: " + " ".join(quote(x, 200) for x in said), 2, group=f"note{k}")
+        if st.related_calls:
+            for n, level in ((2, 1), (len(st.related_calls), 2)):
+                by_path: dict[str, list[str]] = {}
+                for c, p, callees in st.related_calls[:n]:
+                    by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}")
+                told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
+                self.add("Next step", f"How they connect: {told}.", level, group="calls")
         for k, x in enumerate(st.related_said[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
@@ -282,6 +291,11 @@ class Writer:
                 body = re.sub(r"Co-Authored-By:.*$|🤖 Generated with.*$", "", body, flags=re.I).strip()
                 if body:
                     self.add(name, f"{line}: {whole_sentences(body, 400)}", lvl + 2, group=f"s{k}c{j}", order=order + (6, j))
+            if st.plan_text and (s.start <= st.plan_at <= s.end or k == 1 and st.plan_at < s.start) \
+                    and " ".join(st.plan_text.split())[:200] not in " ".join((st.task or "").split()):
+                for cap, extra in ((500, 1), (1600, 3)):    # the plan the user approved: what the work followed
+                    self.add(name, "The plan the user approved: " + approved(st.plan_text, cap, extra > 1), lvl + extra,
+                             group=f"s{k}plan", order=order + (0,))
             step_reads = [p for p in s.reads if p in self.changed]    # the others are in Files, once
             if step_reads and files:
                 self.add(name, f"Read: {names(step_reads, 12)}.", lvl + 3, order=order + (8,))
@@ -328,6 +342,30 @@ class Writer:
             parts.append("before committing the agent ran " + names(_bare_commands(env.finish), 4))
         if parts:
             self.add("Project", sentence("; ".join(parts)), 3)
+
+
+BACKGROUND = re.compile(r"^(?:context|background|overview|problem|summary)\b", re.I)
+
+
+def approved(text: str, cap: int, long: bool) -> str:
+    """An approved plan on one line within about `cap` characters: its head (title, first context sentence),
+    then its parts (each with what it says, briefly or at length) while they fit, whole parts only."""
+    outline = plan_outline(text)
+    if outline is None:
+        return brief(text, cap)
+    head, parts = outline
+    out = cut(head, 400)
+    told = []
+    for h, short, more, _ in parts:
+        if BACKGROUND.match(h) or not (more if long else short):
+            continue        # the head already tells it, or the part says nothing more than its name
+        part = h + (more if long else short)
+        if len(out) + len("; ".join(told + [part])) + 14 > cap:
+            if told:
+                break
+            part = cut(part, max(cap - len(out) - 14, 80))
+        told.append(part)
+    return out + (". Its parts: " + "; ".join(told) if told else "")
 
 
 PATH_ARG = re.compile(r"^(?:[\w.@-]*/[\w./@-]*|[\w-]+\.[A-Za-z]{1,5})(?::\d+)?$")

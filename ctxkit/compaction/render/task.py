@@ -66,9 +66,16 @@ def plan_digest(text: str, cap: int) -> str | None:
     return cut(out, cap)
 
 
-def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str]]] | None:
+CHECKS = re.compile(r"verif|validat|testing|test plan|acceptance|done when|definition of done|checklist", re.I)
+NOTES = re.compile(r"mapping|differences|constraints|requirements|decisions?\b|design|approach|strategy|gotchas|caveats|"
+                   r"notes|assumptions|risks|out of scope|non-goals", re.I)
+
+
+def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str, str]]] | None:
     """A markdown plan as its head (lead-in, title, first context sentence) and its parts, each as
-    (heading, what it says in brief, what it says at length); None when the text is not such a plan."""
+    (heading, what it says in brief, what it says at length, its role): the steps ("step"), then how the
+    work is checked ("check": a Verification part), and what the steps rest on ("note": a mapping, key
+    differences, constraints; a table's rows as `a → b`). None when the text is not such a plan."""
     head = plan_digest(text, 400)
     if head is None:
         return None
@@ -79,18 +86,34 @@ def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str]]] | None:
     if not steps:
         levels = sorted({lv for lv, _ in heads[1:]})
         steps = [h for lv, h in heads[1:] if levels and lv == levels[0]]
-    return head, [(h, _under(lines, h, 160), _under(lines, h, 600, deep=True)) for h in steps]
+    parts = [(h, _under(lines, h, 160), _under(lines, h, 600, deep=True), "step") for h in steps]
+    for k, (lv, h) in enumerate(heads[1:], 1):
+        parent = next((ph for pl, ph in reversed(heads[:k]) if pl < lv), "")
+        if h in steps or parent in steps:
+            continue        # a step's own sub-part: told with the step
+        role = "check" if CHECKS.search(h) else "note" if NOTES.search(h) else ""
+        if role:
+            only = role == "check"      # a check list is its items: the paragraph after it is not a check
+            short = _under(lines, h, 240, table=True, items=only)
+            long = _under(lines, h, 700, deep=True, table=True, items=only)
+            if short or long:
+                parts.append((h, short, long, role))
+    order = {"note": 0, "step": 1, "check": 2}
+    return head, sorted(parts, key=lambda x: order[x[3]])
 
 
-def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
+def _under(lines: list[str], heading: str, n: int, deep: bool = False, table: bool = False,
+           items: bool = False) -> str:
     """What the plan says under `heading`: its first lines that are whole statements (a line ending in a colon
     introduces the list after it, which is taken instead), as ` (…; …)`; `deep` reads on through the part's
-    sub-headings (each leading what follows it), code blocks left out."""
+    sub-headings (each leading what follows it), code blocks left out; with `table`, a table's rows as
+    `first cell → second cell`, its head row and rule left out; with `items`, list items only, up to the
+    first line after the list."""
     for k, ln in enumerate(lines):
         m = HEAD.match(ln)
         if m and _clean(m.group(2)) == heading:
             got: list[str] = []
-            level, fence = len(m.group(1)), False
+            level, fence, head_row = len(m.group(1)), False, None
             for nxt in lines[k + 1:k + (120 if deep else 20)]:
                 if nxt.strip().startswith("```"):
                     fence = not fence
@@ -103,8 +126,21 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
                 if sub:     # a sub-heading of the part leads what follows it
                     got.append(_clean(sub.group(2)) + ":")
                     continue
+                if items and nxt.strip() and not ITEM.match(nxt):
+                    if got:
+                        break
+                    continue
                 t = _clean(ITEM.sub(r"\1", nxt))
-                if not t or t.endswith(":") or t.startswith("|"):
+                if table and t.startswith("|"):
+                    row = _row(t)
+                    if row is None:     # the rule under the table's head row: that row named the columns
+                        if got and got[-1] == head_row:
+                            got.pop()
+                        continue
+                    t = head_row = row
+                if t.endswith(":") and not t.startswith("|"):     # "Keep x (why). Add y used by z:" keeps its whole
+                    t = " ".join(re.split(r"(?<=[.!?])\s+(?=[A-Z`*])", t)[:-1])     # sentences, not the lead-in
+                if not t or t.endswith(":") or t.startswith("|") or re.fullmatch(r"[-*_=]{3,}", t):
                     continue
                 got.append(t)
             while got and got[-1].endswith(":"):
@@ -123,6 +159,14 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False) -> str:
                 told = (told[:-1] if told.endswith(".") and not told.endswith("..") else told) + "; …"
             return f" ({told})"
     return ""
+
+
+def _row(line: str) -> str | None:
+    """A table row as `first → second`; None for the table's rule (`|---|---|`), "" for a row with no two cells."""
+    cells = [c.strip() for c in line.strip().strip("|").split("|")]
+    if all(re.fullmatch(r":?-{2,}:?", c) for c in cells if c):
+        return None
+    return f"{cells[0]} → {cells[1]}" if len(cells) >= 2 and cells[0] and cells[1] else ""
 
 
 def _joined(parts: list[str]) -> str:
