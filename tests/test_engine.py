@@ -444,6 +444,19 @@ def test_an_edit_of_a_type_tells_the_members_it_gained_and_lost(path, old, new, 
     assert f.members == ((f.changed[0], gained, lost),)
 
 
+def test_the_module_around_a_changed_function_is_not_news_and_a_bare_json_key_line_says_nothing():
+    mod = "defmodule App.Live do\n  def mount(a) do\n    a\n  end\nend\n"
+    new = "defmodule App.Live do\n  alias App.Registry\n\n  def mount(a) do\n    Registry.watch(a)\n  end\nend\n"
+    js_old = '{\n  "hooks": {\n  }\n}\n'
+    js_new = '{\n  "hooks": {\n    "Stop": [\n      {"command": "notify.sh"}\n    ],\n    "matcher": "",\n  }\n}\n'
+    recs = [rec("user", "watch sessions")] + call("Read", file_path="/w/lib/live.ex", result=mod) + \
+        edit("/w/lib/live.ex", mod, new) + call("Read", file_path="/w/hooks.json", result=js_old) + \
+        edit("/w/hooks.json", js_old, js_new)
+    live, hooks = state_of(recs).files
+    assert live.changed == ("mount/1",)
+    assert hooks.lines_in == ('{"command": "notify.sh"}',)
+
+
 def test_a_pasted_plan_keeps_its_verification_list_and_its_mapping_table_and_not_what_follows_them():
     plan = "Implement the following plan:\n\n# Plan: Hooks\n\n## Context\nThe CLI has no hooks.\n\n" + \
         "### Event mapping\n\n| Their event | Our hook |\n|---|---|\n| `agent:start` | session-start |\n" + \

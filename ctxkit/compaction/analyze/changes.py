@@ -90,9 +90,12 @@ class _Acc:
     imports: list = field(default_factory=list)
     inner: bool = False     # an edit changed what the file defines, not only the module around it
     members: dict = field(default_factory=dict)     # a changed type -> ([members gained], [members lost])
+    frames: set = field(default_factory=set)        # changed names that hold other definitions (a module, a class)
+    frame: str = ""                                 # … the one that names the file's code (`App.Live`)
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
+FRAMES = {"module", "namespace", "impl"}    # what only holds them: its change is the change of what it holds
 
 
 def _short_pair(old: str, new: str) -> tuple[str, str] | None:
@@ -219,6 +222,9 @@ class Changes:
                 if facts is None:
                     facts = self._facts[id(e)] = edit_facts(p, e.old, e.new, self.before.get(id(e), ""))
                 added, changed, removed, _ = facts
+                if changed:     # the module around other changes is framing, not news
+                    shapes = {d.name: d.kind for d in definitions(p, facts[3] or e.new)}
+                    a.frames.update(n for n in changed if shapes.get(n) in FRAMES)
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
@@ -256,6 +262,11 @@ class Changes:
             a.commit, a.committed_at = (c.hash or "(no hash)", c.at) if c else ("", -1)
         for a in acc.values():
             a.intents = [x for x in a.intents if not self._stale(x, a.path)]
+        for a in acc.values():
+            news = [n for n in a.added + a.changed if n not in a.frames]
+            if news:        # "changed `App.Live`" says nothing beside what changed in it: it names the file
+                a.frame = next((n for n in a.changed if n in a.frames), "")
+                a.changed = [n for n in a.changed if n not in a.frames]
         out = [FileChange(path=a.path, action=a.action, added=tuple(a.added), changed=tuple(a.changed),
                           removed=tuple(n for n in a.removed if n not in a.added), replaced=tuple(a.replaced),
                           lines=a.lines, edits=a.edits, first_at=a.first_at, last_at=a.last_at, commit=a.commit,
@@ -266,6 +277,7 @@ class Changes:
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
+                          frame=a.frame,
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out

@@ -187,9 +187,15 @@ def line_diff(old: str, new: str, n: int = 2, width: int = 100) -> tuple[list[st
     a = [ln.strip() for ln in (old or "").splitlines() if ln.strip()]
     b = [ln.strip() for ln in (new or "").splitlines() if ln.strip()]
     sa, sb = set(a), set(b)
-    gone = [ln for ln in a if ln not in sb and 3 <= len(ln) <= width][:n]
-    came = [ln for ln in b if ln not in sa and 3 <= len(ln) <= width][:n]
+    gone = [ln for ln in a if ln not in sb and 3 <= len(ln) <= width and _says(ln)][:n]
+    came = [ln for ln in b if ln not in sa and 3 <= len(ln) <= width and _says(ln)][:n]
     return gone, came
+
+
+def _says(line: str) -> bool:
+    """A line that says something alone: not a bare key that opens a block (`"Stop": [`) or holds an empty
+    value (`"matcher": "",`); a selector or a signature that opens one (`.row pre {`) says what follows."""
+    return not re.fullmatch(r"""["']?[\w.-]+["']?\s*[:=]\s*(?:""|''|\[\]|\{\}|null|nil|None|[\[{(])?[,;]?""", line)
 
 
 SHAPES = {"type", "interface", "struct", "enum", "class", "record", "union", "trait", "object"}   # what has members

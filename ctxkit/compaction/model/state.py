@@ -48,6 +48,7 @@ class FileChange:
     code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote
     imports: tuple[str, ...] = ()       # the modules an edit brought into a file that was there before
     members: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (type, members gained, lost)
+    frame: str = ""                     # the module its changed definitions sit in, where an edit named it
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,8 @@ def item_name(i) -> str:
 
 def step_status(k: int, s: Step, total: int) -> str:
     busy = s.files or s.commits or s.checks
-    status = "done" if s.done else ("in progress" if k == total else "left unfinished" if busy else "read only")
+    status = "done" if s.done else ("in progress" if k == total else "left unfinished" if busy else
+                                    "no file changed" if s.errors else "read only")
     if s.commits and s.commits[-1].hash:
         status += f", committed {short_hash(s.commits[-1].hash)}"
     elif s.files and not s.commits and any(not f.commit for f in s.files):
@@ -133,7 +134,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     parts = []
     if f.added and not f.tests and defs:
         parts.append(f"added {', '.join(defs)}{more}")
-    if f.changed:
+    set_here = {k for k, _ in f.constants}
+    changed = [t for t in f.changed if t not in set_here]     # a constant's new value is told with its value
+    if changed:
         told = dict((t, (g, x)) for t, g, x in f.members)
         k = 4 if n <= 10 else 10
 
@@ -141,8 +144,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             g, x = told.get(t, ((), ()))
             said = ([f"gained {names(list(g), k)}"] if g else []) + ([f"lost {names(list(x), k)}"] if x else [])
             return code(t) + (f" ({'; '.join(said)})" if said else "")
-        shown = [shape(t) for t in f.changed[:n]]
-        parts.append("changed " + ", ".join(shown) + (f" and {len(f.changed) - n} more" if len(f.changed) > n else ""))
+        shown = [shape(t) for t in changed[:n]]
+        parts.append("changed " + ", ".join(shown) + (f" and {len(changed) - n} more" if len(changed) > n else ""))
     if f.removed:
         parts.append(f"removed {names(f.removed, n)}")
     if f.replaced:
@@ -162,7 +165,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     parts += tail
     if not parts and not why:
         return ""
-    head = f"Edited {p}" + (f": {why}" if why else "")
+    head = f"Edited {p}" + (f" ({code(f.frame)})" if f.frame else "") + (f": {why}" if why else "")
     if not parts:
         return sentence(head)
     return sentence(head + (". " + parts[0][0].upper() + parts[0][1:] if why else ": " + parts[0]) +
