@@ -486,6 +486,15 @@ def test_a_plan_the_user_approved_is_told_in_the_step_that_followed_it_with_its_
     assert "`render/2` calls `render_enriched/2`" in line and "Add a parallel path" not in line
 
 
+def test_an_approval_without_a_plan_text_approves_the_plan_file_the_agent_wrote():
+    plan = "# Plan: Quality tools\n\n## Problem\nNo checks run.\n\n## Solution\n- Credo for style\n- mix_audit for deps\n"
+    recs = [rec("user", "set up quality tools")] + \
+        call("Write", file_path="/w/plan.md", content=plan, result="File created successfully") + \
+        call("ExitPlanMode", result="User has approved exiting plan mode.")
+    st = state_of(recs)
+    assert st.plan_text == plan and st.plan_at >= 0
+
+
 def test_the_problem_an_edit_answers_comes_with_the_agents_words_for_it():
     recs = [rec("user", "style the rows")] + \
         edit("/w/live.ex", text="Too many conditionals in one function. Let me extract the subagent logic into a helper.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import Item, ItemState, Plan, PlanApproved
+from ..model import Change, Item, ItemState, Plan, PlanApproved
 
 
 def states(evs: list, task: str = "") -> list[ItemState]:
@@ -104,9 +104,12 @@ def plan(evs: list) -> tuple[tuple[str, str], ...]:
 
 
 def approved_plan(evs: list) -> tuple[str, int]:
-    """The last plan the user approved, and where: (text, at); ("", -1) when none was."""
-    text, at = "", -1
+    """The last plan the user approved, and where: (text, at); ("", -1) when none was. An approval that
+    carries no text approves the markdown file the agent wrote last before it (its plan file)."""
+    text, at, written = "", -1, ""
     for e in evs:
-        if isinstance(e, PlanApproved) and e.approved:
-            text, at = e.text, e.at
+        if isinstance(e, Change) and e.ok and e.new and (e.path or "").lower().endswith((".md", ".markdown")):
+            written = e.new if e.via == "write" else written
+        elif isinstance(e, PlanApproved) and e.approved and (e.text or written):
+            text, at = e.text or written, e.at
     return text, at

@@ -138,7 +138,7 @@ class ClaudeCode:
             return []
         if name == "ExitPlanMode":
             plan = _s(args, "plan")
-            return [PlanApproved(call.at, text=plan, approved=not call.error, **ev)] if plan else []
+            return [PlanApproved(call.at, text=plan, approved=not call.error, **ev)]   # no text: the plan file it wrote
         if name == "AskUserQuestion":
             qs = args.get("questions") if isinstance(args, dict) else None
             text = "; ".join(str(q.get("question") or "") for q in qs or () if isinstance(q, dict)) or _s(args, "question")
