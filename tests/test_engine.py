@@ -486,6 +486,30 @@ def test_a_plan_the_user_approved_is_told_in_the_step_that_followed_it_with_its_
     assert "`render/2` calls `render_enriched/2`" in line and "Add a parallel path" not in line
 
 
+def test_a_created_file_edited_later_tells_what_the_later_edits_revised():
+    src = "package a\n\nfunc isTool(n string) bool {\n\tfor _, x := range tools {\n\t\tif x == n {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false\n}\n"
+    recs = [rec("user", "add it")] + call("Write", file_path="/w/a.go", content=src, result="File created successfully") + \
+        edit("/w/a.go", "\tfor _, x := range tools {\n\t\tif x == n {\n\t\t\treturn true\n\t\t}\n\t}\n\treturn false",
+             "\treturn slices.Contains(tools, n)")
+    f = state_of(recs).files[0]
+    assert f.action == "created" and f.revised == ("isTool",)
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "then revised `isTool`" in text
+
+
+def test_new_code_tells_the_messages_it_sends_and_takes():
+    old = "defmodule W do\n  def init(s), do: {:ok, s}\nend\n"
+    new = ("defmodule W do\n  def init(s), do: {:ok, s}\n\n  def flush(s) do\n    Phoenix.PubSub.broadcast(\n"
+           "      App.PubSub,\n      \"jobs:#{s.id}\",\n      {:job_done, s.id, s.count}\n    )\n  end\n\n"
+           "  def handle_info({:tick, _at}, socket) do\n    {:noreply, socket}\n  end\nend\n")
+    recs = [rec("user", "wire it")] + call("Read", file_path="/w/lib/w.ex", result=old) + edit("/w/lib/w.ex", old, new) + \
+        call("Write", file_path="/w/assets/hook.js", content="this.handleEvent('highlight', () => run())\n",
+             result="File created successfully")
+    w, js = state_of(recs).files
+    assert w.messages == ('broadcasts `{:job_done, s.id, s.count}` on `"jobs:#{s.id}"`', "handles `{:tick, _at}`")
+    assert js.messages == ("listens for `highlight`",)
+
+
 def test_an_approval_without_a_plan_text_approves_the_plan_file_the_agent_wrote():
     plan = "# Plan: Quality tools\n\n## Problem\nNo checks run.\n\n## Solution\n- Credo for style\n- mix_audit for deps\n"
     recs = [rec("user", "set up quality tools")] + \

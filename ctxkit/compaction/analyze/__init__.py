@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..model import (Action, Change, CheckRun, Command, Commit, Delegate, Fetch, Read, Search, State, Submit, Transfer,
                      WebSearch)
-from .changes import Changes, Paths, work_root
+from .changes import Changes, Paths, is_generated, is_temp, work_root
 from .checks import states as check_states_of
 from .environment import environment
 from .episodes import steps as steps_of
@@ -63,7 +63,8 @@ def analyze(evs: list) -> State:
     plan_text, plan_at = approved_plan(evs)
     st = State(kind=kind, task=task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
                requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=plan_of(evs), files=tuple(files),
-               reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path)),
+               reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path
+                                         and not is_temp(e.path) and not is_generated(e.path))),
                checks=tuple(check_states), errors=tuple(errs),
                commits=tuple(e for e in evs if isinstance(e, Commit) and e.ok), decisions=decisions,
                constraints=(), env=env, current=cur, next=next_step_placeholder(),

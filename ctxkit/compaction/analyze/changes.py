@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (constants, definitions, imports, members, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
+from .code import (constants, definitions, imports, members, messages, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
                    tests_added)
 from .prose import edit_intent
 
@@ -47,6 +47,14 @@ TEMP = re.compile(r"^(?:/tmp/|/var/folders/|/private/var/folders/|/var/tmp/|[A-Z
 def is_temp(path: str) -> bool:
     """A scratch file (under /tmp and the like): the agent's own notes, not the project's files."""
     return bool(TEMP.match(path or ""))
+
+
+GENERATED = re.compile(r"(?:^|/)(?:_build|node_modules|__pycache__|\.git|\.mypy_cache|\.pytest_cache)/")
+
+
+def is_generated(path: str) -> bool:
+    """A copy a build or a tool made (`_build/dev/…`, `node_modules/…`): reading it is not reading the project."""
+    return bool(GENERATED.search(path or ""))
 
 
 def work_root(cwd: str, changed_paths: list[str], workdirs: list[str] = ()) -> str:
@@ -92,6 +100,8 @@ class _Acc:
     members: dict = field(default_factory=dict)     # a changed type -> ([members gained], [members lost])
     frames: set = field(default_factory=set)        # changed names that hold other definitions (a module, a class)
     frame: str = ""                                 # … the one that names the file's code (`App.Live`)
+    revised: list = field(default_factory=list)     # definitions of a created file that later edits changed
+    messages: list = field(default_factory=list)    # what its new code sends and takes (topics, messages, events)
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
@@ -213,6 +223,7 @@ class Changes:
                 a.tests += tests_added(p, self.before.get(id(e), ""), e.new)
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
+                _add(a.messages, messages(p, e.new))
             elif e.new or e.old:
                 now, was = imports(p, e.new), imports(p, e.old)
                 whole = self.before.get(id(e), "")     # the file before the edit: a module it named is not new
@@ -225,11 +236,15 @@ class Changes:
                 if changed:     # the module around other changes is framing, not news
                     shapes = {d.name: d.kind for d in definitions(p, facts[3] or e.new)}
                     a.frames.update(n for n in changed if shapes.get(n) in FRAMES)
+                if a.action == CREATED:     # an edit of a file this stretch created: what it revised
+                    _add(a.revised, [n for n in changed if n in a.added and n not in a.frames])
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
                 a.tests += tests_added(p, e.old, e.new)
                 a.code.update(short_bodies(p, e.new, added + changed))   # the latest text of each
+                had = messages(p, e.old)
+                _add(a.messages, [m for m in messages(p, e.new) if m not in had])
                 old_consts = dict(constants(e.old))
                 _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in definitions(p, e.new):
@@ -277,7 +292,7 @@ class Changes:
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
-                          frame=a.frame,
+                          frame=a.frame, revised=tuple(a.revised), messages=tuple(a.messages[:8]),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out

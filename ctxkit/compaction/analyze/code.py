@@ -299,6 +299,21 @@ def imports(path: str, text: str) -> list[str]:
     return list(dict.fromkeys(next(g for g in m.groups() if g) for m in pat.finditer(text) if any(m.groups())))
 
 
+def messages(path: str, text: str) -> list[str]:
+    """What the code sends and takes, by its language's message patterns: "broadcasts `{:done, id}` on
+    `"jobs"`", "handles `{:done, id}`", "listens for `"scroll"`"; once each, in order."""
+    pats = getattr(language_for(path), "messages", None)
+    if not pats or not text:
+        return []
+    found = []
+    for verb, pat in pats:
+        for m in pat.finditer(text):
+            parts = [" ".join(g.split()).replace('\\"', '"') for g in m.groups() if g]
+            said = f"{verb} `{parts[-1]}`" + (f" on `{parts[0]}`" if len(parts) > 1 else "")
+            found.append((m.start(), said))
+    return list(dict.fromkeys(x for _, x in sorted(found)))
+
+
 def constants(text: str) -> list[tuple[str, str]]:
     """(name, value) of the constants `text` sets to a literal (`const X = 90`, `@ttl_seconds 90`, `MAX = 5`)."""
     out = []

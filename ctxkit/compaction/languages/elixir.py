@@ -30,6 +30,12 @@ class Elixir:
     extensions = (".ex", ".exs", ".heex")
     suppress = re.compile(r"#\s*credo:disable|@dialyzer\s|#\s*sobelow_skip")   # a comment or attribute that silences a check
     imports = re.compile(r"^[ \t]*(?:alias|import|use|require)[ \t]+([A-Z][\w.]*)", re.M)   # the modules a file brings in
+    messages = (    # what a module sends and takes: (verb, pattern of its topic or message, and its message)
+        ("broadcasts", re.compile(r"PubSub\.broadcast(?:_from)?!?\(\s*[^,()]+,\s*(\"[^\"]+\"|[\w.@]+)\s*,\s*(\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})")),
+        ("subscribes to", re.compile(r"PubSub\.subscribe\(\s*[^,()]+,\s*(\"[^\"]+\")")),
+        ("handles", re.compile(r"def handle_info\(\s*(\{:\w+[^\n]*?\})\s*,\s*\w+\s*\)")),
+        ("handles the event", re.compile(r"def handle_event\(\s*(\"[\w:.-]+\")")),
+    )
     grammar = ("tree_sitter_elixir", "language")
     queries = (("tree_sitter_elixir", "queries/tags.scm"),)
 

@@ -25,6 +25,10 @@ class JavaScript:
     extensions = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte")
     suppress = re.compile(r"(?://|/\*)\s*(?:eslint-disable|biome-ignore|@ts-ignore|@ts-expect-error|@ts-nocheck|prettier-ignore|istanbul ignore|c8 ignore)")   # a comment or attribute that silences a check
     imports = re.compile(r"""^[ \t]*(?:import[ \t][^'"\n]*?['"]([^'"\n]+)['"]|(?:export[ \t][^'"\n]*?from[ \t]*)['"]([^'"\n]+)['"])|\brequire\(['"]([^'"\n]+)['"]\)""", re.M)   # the modules a file brings in
+    messages = (    # the events a script sends and listens for
+        ("sends the event", re.compile(r"\b(?:pushEvent|pushEventTo|emit|postMessage)\(\s*['\"]([\w:.-]+)['\"]")),
+        ("listens for", re.compile(r"\b(?:handleEvent|addEventListener|\.on)\(\s*['\"]([\w:.-]+)['\"]")),
+    )
     grammar = ("tree_sitter_typescript", "language_tsx")
     queries = (("tree_sitter_javascript", "queries/tags.scm"), ("tree_sitter_typescript", "queries/tags.scm"))
 

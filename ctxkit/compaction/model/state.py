@@ -49,6 +49,8 @@ class FileChange:
     imports: tuple[str, ...] = ()       # the modules an edit brought into a file that was there before
     members: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (type, members gained, lost)
     frame: str = ""                     # the module its changed definitions sit in, where an edit named it
+    revised: tuple[str, ...] = ()       # a created file's definitions that later edits changed
+    messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
 
 
 @dataclass(frozen=True)

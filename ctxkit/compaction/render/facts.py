@@ -118,6 +118,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         named = list(dict.fromkeys(f.tests))
         tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:3 if n <= 10 else 8])
                     + (", …" if len(named) > (3 if n <= 10 else 8) else "") + ")")
+    if f.messages:
+        tail.append("; ".join(f.messages[:3 if n <= 10 else 8]))
     if f.constants:
         tail.append("sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:5]))
     if f.action == CREATED:
@@ -125,6 +127,10 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             if f.lines or f.moved_from else ""
         head = f"Created {p}{what}" + (f": {why}" if why else "")
         body = [f"defines {', '.join(defs)}{more}"] if defs and not f.tests else []
+        later = ([f"revised {names(list(f.revised), 4)}"] if f.revised else []) + \
+            ([f"now uses {names(list(f.imports), 4)}"] if f.imports else [])
+        if later:       # edits after it was written (a lint fix, a review): told, not folded into "defines"
+            tail.append("then " + " and ".join(later))
         return sentence(head + (". " if why else ": " if body or tail else "") + "; ".join(body + tail)) \
             if body or tail else sentence(head)
     if f.action == DELETED:

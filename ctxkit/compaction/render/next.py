@@ -1,9 +1,11 @@
 """The next step and what comes after it, in words."""
 from __future__ import annotations
 
+import re
+
 from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FIX, NEXT_ITEM, NEXT_ITEM_REST,
                      NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, State)
-from .phrases import code, command, cut, joined, names, quote, sentence
+from .phrases import bare_commands, code, command, cut, joined, names, quote, sentence
 from .facts import in_progress, item_name, same_file
 from .task import plan_parts
 
@@ -36,6 +38,7 @@ def next_text(st: State) -> str:
     if n.kind == NEXT_RUN:
         cmds = [n.target] + [d for d in n.detail if " " in d and not d.startswith(("cmd/", "src/"))][:2]
         files = [d for d in n.detail if d not in cmds]
+        cmds = bare_commands(cmds, least=3)     # a run over a long list of files: the check, not the list
         return (f"Run {names(cmds, 3)} again: code changed since {'they' if len(cmds) > 1 else 'it'} last ran"
                 + (f" ({names(files, 4)})" if files else "") + ".")
     if n.kind == NEXT_ITEM_REST:
@@ -52,10 +55,14 @@ def next_text(st: State) -> str:
         it = next((i for i in st.items if i.item == n.target), None)
         return f"Start the next open work item: {item_name(it) if it else n.target}."
     if n.kind == NEXT_CONTINUE:
-        then = f"; then run {names(list(n.detail), 3)} again: code changed since they last ran" if n.detail else ""
+        then = f"; then run {names(bare_commands(n.detail, least=3), 3)} again: code changed since they last ran" \
+            if n.detail else ""
         if st.current.found:    # the look it announced is done: what it found is the Last action's
+            item = in_progress(st)
+            goal = _criterion(n.target, item.done_when) if item is not None else ""
+            why = f" ({item.item} is done when: {quote(goal, 200)})" if goal else ""
             return f"Act on what the agent's last search found (the last action above), as it set out to: " \
-                   f"{quote(n.target, 300)}{then}."
+                   f"{quote(n.target, 300)}{why}{then}."
         return f"Go on as the agent said it would: {quote(n.target, 300)}{then}."
     if st.outcome == "submitted":
         return "Nothing: the work was submitted."
@@ -76,7 +83,7 @@ def then_text(st: State) -> str:
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_CONTINUE):
         missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
         if missing:
-            parts.append(f"finish {current.item}: it names files no change touched yet ({names(missing, 4)})")
+            parts.append(f"finish {current.item}: write or change the files it names that no edit touched yet ({names(missing, 4)})")
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST, NEXT_CONTINUE):
         how = []
         if st.env.closes_items:
@@ -103,3 +110,14 @@ def then_text(st: State) -> str:
         if step and n.kind != NEXT_PLAN:
             parts.append(f"the next plan step, {quote(step, 200)}")
     return sentence("; then ".join(parts)) if parts else ""
+
+
+def _criterion(said: str, criteria) -> str:
+    """The item's criterion the agent's words are about: one that names what they name in backticks
+    (`terminal_scrolled`), or shares two of their longer words."""
+    named = set(re.findall(r"`([^`]+)`", said))
+    words = {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", said)}
+    for c in criteria:
+        if named & set(re.findall(r"`([^`]+)`", c)) or len(words & {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", c)}) >= 2:
+            return c
+    return ""

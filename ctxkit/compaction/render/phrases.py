@@ -67,3 +67,21 @@ def sentence(text: str) -> str:
     t = text.strip()
     end = t.rstrip("”\"'`)")
     return t if not t or (end and end[-1] in ".!?…") else t + "."
+
+
+PATH_ARG = re.compile(r"^(?:[\w.@-]*/[\w./@-]*|[\w-]+\.[A-Za-z]{1,5})(?::\d+)?$")
+
+
+def bare_commands(cmds, least: int = 1) -> list[str]:
+    """Each command without the files or folders it was pointed at (`mix test test/a_test.exs` is
+    `mix test`) when it names `least` of them or more, once each, in order: what the checks are, not
+    every file of each run."""
+    out = []
+    for c in cmds:
+        words = c.split()
+        paths = [w for k, w in enumerate(words) if k >= 2 and PATH_ARG.match(w)]
+        bare = " ".join(w for k, w in enumerate(words) if k < 2 or not PATH_ARG.match(w)) \
+            if len(words) > 2 and len(paths) >= least else c
+        if bare not in out:
+            out.append(bare)
+    return out

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
-from .phrases import code, command, cut, joined, names, plural, quote, sentence, short_hash
+from .phrases import bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash
 from .facts import (check_history, check_line, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name, whole_sentences)
 from .next import next_text, then_text
@@ -271,7 +271,7 @@ class Writer:
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
             for j, (e, more) in enumerate(grouped(s.errors)):
-                deep = 0
+                deep = 0 if recent else -1     # an older step's errors and fixes before what its files gained
                 self.add(name, error_line(e, st, False, more), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
                 self.add(name, error_line(e, st, True, more), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
             if s.checks:
@@ -337,9 +337,9 @@ class Writer:
         if env.languages:
             parts.append(", ".join(env.languages[:4]))
         if env.check_commands:
-            parts.append("checks run: " + names(_bare_commands(env.check_commands), 4))
+            parts.append("checks run: " + names(bare_commands(env.check_commands), 4))
         if env.finish:
-            parts.append("before committing the agent ran " + names(_bare_commands(env.finish), 4))
+            parts.append("before committing the agent ran " + names(bare_commands(env.finish), 4))
         if parts:
             self.add("Project", sentence("; ".join(parts)), 3)
 
@@ -366,18 +366,3 @@ def approved(text: str, cap: int, long: bool) -> str:
             part = cut(part, max(cap - len(out) - 14, 80))
         told.append(part)
     return out + (". Its parts: " + "; ".join(told) if told else "")
-
-
-PATH_ARG = re.compile(r"^(?:[\w.@-]*/[\w./@-]*|[\w-]+\.[A-Za-z]{1,5})(?::\d+)?$")
-
-
-def _bare_commands(cmds) -> list[str]:
-    """Each command without the files or folders it was pointed at (`mix test test/a_test.exs` is
-    `mix test`), once each, in order: what the project's checks are, not every run of them."""
-    out = []
-    for c in cmds:
-        words = c.split()
-        bare = " ".join(w for k, w in enumerate(words) if k < 2 or not PATH_ARG.match(w)) if len(words) > 2 else c
-        if bare not in out:
-            out.append(bare)
-    return out
