@@ -497,6 +497,16 @@ def test_a_created_file_edited_later_tells_what_the_later_edits_revised():
     assert "then revised `isTool`" in text
 
 
+def test_a_command_that_cleared_once_given_a_flag_names_that_run_as_the_fix():
+    recs = [rec("user", "commit it")] + \
+        bash("git add lib/a.ex priv/app.css", "The following paths are ignored by one of your .gitignore files:\npriv", code=1) + \
+        bash("git add -f priv/app.css && git add lib/a.ex", "") + \
+        bash("git push 2>&1", "fatal: The current branch b has no upstream branch.", code=1) + \
+        bash("git push -u origin b && git status", "branch 'b' set up to track")
+    fixes = {e.source.split()[1]: e.fixed_by for e in state_of(recs).errors}
+    assert fixes == {"add": "git add -f priv/app.css", "push": "git push -u origin b"}
+
+
 def test_new_code_tells_the_messages_it_sends_and_takes():
     old = "defmodule W do\n  def init(s), do: {:ok, s}\nend\n"
     new = ("defmodule W do\n  def init(s), do: {:ok, s}\n\n  def flush(s) do\n    Phoenix.PubSub.broadcast(\n"

@@ -127,6 +127,8 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         where, how = _fix_of(f["text"], f["at"], end, changes, siblings)
         silenced = _silenced(f["text"], f["at"], end, changes) if end is not None else ""
         fixed_by = _fixer(evs, f["at"], end) if end is not None and not fix_files else ""
+        if not fixed_by and not fix_files and end is not None and isinstance(f["origin"], Command):
+            fixed_by = _retried_with(evs, f["origin"].command, end)
         if how and silenced and silenced.rstrip(" …") not in how[0][1]:
             silenced = ""       # a change naming what the error names is its fix
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
@@ -148,6 +150,18 @@ def _fixer(evs: list, at: int, end: int) -> str:
                 not getattr(e, "failed", False) and getattr(e, "passed", True) is not False:
             return e.command
     return ""
+
+
+def _retried_with(evs: list, failed: str, end: int) -> str:
+    """The run that cleared a failed command when it is the same command given a flag it lacked (`git add -f`,
+    `git push -u origin b`): that flag was the fix."""
+    clearing = next((e for e in evs if isinstance(e, Command) and e.at == end), None)
+    if clearing is None:
+        return ""
+    first = re.split(r"&&|\|\||;|\|", clearing.command, maxsplit=1)[0]     # the run itself, not what it chains
+    had = {w for w in re.split(r"&&|\|\||;|\|", failed, maxsplit=1)[0].split() if w.startswith("-")}
+    new = [w for w in first.split() if w.startswith("-") and w not in had]
+    return first.strip() if new else ""
 
 
 WORDS = re.compile(r"[A-Za-z_][\w.]{3,}")
