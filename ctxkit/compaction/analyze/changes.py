@@ -102,6 +102,7 @@ class _Acc:
     frame: str = ""                                 # … the one that names the file's code (`App.Live`)
     revised: list = field(default_factory=list)     # definitions of a created file that later edits changed
     messages: list = field(default_factory=list)    # what its new code sends and takes (topics, messages, events)
+    brought: dict = field(default_factory=dict)     # a changed function -> the names its edits brought into it
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
@@ -262,6 +263,10 @@ class Changes:
                     had[1][:] = [x for x in had[1] if x not in gained]
                     _add(had[1], [x for x in lost if x not in had[0]])
                     had[0][:] = [x for x in had[0] if x not in lost]
+                elif len(changed) == 1 and not (added or removed) and kinds.get(changed[0]) not in FRAMES | SHAPES:
+                    fresh = [x for x in new_names(e.old, e.new) if x not in a.added][:6]   # what a function's edit
+                    if fresh:                                                              # brought into it
+                        _add(a.brought.setdefault(changed[0], []), fresh)
                 outer = bool(kinds) and all(kinds.get(n) in CONTAINERS for n in changed)   # only the module around it
                 if (added or changed or removed) and not outer:
                     a.inner = True
@@ -293,6 +298,7 @@ class Changes:
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
                           frame=a.frame, revised=tuple(a.revised), messages=tuple(a.messages[:8]),
+                          brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out

@@ -51,6 +51,7 @@ class FileChange:
     frame: str = ""                     # the module its changed definitions sit in, where an edit named it
     revised: tuple[str, ...] = ()       # a created file's definitions that later edits changed
     messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
+    brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
 
 
 @dataclass(frozen=True)

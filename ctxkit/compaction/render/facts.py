@@ -146,9 +146,13 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         told = dict((t, (g, x)) for t, g, x in f.members)
         k = 4 if n <= 10 else 10
 
+        into = dict(f.brought)
+
         def shape(t: str) -> str:
             g, x = told.get(t, ((), ()))
             said = ([f"gained {names(list(g), k)}"] if g else []) + ([f"lost {names(list(x), k)}"] if x else [])
+            if not said and into.get(t) and n > 10:     # the long form: what the edit brought into a function
+                said = [f"now with {names(list(into[t]), 4)}"]
             return code(t) + (f" ({'; '.join(said)})" if said else "")
         shown = [shape(t) for t in changed[:n]]
         parts.append("changed " + ", ".join(shown) + (f" and {len(changed) - n} more" if len(changed) > n else ""))
