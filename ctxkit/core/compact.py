@@ -88,6 +88,26 @@ def fold_tool_tail(groups: Sequence[list[dict]], sel: Selection, skip_through: i
     return sel
 
 
+def fold_tool_head(groups: Sequence[list[dict]], sel: Selection, skip_through: int = -1) -> Selection:
+    """The records kept raw after a summary start at conversation, not at a tool exchange the summary
+    already tells (a test run and its output, a lint run): leading kept groups that hold a tool result
+    move into the summarized span, whole, up to the first kept group without one. The newest group, a
+    protected group and everything after it stay where they are."""
+    kept = [i for i in sel.keep if i > skip_through and not is_compaction_summary(groups[i])
+            and not all(r.get("kind") == "event" for r in groups[i])]
+    if len(kept) < 2 or any(i in sel.protected for i in kept) or max(sel.summarize, default=-1) < 0:
+        return sel
+    fold = []
+    for i in kept[:-1]:
+        if not any(r.get("role") == "tool" for r in groups[i]):
+            break
+        fold.append(i)
+    if fold:
+        sel.keep = [i for i in sel.keep if i not in fold]
+        sel.summarize = sorted(set(sel.summarize) | set(fold))
+    return sel
+
+
 def summary_record(ctx: Context, session: str | None, ts: str, meta: dict) -> dict:
     body = render(ctx)
     body = "\n".join(line for line in body.split("\n") if not line.startswith("<!--")).strip()

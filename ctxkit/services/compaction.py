@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..backends.tokenizers import annotate
 from ..core import context_md as C
-from ..core.compact import fold_tool_tail, is_compaction_summary, select, summary_record
+from ..core.compact import fold_tool_head, fold_tool_tail, is_compaction_summary, select, summary_record
 from ..core.requests import latest_request
 from ..core.groups import iter_groups
 from ..core.model_output import parse_output, verify
@@ -278,7 +278,7 @@ def compact(records: list[dict], tok, opts: Options, home, workspace: str) -> Re
         for i, g in enumerate(groups):
             if any(r.get("id") == through for r in g):
                 skip = i
-    sel = fold_tool_tail(groups, select(groups, opts.budget, opts.preserve_ratio, skip), skip)
+    sel = fold_tool_head(groups, fold_tool_tail(groups, select(groups, opts.budget, opts.preserve_ratio, skip), skip), skip)
     span_idx = [i for i in sel.summarize if not is_compaction_summary(groups[i])]
     # groups an earlier run summarized (up to CONTEXT.md's `through`): represented by the summary
     covered = [i for i in range(skip + 1) if i not in sel.protected and not is_compaction_summary(groups[i])

@@ -29,6 +29,7 @@ def states(evs: list, changes: Changes) -> list[CheckState]:
         out.append(CheckState(kind=k[0], runner=k[1], command=shown.command, passed=shown.passed, at=shown.at,
                               runs=len(rs), history=tuple(r.passed for r in rs), failures=shown.failures,
                               errors=shown.errors, summary=shown.summary, truncated=shown.truncated,
+                              script=next((r.script for r in reversed(rs) if r.script), ""),
                               edited_after=tuple(changes.edited_after(shown.at))))
     out.sort(key=lambda c: c.at)
     latest = {c.kind: c for c in out}

@@ -131,6 +131,7 @@ class CheckRun(Event):
     scope: str = ""
     truncated: bool = False
     summary: str = ""       # the runner's own result line (`FAIL pkg 0.598s`, `1309 pass, 0 fail`)
+    script: str = ""        # what a task runner ran for it, as the runner echoed it (`biome check --error-on-warnings`)
 
 
 @dataclass(frozen=True)

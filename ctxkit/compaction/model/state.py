@@ -67,6 +67,7 @@ class CheckState:
     failures: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
     summary: str = ""
+    script: str = ""                    # what the task runner ran for it (`biome check --error-on-warnings`)
     truncated: bool = False
     edited_after: tuple[str, ...] = ()  # files changed after this run
 

@@ -76,7 +76,8 @@ KIND_NAME = {"test": "Tests", "lint": "Lint", "typecheck": "Type check", "build"
 
 
 def check_line(c: CheckState) -> str:
-    s = f"{KIND_NAME.get(c.kind, 'Check')}: {command(c.command, 110)} {check_word(c.passed)}"
+    runs = f" (runs {command(c.script, 80)})" if c.script and c.script.split()[:2] != c.command.split()[:2] else ""
+    s = f"{KIND_NAME.get(c.kind, 'Check')}: {command(c.command, 110)}{runs} {check_word(c.passed)}"
     if c.summary and c.summary != "no output":
         s += f" ({cut(c.summary, 120)})"
     if c.passed is False and c.failures:

@@ -97,7 +97,18 @@ class Wrapper:
     def read(self, argv, command, seg):
         prog, target = target_of(argv)
         return [CheckRun(command.at, command=seg.text, kind=kind_of(target), runner=f"{prog} {target}",
-                         scope=target, ts=command.ts)]
+                         scope=target, ts=command.ts, script=echoed(command.output))]
+
+
+# the command a runner says it runs before its output: bun, yarn and pnpm print `$ cmd`, npm `> cmd` under
+# `> pkg@1.0.0 script`, make the recipe's lines as they are (not read: indistinguishable from output)
+ECHO = re.compile(r"^(?:\$ |> (?![\w@/.-]+@\S+ \S+$))(\S.{2,200})$", re.M)
+
+
+def echoed(output: str) -> str:
+    """The first command the runner echoed in `output`, "" when it echoed none."""
+    m = ECHO.search((output or "")[:4000])
+    return m.group(1).strip() if m else ""
 
 
 ENTRIES = [Wrapper()]
