@@ -505,6 +505,13 @@ def test_a_changed_function_keeps_the_names_its_edit_brought_in_for_the_long_for
     assert f.changed == ("initDb",) and dict(f.brought)["initDb"] == ("addColumn", "plan_data_json")
 
 
+def test_a_closed_item_is_told_by_the_reason_it_was_closed_with():
+    recs = [rec("user", "work on bead app-1")] + bash("bd update app-1 --status in_progress", "✓ Updated app-1") + \
+        edit("/w/a.ex") + bash('bd close app-1 --reason="Added the registry with a 500ms debounce"', "✓ Closed app-1")
+    it = next(i for i in state_of(recs).items if i.item == "app-1")
+    assert it.status == "closed" and it.closed_how == "Added the registry with a 500ms debounce"
+
+
 def test_a_command_that_cleared_once_given_a_flag_names_that_run_as_the_fix():
     recs = [rec("user", "commit it")] + \
         bash("git add lib/a.ex priv/app.css", "The following paths are ignored by one of your .gitignore files:\npriv", code=1) + \

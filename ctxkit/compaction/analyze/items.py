@@ -35,8 +35,9 @@ def states(evs: list, task: str = "") -> list[ItemState]:
             a["status"], a["claimed_at"] = "in_progress", e.at
         elif e.action == "close":
             a["status"], a["closed_at"] = "closed", e.at
+            a["closed_how"] = e.detail or a.get("closed_how", "")    # the reason it was closed with: what was done
         elif e.action == "reopen":
-            a["status"], a["closed_at"] = "open", -1
+            a["status"], a["closed_at"], a["closed_how"] = "open", -1, ""
         elif e.action == "show" and e.status:
             st = {"in_progress": "in_progress", "closed": "closed", "open": "open"}.get(e.status)
             if st and a["claimed_at"] < 0 and a["closed_at"] < 0:

@@ -102,6 +102,7 @@ class ItemState:
     files: tuple[str, ...] = ()         # files its description names
     parent: str = ""                    # the item it is part of (an epic)
     done_when: tuple[str, ...] = ()     # its definition of done / acceptance criteria, as written
+    closed_how: str = ""                # the reason it was closed with (what was done), as written
     first_at: int = 0
     claimed_at: int = -1
     closed_at: int = -1

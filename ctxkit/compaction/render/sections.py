@@ -228,7 +228,9 @@ class Writer:
             g = f"item{i.item}"
             self.add("Work items", base, 1, group=g, done=i.status == "closed")
             about = i.summary or (i.detail if len(i.detail) < 400 else "")
-            if about:
+            if i.status == "closed" and i.closed_how:     # what was done says more than what was asked
+                self.add("Work items", f"{base}: {cut(i.closed_how, 260)}", 2, group=g, done=True)
+            elif about:
                 self.add("Work items", f"{base}: {cut(about, 240)}", 2 if i.status != "closed" else 3, group=g,
                          done=i.status == "closed")
         for k, (text, status) in enumerate(st.plan):
