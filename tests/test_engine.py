@@ -505,6 +505,18 @@ def test_a_changed_function_keeps_the_names_its_edit_brought_in_for_the_long_for
     assert f.changed == ("initDb",) and dict(f.brought)["initDb"] == ("addColumn", "plan_data_json")
 
 
+def test_a_later_request_the_agent_is_on_comes_before_committing_older_changes():
+    recs = [rec("user", "add the flag", meta={"cwd": "/w"})] + bash("git commit -m 'start'", "[main 1a2b3c4] start") + \
+        edit("/w/notes.md") + [rec("assistant", "Added it.")] + \
+        [rec("user", "clean up and delete the untracked files, then remove this session")] + \
+        bash("git status --short", "?? notes.md")
+    st = state_of(recs)
+    assert st.next.kind == "request" and st.next.title == "started"
+    text = compact_span(recs, 2000, count).rendered
+    nxt = dict(text.sections)["Next step"][0].text
+    assert nxt.startswith("Carry on with what the user asked last") and "commit" not in nxt
+
+
 def test_a_closed_item_is_told_by_the_reason_it_was_closed_with():
     recs = [rec("user", "work on bead app-1")] + bash("bd update app-1 --status in_progress", "✓ Updated app-1") + \
         edit("/w/a.ex") + bash('bd close app-1 --reason="Added the registry with a 500ms debounce"', "✓ Closed app-1")

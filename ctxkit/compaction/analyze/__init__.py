@@ -73,7 +73,7 @@ def analyze(evs: list) -> State:
                sources=tuple((getattr(e, "url", "") or getattr(e, "query", ""), e.text[:2000]) for e in evs
                              if isinstance(e, (Fetch, WebSearch))))
     nxt = next_step(st)
-    rel_names, rel_said, rel_notes, rel_calls = related(evs, nxt.target, chg.paths) if nxt.kind == "request" \
+    rel_names, rel_said, rel_notes, rel_calls = related(evs, nxt.target, chg.paths) if nxt.kind == "request" and nxt.title != "started" \
         else ((), (), (), ())
     return State(**{**st.__dict__, "next": nxt, "related": rel_names, "related_said": rel_said,
                     "related_notes": rel_notes, "related_calls": rel_calls})

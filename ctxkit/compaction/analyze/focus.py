@@ -19,6 +19,7 @@ from ..model import (NEXT_ANSWER, NEXT_CONTINUE, NEXT_DONE, NEXT_FINISH, NEXT_FI
                      NEXT_PLAN, NEXT_REQUEST, NEXT_RUN, NEXT_RUNNING, Answer, Command, Current, Event, NextStep,
                      Question, Read, Request, Said, Search, State)
 from .prose import intent, is_final, last_words, report, sentences
+from .requests import is_follow_up
 from .checks import failing, latest_by_kind
 from .environment import plain
 
@@ -118,6 +119,12 @@ def next_step(st: State) -> NextStep:
     if doing is not None:
         return NextStep(NEXT_PLAN, target=doing)
     asked_commit = any(ASKS_COMMIT.search(r.text) for r in reqs)
+    if st.current.uncommitted and latest is not None and latest.acted and len(reqs) > 1 and \
+            not is_follow_up(latest.text) and not ASKS_COMMIT.search(latest.text) and \
+            latest.at > max(f.last_at for f in st.current.uncommitted):
+        # the user asked for something else after the last change, and the agent is on it: that goes on
+        # first ("clean up and delete the untracked files" is not "commit them")
+        return NextStep(NEXT_REQUEST, target=latest.text, title="started")
     if st.current.uncommitted and (st.env.commits or asked_commit):
         return NextStep(NEXT_FINISH, target=", ".join(f.path for f in st.current.uncommitted[:6]),
                         detail=st.env.finish or st.env.check_commands[:2])

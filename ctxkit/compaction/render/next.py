@@ -12,6 +12,10 @@ from .task import plan_parts
 
 def next_text(st: State) -> str:
     n = st.next
+    if n.kind == NEXT_REQUEST and n.title == "started":
+        latest = "the latest request above" if st.requests and n.target == st.requests[-1].text and \
+            len(st.requests) > 1 else quote(n.target, 300)
+        return f"Carry on with what the user asked last ({latest}); the agent has started on it (the last action above)."
     if n.kind == NEXT_REQUEST:
         if st.requests and len(st.requests) > 1 and n.target == st.requests[-1].text:
             return "Do what the user asked last (the latest request above); the agent has not started on it."
@@ -49,7 +53,7 @@ def next_text(st: State) -> str:
     if n.kind == NEXT_PLAN:
         return f"Carry on with the plan step {quote(n.target, 240)}."
     if n.kind == NEXT_FINISH:
-        how = f"run {names(n.detail, 3)}, then " if n.detail else ""
+        how = f"run {names(bare_commands(n.detail, least=3), 3)}, then " if n.detail else ""
         return f"Finish the uncommitted work ({n.target}) as this project does: {how}commit it."
     if n.kind == NEXT_ITEM:
         it = next((i for i in st.items if i.item == n.target), None)
