@@ -517,6 +517,14 @@ def test_a_later_request_the_agent_is_on_comes_before_committing_older_changes()
     assert nxt.startswith("Carry on with what the user asked last") and "commit" not in nxt
 
 
+def test_a_style_sheet_edit_names_its_rules_by_selector_a_few_of_them():
+    old = ".row {\n  color: black;\n}\n"
+    new = old + "".join(f".status-{k} {{\n  color: red;\n}}\n" for k in ("active", "idle", "ended", "lost", "gone", "new"))
+    recs = [rec("user", "badges")] + call("Read", file_path="/w/app.css", result=old) + edit("/w/app.css", old, new)
+    f = state_of(recs).files[0]
+    assert f.added == (".status-active", ".status-idle", ".status-ended", ".status-lost") and not f.lines_in
+
+
 def test_a_closed_item_is_told_by_the_reason_it_was_closed_with():
     recs = [rec("user", "work on bead app-1")] + bash("bd update app-1 --status in_progress", "✓ Updated app-1") + \
         edit("/w/a.ex") + bash('bd close app-1 --reason="Added the registry with a 500ms debounce"', "✓ Closed app-1")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (constants, definitions, imports, members, messages, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
+from .code import (constants, definitions, imports, is_terse, members, messages, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
                    tests_added)
 from .prose import edit_intent
 
@@ -106,6 +106,7 @@ class _Acc:
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
+TERSE = 4      # definitions told of an edit of a file whose definitions are many and alike (style rules)
 FRAMES = {"module", "namespace", "impl"}    # what only holds them: its change is the change of what it holds
 
 
@@ -215,6 +216,8 @@ class Changes:
             if e.via == "write" and (e.action == CREATE or a.action == CREATED):
                 defs = definitions(p, e.new)
                 top = [d for d in defs if d.kind not in ("method",)] or defs
+                if is_terse(p):
+                    top = top[:TERSE]
                 _add(a.added, [d.name for d in top])
                 a.lines = e.new.count("\n") + 1 if e.new else 0
                 for d in top[:12]:
@@ -239,6 +242,8 @@ class Changes:
                     a.frames.update(n for n in changed if shapes.get(n) in FRAMES)
                 if a.action == CREATED:     # an edit of a file this stretch created: what it revised
                     _add(a.revised, [n for n in changed if n in a.added and n not in a.frames])
+                if is_terse(p):
+                    added, changed = added[:TERSE], changed[:TERSE]
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])

@@ -19,6 +19,11 @@ def is_code(path: str) -> bool:
     return bool(CODE_EXT.search(path or ""))
 
 
+def is_terse(path: str) -> bool:
+    """A file whose language has many alike definitions (a style sheet's rules): a few of them name a change."""
+    return bool(getattr(language_for(path), "terse", False))
+
+
 def is_doc(path: str) -> bool:
     return bool(DOC_EXT.search(path or ""))
 

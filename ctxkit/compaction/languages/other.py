@@ -1,5 +1,5 @@
 """Files named for what they hold rather than a programming language (C and C++, shell, PHP, Swift, Lua),
-read with one regex each; markup, styles and data have no definitions."""
+read with one regex each (a style sheet's rules by their selectors); markup and data have no definitions."""
 from __future__ import annotations
 
 import re
@@ -8,8 +8,9 @@ from ..model import Definition
 
 
 class Regex:
-    def __init__(self, name, extensions, pattern, suppress=None):
+    def __init__(self, name, extensions, pattern, suppress=None, terse=False):
         self.name, self.extensions, self.pattern = name, extensions, re.compile(pattern, re.M)
+        self.terse = terse      # its definitions are many and alike (a style sheet's rules): a few name the change
         self.suppress = re.compile(suppress) if suppress else None   # a comment that silences a check
         self.grammar, self.queries = None, ()
 
@@ -33,4 +34,8 @@ ENTRIES = [
     Regex("Swift", (".swift",), r"^[ \t]*(?:(?:public|private|internal|open|static|final|override)[ \t]+)*(?:func|class|struct|enum|protocol|extension)[ \t]+([A-Za-z_]\w*)",
           r"//\s*swiftlint:disable"),
     Regex("Lua", (".lua",), r"^[ \t]*(?:local[ \t]+)?function[ \t]+([\w.:]+)"),
+    # a style sheet's rules, named by their selectors (`.row pre.code`), and its keyframes
+    Regex("CSS", (".css", ".scss", ".sass", ".less"),
+          r"^[ \t]*(@keyframes[ \t]+[\w-]+|[.#:\[\w*][^{};@/\n]{0,120}?)[ \t]*\{[ \t]*$",
+          r"stylelint-disable", terse=True),
 ]
