@@ -82,6 +82,11 @@ def fold_tool_tail(groups: Sequence[list[dict]], sel: Selection, skip_through: i
         if last is None or last.get("role") != "tool":
             break
         fold.append(i)
+    return _summarized(sel, fold)
+
+
+def _summarized(sel: Selection, fold: list[int]) -> Selection:
+    """`sel` with the groups `fold` moved from the kept ones into the summarized span."""
     if fold:
         sel.keep = [i for i in sel.keep if i not in fold]
         sel.summarize = sorted(set(sel.summarize) | set(fold))
@@ -91,8 +96,8 @@ def fold_tool_tail(groups: Sequence[list[dict]], sel: Selection, skip_through: i
 def fold_tool_head(groups: Sequence[list[dict]], sel: Selection, skip_through: int = -1) -> Selection:
     """The records kept raw after a summary start at conversation, not at a tool exchange the summary
     already tells (a test run and its output, a lint run): leading kept groups that hold a tool result
-    move into the summarized span, whole, up to the first kept group without one. The newest group, a
-    protected group and everything after it stay where they are."""
+    move into the summarized span, whole, up to the first kept group without one. The newest group stays;
+    nothing moves when a protected group is among the kept ones."""
     kept = [i for i in sel.keep if i > skip_through and not is_compaction_summary(groups[i])
             and not all(r.get("kind") == "event" for r in groups[i])]
     if len(kept) < 2 or any(i in sel.protected for i in kept) or max(sel.summarize, default=-1) < 0:
@@ -102,10 +107,7 @@ def fold_tool_head(groups: Sequence[list[dict]], sel: Selection, skip_through: i
         if not any(r.get("role") == "tool" for r in groups[i]):
             break
         fold.append(i)
-    if fold:
-        sel.keep = [i for i in sel.keep if i not in fold]
-        sel.summarize = sorted(set(sel.summarize) | set(fold))
-    return sel
+    return _summarized(sel, fold)
 
 
 def summary_record(ctx: Context, session: str | None, ts: str, meta: dict) -> dict:
