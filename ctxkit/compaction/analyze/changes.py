@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (constants, definitions, imports, is_terse, members, messages, SHAPES, doc_of, edit_facts, is_code, line_diff, new_names, short_bodies, strip_numbers,
-                   tests_added)
+from .code import (SHAPES, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
+                   messages, new_names, short_bodies, strip_numbers, tests_added)
 from .prose import edit_intent
 
 SHORT = 80

@@ -79,7 +79,8 @@ def _calls(seen: list[tuple[str, str]], wanted: list[str], removed: dict, limit:
     """How the definitions that bear on the request connect: (caller, path, callees) for the definitions
     whose body calls two or more of them (or one, when it is itself one of them), most callees first;
     each caller once, from the text of it the session saw last; a call a later edit of its file took out
-    (`removed`: path -> [(at, the old text, the calls it lost)], placed by where that old text sits) is not told; the newest code first among equals."""
+    (`removed`: path -> [(at, the old text, the calls it lost)], placed by where that old text sits) is not
+    told; the newest code first among equals."""
     bare = {n.split("/")[0].split(".")[-1]: n for n in wanted}
     if len(bare) < 2:
         return ()

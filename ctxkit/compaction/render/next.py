@@ -87,7 +87,8 @@ def then_text(st: State) -> str:
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_CONTINUE):
         missing = [p for p in current.files if not any(same_file(f.path, p) for f in st.files)]
         if missing:
-            parts.append(f"finish {current.item}: write or change the files it names that no edit touched yet ({names(missing, 4)})")
+            parts.append(f"finish {current.item}: write or change the files it names that no edit touched yet "
+                         f"({names(missing, 4)})")
     if current is not None and n.kind in (NEXT_FIX, NEXT_RUN, NEXT_RUNNING, NEXT_ITEM_REST, NEXT_CONTINUE):
         how = []
         if st.env.closes_items:
@@ -122,6 +123,7 @@ def _criterion(said: str, criteria) -> str:
     named = set(re.findall(r"`([^`]+)`", said))
     words = {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", said)}
     for c in criteria:
-        if named & set(re.findall(r"`([^`]+)`", c)) or len(words & {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", c)}) >= 2:
+        theirs = {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", c)}
+        if named & set(re.findall(r"`([^`]+)`", c)) or len(words & theirs) >= 2:
             return c
     return ""
