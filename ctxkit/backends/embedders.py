@@ -40,7 +40,6 @@ def minilm_available() -> bool:
 
 class MiniLMEmbedder:
     name = "minilm"
-    model_id = MINILM_ID
 
     def __init__(self, cache=None, progress: Callable | None = None, loading: Callable | None = None,
                  stamp_dir: str | None = None):
@@ -57,6 +56,19 @@ class MiniLMEmbedder:
         self._model = None
         self._engine = None
         self._mem: dict = {}  # hash -> vector, for repeated searches in one process (a hook, a server)
+
+    @property
+    def model_id(self) -> str:
+        """The embedding cache's key for this engine's vectors: the int8 ONNX graph's differ from
+        sentence-transformers' (cosine >= 0.98, tests/test_onnx_embedder.py), so the two never
+        share a cached vector. Known without loading either engine."""
+        from . import onnx_minilm
+
+        if self._engine is not None:
+            onnx = bool(self._engine)
+        else:
+            onnx = os.environ.get("CTX_EMBED_ENGINE") != "torch" and onnx_minilm.available(self.path)
+        return f"{MINILM_ID}@{onnx_minilm.ENGINE_ID}" if onnx else MINILM_ID
 
     @property
     def model(self):

@@ -70,10 +70,12 @@ class _Spinner:
 
         def spin():
             i = 0
-            while not self._stop.wait(0.1):
+            while True:   # the first frame at once: a load shorter than a frame still shows its label
                 sys.stderr.write(f"\r{self.label} {self.FRAMES[i % 4]}")
                 sys.stderr.flush()
                 i += 1
+                if self._stop.wait(0.1):
+                    return
         self._t = threading.Thread(target=spin, daemon=True)
         self._t.start()
         return self
