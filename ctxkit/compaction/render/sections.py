@@ -306,7 +306,8 @@ class Writer:
                 self.add(name, f"Searched in {names(list(dict.fromkeys(looked)), 8)}.", lvl + 4, order=order + (9,))
             errs = [x for x in s.tool_errors if not re.search(r"sibling tool call", x[2], re.I)]
             if errs:
-                shown = [f"{t} {code(w)}: {cut(x, 100)}" if w else f"{t}: {cut(x, 100)}" for t, w, x in errs[:4]]
+                said = [(t, w, cut(x, 100).rstrip(".")) for t, w, x in errs[:4]]    # one full stop, at the end
+                shown = [f"{t} {code(w)}: {x}" if w else f"{t}: {x}" for t, w, x in said]
                 self.add(name, "Tool calls that failed: " + "; ".join(shown) + ".", lvl + 2, order=order + (3, 99))
             if s.report and s.report != st.current.words:
                 self.add(name, "The agent's account: " + " ".join(quote(x, 220) for x in s.report[:3]), lvl + 2,
