@@ -43,12 +43,16 @@ def log_drop(home, session: str, chunk_id: str, path: str, reason: str, score, c
                                 "cold_storage_path": path, "query": query})
 
 
-def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score) -> dict:
+def stub(group: list[dict], tokens: int, chunk_id: str, path: str | None, score, sizing: bool = False) -> dict:
+    """The stub that stands for a dropped chunk. `sizing`: only to count what dropping would save, never
+    written: its names skip the check against the chunk's secrets (the most of `ctx drop`'s own time,
+    run for every chunk), which can only leave a name out of the stub that is written."""
     from ..store import redaction
 
     session = group[0].get("session") or "default"
     ts = max((r["ts"] for r in group if r.get("ts")), default=None)
-    names = redaction.names(S.names_of(group, tokens), group)
+    found = S.names_of(group, tokens)
+    names = tuple(found) if sizing else redaction.names(found, group)
     return R.make("stub", id=f"stub-{chunk_id}", session=session, ts=ts, role="user",
                   content=stub_text(chunk_id, session, tokens, len(group), gist(group, 80), names), group=chunk_id,
                   score=score, meta={"chunk_id": chunk_id, "tokens": tokens, "records": len(group),
@@ -136,7 +140,7 @@ def drop_stream(home, records, tok, cutoff: float, keep_at: float, min_keep: int
             run.total += 1   # the chunks `ctx score` scores: both commands count the same thing
         counts = count_records(tok, [dict(r) for r in group], reuse=True)
         tokens = sum(counts)
-        saving = tokens - count_records(tok, [stub(group, tokens, group[0].get("group"), None, None)])[0]
+        saving = tokens - count_records(tok, [stub(group, tokens, group[0].get("group"), None, None, sizing=True)])[0]
         shrink_saving = 0
         if shrink and group and group[0].get("group"):
             found = S.shrink_group(group, play["terms"], play["rx"])
