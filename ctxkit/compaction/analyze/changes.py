@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
 from .code import (SHAPES, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
-                   messages, new_names, short_bodies, strip_numbers, tests_added)
+                   messages, new_names, outline, short_bodies, strip_numbers, tests_added)
 from .prose import edit_intent
 
 SHORT = 80
@@ -103,6 +103,8 @@ class _Acc:
     revised: list = field(default_factory=list)     # definitions of a created file that later edits changed
     messages: list = field(default_factory=list)    # what its new code sends and takes (topics, messages, events)
     brought: dict = field(default_factory=dict)     # a changed function -> the names its edits brought into it
+    outline: dict = field(default_factory=dict)     # a new or changed function -> what its comments say it does
+    base: str = ""                                  # the file's text before the stretch's first change, when known
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
@@ -191,7 +193,7 @@ class Changes:
             a = acc.get(p)
             action = {CREATE: CREATED, DELETE: DELETED, MOVE: MOVED}.get(e.action, MODIFIED)
             if a is None:
-                a = acc[p] = _Acc(p, action, e.at, e.at)
+                a = acc[p] = _Acc(p, action, e.at, e.at, base=self.before.get(id(e), ""))
             else:
                 if action == DELETED:
                     a.action = DELETED
@@ -227,6 +229,8 @@ class Changes:
                 a.tests += tests_added(p, self.before.get(id(e), ""), e.new)
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
+                a.outline.update(outline(p, e.new, [d.name for d in top[:12] if d.name not in a.tests and
+                                                    d.kind not in CONTAINERS | SHAPES]))
                 _add(a.messages, messages(p, e.new))
             elif e.new or e.old:
                 now, was = imports(p, e.new), imports(p, e.old)
@@ -249,6 +253,15 @@ class Changes:
                 _add(a.removed, [n for n in removed if n not in a.added])
                 a.tests += tests_added(p, e.old, e.new)
                 a.code.update(short_bodies(p, e.new, added + changed))   # the latest text of each
+                prior = "" if a.action == CREATED else a.base or e.old     # comments it had before the stretch
+                kinds_now = {d.name: d.kind for d in definitions(p, facts[3] or e.new)}
+                asked = [n for n in added + changed if n not in a.frames and kinds_now.get(n) not in CONTAINERS | SHAPES]
+                told = dict(outline(p, facts[3] or e.new, asked, prior))
+                for n in asked:     # the latest text of each; a created file's rewritten function: its new comments
+                    if n in told:
+                        a.outline[n] = told[n]
+                    elif a.action == CREATED and facts[3] is not None:
+                        a.outline.pop(n, None)
                 had = messages(p, e.old)
                 _add(a.messages, [m for m in messages(p, e.new) if m not in had])
                 old_consts = dict(constants(e.old))
@@ -304,7 +317,8 @@ class Changes:
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
                           frame=a.frame, revised=tuple(a.revised), messages=tuple(a.messages[:8]),
                           brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
-                          code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8])
+                          code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8],
+                          outline=tuple((n, o) for n, o in a.outline.items() if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out
         return out

@@ -363,8 +363,9 @@ def _calls(body: str) -> bool:
 def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
     """(name, one-line text) of the named definitions of `text` short enough to quote."""
     tests = getattr(language_for(path), "tests", None)
-    if not text or getattr(language_for(path), "indent_blocks", False) or (tests is not None and tests(text)):
-        return []       # a test file's cases are told as tests added
+    if not text or getattr(language_for(path), "indent_blocks", False) or (tests is not None and tests(text)) \
+            or is_terse(path):
+        return []       # a test file's cases are told as tests added; a style rule's text is not its behaviour
     got = bodies(path, text)
     seen = Counter(name for _, name, _ in anchors(path, text)) if got else Counter()
     out = []
@@ -373,4 +374,64 @@ def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
             line = one_line(got[n][2])
             if line and _calls(got[n][2]):
                 out.append((n, line))
+    return out
+
+
+INNER_COMMENT: dict[str, re.Pattern] = {}      # a line-comment mark -> the pattern of a comment line
+DIRECTIVE = re.compile(r"^(?:nolint|eslint|noqa|type:|pylint|prettier-|biome-|@ts-|credo:|rubocop:|istanbul |c8 |"
+                       r"go:|region\b|endregion\b|pragma\b|fmt:|isort:)", re.I)
+LOOKS_CODE = re.compile(r"[;{}]\s*$|^[\w.]+\(.*\)$|^(?:return|const|let|var|import|from|def|func|fn|if|for|await)\b.*[=(]")
+STEP_MARK = re.compile(r"^(?:(?:step|phase|stage|part)\s+\d+(?:\.\d+)*[.:)]?|\d+(?:\.\d+)*[.:)])\s+\S", re.I)
+LOUD = re.compile(r"\b(?:NOT|NO|NEVER|MUST|ALWAYS|BEFORE|AFTER|ONLY|DO NOT|IMPORTANT)\b")
+
+
+def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tuple[str, ...]]]:
+    """What each named definition does, in its own comments: the comment lines inside its body, in order (a
+    run of lines is one), without lint directives, commented-out code or the comments that end the body (the
+    next definition's doc). Where three or more mark numbered or framed steps ("--- Phase 2: … ---", "3. …"),
+    those and the emphatic ones ("Do NOT reset …") alone. Comments `before` (the file as it was) already had
+    are left out: a changed definition's outline is what its change wrote. Only outlines of two or more."""
+    lang = language_for(path)
+    mark = getattr(lang, "comment", "")
+    tests = getattr(lang, "tests", None)
+    if not text or not mark or tests is not None and tests(text):
+        return []       # a test file's cases are told as tests added
+    pat = INNER_COMMENT.get(mark)
+    if pat is None:     # `# …` is a comment in Python, a heading inside a string in TypeScript
+        pat = INNER_COMMENT[mark] = re.compile(r"^[ \t]*(?:" + re.escape(mark) + r"+(?![\[!{])" +
+                                               (r"|/\*+" if mark == "//" else "") + r")[ \t]*(.*?)[ \t]*(?:\*/)?[ \t]*$")
+    got = bodies(path, text)
+    out = []
+    for n in names:
+        if n not in got:
+            continue
+        runs: list[tuple[list[str], list[bool]]] = []
+        open_run = False
+        for ln in got[n][2].split("\n")[1:]:
+            m = pat.match(ln)
+            if not m:
+                if ln.strip():
+                    open_run = False
+                    runs.append(([], []))    # code after a run: the run is inside the body
+                continue
+            said = m.group(1).strip()
+            bare = said.strip("-=#*~ ").strip()
+            if not bare or DIRECTIVE.match(bare) or LOOKS_CODE.search(bare):
+                continue
+            if not open_run:
+                runs.append(([], []))
+                open_run = True
+            runs[-1][0].append(bare)
+            runs[-1][1].append(len(said) - len(bare) >= 4)     # "--- Phase 1 ---", "=== Setup ==="
+        if runs and runs[-1][0]:
+            runs.pop()      # comments after the last line of code: the next definition's
+        groups = [(" ".join(r), any(f)) for r, f in runs if r]
+        if before:
+            flat = " ".join(before.split())
+            groups = [(g, f) for g, f in groups if " ".join(g.split()[:6]) not in flat]
+        if sum(1 for g, f in groups if f or STEP_MARK.match(g)) >= 3:
+            groups = [(g, f) for g, f in groups if f or STEP_MARK.match(g) or LOUD.search(g)]
+        said_all = tuple(dict.fromkeys(g for g, _ in groups))
+        if len(said_all) >= 2:
+            out.append((n, said_all))
     return out

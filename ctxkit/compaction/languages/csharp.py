@@ -23,6 +23,7 @@ TESTS = re.compile(r"\[(?:Fact|Theory|Test|TestMethod|TestCase[^\]]*)\][\s\S]{0,
 
 class CSharp:
     name = "C#"
+    comment = "//"     # what starts a line comment
     extensions = (".cs",)
     suppress = re.compile(r"#pragma\s+warning\s+disable|\[SuppressMessage\(|//\s*ReSharper\s+disable")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_c_sharp", "language")

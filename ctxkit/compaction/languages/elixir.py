@@ -27,6 +27,7 @@ TESTS = re.compile(r"^[ \t]*(?:test|property)[ \t]+\"(.+?)\"", re.M)
 
 class Elixir:
     name = "Elixir"
+    comment = "#"     # what starts a line comment
     extensions = (".ex", ".exs", ".heex")
     suppress = re.compile(r"#\s*credo:disable|@dialyzer\s|#\s*sobelow_skip")   # a comment or attribute that silences a check
     imports = re.compile(r"^[ \t]*(?:alias|import|use|require)[ \t]+([A-Z][\w.]*)", re.M)   # the modules a file brings in

@@ -22,6 +22,7 @@ TESTS = re.compile(r"\b(?:it|test)(?:\.(?:only|skip))?\s*\(\s*(['\"`])(.+?)\1", 
 
 class JavaScript:
     name = "TypeScript/JavaScript"
+    comment = "//"     # what starts a line comment
     extensions = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".vue", ".svelte")
     suppress = re.compile(r"(?://|/\*)\s*(?:eslint-disable|biome-ignore|@ts-ignore|@ts-expect-error|@ts-nocheck|prettier-ignore|istanbul ignore|c8 ignore)")   # a comment or attribute that silences a check
     imports = re.compile(r"""^[ \t]*(?:import[ \t][^'"\n]*?['"]([^'"\n]+)['"]|(?:export[ \t][^'"\n]*?from[ \t]*)['"]([^'"\n]+)['"])|\brequire\(['"]([^'"\n]+)['"]\)""", re.M)   # the modules a file brings in

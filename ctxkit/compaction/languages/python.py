@@ -12,6 +12,7 @@ TESTS = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(test_\w+)", re.M)
 
 class Python:
     name = "Python"
+    comment = "#"     # what starts a line comment
     indent_blocks = True     # its code on one line would not read as code
     extensions = (".py", ".pyi")
     suppress = re.compile(r"#\s*(?:noqa\b|type:\s*ignore|pyright:\s*ignore|pylint:\s*disable|nosec\b|pragma:\s*no cover|fmt:\s*(?:off|skip))")   # a comment or attribute that silences a check

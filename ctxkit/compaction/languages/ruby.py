@@ -12,6 +12,7 @@ TESTS = re.compile(r"^[ \t]*(?:it|test|scenario)[ \t]+(['\"])(.+?)\1", re.M)
 
 class Ruby:
     name = "Ruby"
+    comment = "#"     # what starts a line comment
     extensions = (".rb", ".rake", ".gemspec")
     suppress = re.compile(r"#\s*rubocop:disable|#\s*steep:ignore|#\s*:nocov:")   # a comment or attribute that silences a check
     imports = re.compile(r"""^[ \t]*require(?:_relative)?[ \t(]+['"]([^'"\n]+)['"]""", re.M)   # the files a file brings in

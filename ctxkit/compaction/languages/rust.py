@@ -14,6 +14,7 @@ TESTS = re.compile(r"#\[(?:tokio::)?test\][ \t]*\n(?:[ \t]*#\[[^\]]*\][ \t]*\n)*
 
 class Rust:
     name = "Rust"
+    comment = "//"     # what starts a line comment
     extensions = (".rs",)
     suppress = re.compile(r"#!?\[(?:allow|expect)\(|#\[rustfmt::skip\]")   # a comment or attribute that silences a check
     imports = re.compile(r"^[ \t]*(?:pub[ \t]+)?use[ \t]+([\w:]+)", re.M)   # the paths a file brings in

@@ -52,6 +52,7 @@ class FileChange:
     revised: tuple[str, ...] = ()       # a created file's definitions that later edits changed
     messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
     brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
+    outline: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (new or changed function, what its own comments say it does)
 
 
 @dataclass(frozen=True)

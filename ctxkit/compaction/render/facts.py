@@ -132,8 +132,10 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             ([f"now uses {names(list(f.imports), 4)}"] if f.imports else [])
         if later:       # edits after it was written (a lint fix, a review): told, not folded into "defines"
             tail.append("then " + " and ".join(later))
-        return sentence(head + (". " if why else ": " if body or tail else "") + "; ".join(body + tail)) \
-            if body or tail else sentence(head)
+        rest = "; ".join(body + tail)
+        if why and rest:
+            rest = rest[0].upper() + rest[1:]       # "… handlers. Defines `a` …": a sentence of its own
+        return sentence(head + (". " if why else ": ") + rest) if rest else sentence(head)
     if f.action == DELETED:
         return f"Deleted {p}."
     if f.action == MOVED:
@@ -152,8 +154,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         def shape(t: str) -> str:
             g, x = told.get(t, ((), ()))
             said = ([f"gained {names(list(g), k)}"] if g else []) + ([f"lost {names(list(x), k)}"] if x else [])
-            if not said and into.get(t) and n > 10:     # the long form: what the edit brought into a function
-                said = [f"now with {names(list(into[t]), 4)}"]
+            if not said and into.get(t) and (n > 10 or len(changed) == 1 and len(into[t]) <= 3 and not f.tests):
+                said = [f"now with {names(list(into[t]), 4)}"]     # what the edit brought into it
             return code(t) + (f" ({'; '.join(said)})" if said else "")
         shown = [shape(t) for t in changed[:n]]
         parts.append("changed " + ", ".join(shown) + (f" and {len(changed) - n} more" if len(changed) > n else ""))
@@ -191,6 +193,7 @@ def _doc(name: str, doc: str) -> str:
     base = name.split("/")[0].split(".")[-1]
     if d.startswith(base + " "):
         d = d[len(base) + 1:]
+        d = re.sub(r"^(?:is|are)\s+(?=(?:a|an|the|one|our)\s)", "", d)   # "X is the JSON sent …" -> "the JSON sent …"
     return d.rstrip(".")
 
 
@@ -228,27 +231,32 @@ def grouped(errors) -> list[tuple[ErrorState, int]]:
     return out
 
 
-def error_line(e: ErrorState, st: State, detail: bool, more: int = 0) -> str:
+def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: bool = False) -> str:
+    """One error and what became of it; `again`: the line before came from the same command (named once)."""
     src = command(e.source, 70)
     text = e.text
     m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
     if m:
         text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
-    s = f"Error from {src}: {code(cut(text, 220))}"
+    s = f"{'Same command, another error' if again else f'Error from {src}'}: {code(cut(text, 220))}"
+    named = re.match(r"^([^/\s:]+):\d+", text)      # the file the error names: its fix is "there"
+
+    def where(path: str) -> str:
+        p = rel(st, path)
+        return "there" if named and p.rsplit("/", 1)[-1] == named.group(1) else f"in {code(p)}"
     if more:
         s += f" (and {more} more like it)" if e.silenced else f" (and {more} more line{'s' if more > 1 else ''} of the same run)"
     if e.repeats > 1:
         s += f" ({e.repeats} times)"
     if e.fixed_at >= 0:
         if e.silenced:
-            where = f" in {code(rel(st, e.fix_change))}" if e.fix_change else ""
-            fixed = f"silenced, not fixed: {code(e.silenced)} added{where}"
+            fixed = f"silenced, not fixed: {code(e.silenced)} added" + (f" {where(e.fix_change)}" if e.fix_change else "")
         elif e.fix_how:
             o, x = e.fix_how[0]
             how = f"{code(o)} → {code(x)}" if o and x else (f"removed {code(o)}" if o else f"added {code(x)}")
-            fixed = f"fixed in {code(rel(st, e.fix_change))} ({how})"
+            fixed = f"fixed {where(e.fix_change)} ({how})"
         elif e.fix_change:
-            fixed = f"fixed by editing {code(rel(st, e.fix_change))}"
+            fixed = "fixed by an edit there" if where(e.fix_change) == "there" else f"fixed by editing {code(rel(st, e.fix_change))}"
         elif e.fix_files:
             fixed = f"fixed by editing {names([rel(st, p) for p in e.fix_files], 3)}"
         elif e.fixed_by:

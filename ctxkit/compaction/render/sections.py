@@ -131,8 +131,13 @@ class Writer:
         if cur.uncommitted:
             paths = [f.path for f in cur.uncommitted]
             label = "Not committed" if st.env.commits or st.env.branch else "Changed"
-            self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 6)}.", 0, group="unc")
-            self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 40)}.", 2, group="unc")
+            every = {f.path for f in st.files}
+            if len(paths) > 6 and every <= set(paths) and not st.commits:   # the steps name them all
+                self.add("Current work", f"{label}: all {plural(len(paths), 'file')} the steps below changed; "
+                         "nothing was committed in this session.", 0, group="unc")
+            else:
+                self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 6)}.", 0, group="unc")
+                self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 40)}.", 2, group="unc")
         elif st.files and st.commits:
             self.add("Current work", "Every change is committed"
                      + (f" (last commit {code(short_hash(st.commits[-1].hash))})" if st.commits[-1].hash else "") + ".", 1)
@@ -269,13 +274,20 @@ class Writer:
                     more = file_fact(files[j], 20)
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j))
+                for i, (what, said) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
+                    self.add(name, f"What {code(what)} does, in its own comments: " +
+                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + ".", lvl + 1,
+                             group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
+            prev = ""
             for j, (e, more) in enumerate(grouped(s.errors)):
                 deep = 0 if recent else -1     # an older step's errors and fixes before what its files gained
-                self.add(name, error_line(e, st, False, more), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
-                self.add(name, error_line(e, st, True, more), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                again = e.source == prev and j > 0
+                self.add(name, error_line(e, st, False, more, again), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                self.add(name, error_line(e, st, True, more, again), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                prev = e.source
             if s.checks:
                 self.add(name, "Checks: " + "; ".join(check_history(c) for c in s.checks) + ".", lvl + 1,
                          order=order + (4,))
