@@ -641,3 +641,38 @@ def test_the_summary_stays_within_its_budget_and_says_where_the_work_stands():
     assert "add retries" in r.task
     assert any("FAILED" in ln.text for ln in sections["Current work"])
     assert "test_retry" in sections["Next step"][0].text
+
+
+def test_a_function_is_told_by_its_own_comments_its_numbered_steps_first_and_only_what_the_edit_wrote():
+    go = ("package h\n\n// Install writes the handler.\nfunc Install(dev bool) error {\n\t// Check for idempotency BEFORE removing\n"
+          "\tif done() {\n\t\treturn nil\n\t}\n\t//nolint:gosec // fixed path\n\t// Write handler.ts with the command substituted\n"
+          "\twrite(dev)\n\t// x := old()\n\treturn nil\n}\n\n// Next is the next one.\nfunc Next() {}\n")
+    ts_old = "function run() {\n  // 1. Load\n  load();\n  // 2. Save\n  save();\n}\n"
+    ts_new = ("function run() {\n  // 1. Load\n  load();\n  // --- Phase 1: Plan ---\n  plan();\n  // tally costs\n  sum();\n"
+              "  // --- Phase 2: Execute ---\n  exec();\n  // Do NOT reset — leave the tree dirty\n  keep();\n"
+              "  // --- Phase 3: Report ---\n  report();\n  const s = `\n# Role\n## Output\n`;\n  // 2. Save\n  save();\n}\n")
+    recs = [rec("user", "add the installer")] + \
+        call("Write", file_path="/w/h.go", content=go, result="File created successfully") + \
+        call("Read", file_path="/w/run.ts", result=ts_old) + edit("/w/run.ts", ts_old, ts_new)
+    h, run = state_of(recs).files
+    assert h.outline == (("Install", ("Check for idempotency BEFORE removing",
+                                      "Write handler.ts with the command substituted")),)   # not the lint line nor code
+    assert run.outline == (("run", ("Phase 1: Plan", "Phase 2: Execute", "Do NOT reset — leave the tree dirty",
+                                    "Phase 3: Report")),)   # framed steps, not `# Role` in a string, not the old steps
+    text = compact_span(recs, 3000, count).rendered
+    lines = [x.text for _, ls in text.sections for x in ls]
+    assert "What `run` does, in its own comments: Phase 1: Plan → Phase 2: Execute → Do NOT reset — leave the tree " \
+        "dirty → Phase 3: Report." in lines
+
+
+def test_errors_of_one_command_name_it_once_and_a_fix_in_the_file_the_error_names_is_there():
+    bad = "package a\n\nfunc A(p string) int { return 1 }\n\nfunc B() {}\n"
+    out = "a.go:3:8: unused-parameter: parameter 'p' seems to be unused (revive)\nb.go:5:6: func B is unused (unused)\n"
+    recs = [rec("user", "lint it")] + call("Read", file_path="/w/a.go", result=bad) + \
+        call("Bash", command="golangci-lint run ./...", result=out, is_error=True) + \
+        edit("/w/a.go", "func A(p string) int", "func A(_ string) int") + \
+        call("Bash", command="golangci-lint run ./...", result="0 issues.")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    errs = [x for x in lines if "unused" in x]
+    assert errs[0].startswith("Error from `golangci-lint run ./...`: `a.go:3:8:") and "fixed by an edit there" in errs[0]
+    assert errs[1].startswith("Same command, another error: `b.go:5:6:")

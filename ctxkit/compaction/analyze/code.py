@@ -380,7 +380,8 @@ def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
 INNER_COMMENT: dict[str, re.Pattern] = {}      # a line-comment mark -> the pattern of a comment line
 DIRECTIVE = re.compile(r"^(?:nolint|eslint|noqa|type:|pylint|prettier-|biome-|@ts-|credo:|rubocop:|istanbul |c8 |"
                        r"go:|region\b|endregion\b|pragma\b|fmt:|isort:)", re.I)
-LOOKS_CODE = re.compile(r"[;{}]\s*$|^[\w.]+\(.*\)$|^(?:return|const|let|var|import|from|def|func|fn|if|for|await)\b.*[=(]")
+LOOKS_CODE = re.compile(r"[;{}]\s*$|^[\w.]+\(.*\)$|^(?:return|const|let|var|import|from|def|func|fn|if|for|await)\b.*[=(]|"
+                        r"^[\w.,\s]+(?::=|\s=|\s<-)\s*\S")     # commented-out code: a call, a statement, `x := f()`
 STEP_MARK = re.compile(r"^(?:(?:step|phase|stage|part)\s+\d+(?:\.\d+)*[.:)]?|\d+(?:\.\d+)*[.:)])\s+\S", re.I)
 LOUD = re.compile(r"\b(?:NOT|NO|NEVER|MUST|ALWAYS|BEFORE|AFTER|ONLY|DO NOT|IMPORTANT)\b")
 
