@@ -2,6 +2,7 @@
 trackers), what a language entry finds in code, and the state analyze derives from the events (check state
 after the last edit, commit state, errors and their fixes, work items, the one next step)."""
 import json
+import re
 
 import pytest
 
@@ -424,8 +425,10 @@ def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the
         "## Step 1: Handlers\nNew file: `handlers.go`.\nPattern: Follow `other.go`.\n" + steps + "\n\n## Step 2: Tests\n- add tests\n"
     r = compact_span([rec("user", plan)] + edit("/w/handlers.go"), 2000, count).rendered
     part = dict(r.sections)["Plan"][0].text
-    assert part.endswith("; …)") and "Follow `other.go`;" in part and ".;" not in part
-    inner = part[part.index("(") + 1:-len("; …)")]
+    m = re.search(r"; and (\d+) more\)$", part)
+    assert m and "Follow `other.go`;" in part and ".;" not in part and "…" not in part
+    inner = part[part.index("(") + 1:m.start()]
+    assert len(inner.split("; ")) + int(m.group(1)) == 13      # the rest counted, not cut
     assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner.split("; "))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ..model import CREATED, DELETED, MOVED, CheckState, ErrorState, FileChange, State, Step
-from .phrases import check_word, code, command, cut, joined, names, plural, quote, sentence, short_hash
+from .phrases import check_word, code, command, cut, joined, names, phrase, plural, quote, sentence, short_hash
 from .task import brief
 
 
@@ -18,17 +18,6 @@ def rel(st: State, path: str) -> str:
     if root and path.startswith(root + "/"):
         return path[len(root) + 1:]
     return path
-
-
-def whole_sentences(text: str, n: int) -> str:
-    """As many whole sentences (or list items) of `text` as fit in `n` characters."""
-    parts = re.split(r"(?<=[.!?])\s+|\s+(?=- )", " ".join(text.split()))
-    out = ""
-    for p in parts:
-        if len(out) + len(p) + 1 > n:
-            break
-        out = f"{out} {p}".strip()
-    return out or cut(text, n)
 
 
 def in_progress(st: State):
@@ -109,16 +98,17 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     what their doc comments say), changed or lost, the constants it sets, the tests it added, short edits."""
     p = code(f.path)
     why = "; ".join(cut(x.rstrip("."), 280 if " — why: " in x else 160) for x in f.intents[:2 if n <= 10 else 4])
-    docs = {k: _doc(k, v) for k, v in f.docs}
     width = 60 if n <= 10 else 110
-    defs = [f"{code(a)} ({cut(docs[a], width)})" if docs.get(a) and (n > 10 or k < 6) else code(a)
+    docs = {k: phrase(_doc(k, v), width) for k, v in f.docs}     # words that stand alone, never cut mid-phrase
+    defs = [f"{code(a)} ({docs[a]})" if docs.get(a) and (n > 10 or k < 6) else code(a)
             for k, a in enumerate(f.added[:n]) if not f.tests or a not in f.tests]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []
     if f.tests:
         named = list(dict.fromkeys(f.tests))
-        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:3 if n <= 10 else 8])
-                    + (", …" if len(named) > (3 if n <= 10 else 8) else "") + ")")
+        k = 3 if n <= 10 else 8
+        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:k])
+                    + (f" and {len(named) - k} more" if len(named) > k else "") + ")")
     if f.messages:
         tail.append("; ".join(f.messages[:3 if n <= 10 else 8]))
     if f.constants:

@@ -24,6 +24,36 @@ def cut(text: str, n: int) -> str:
     return head.rstrip(",;:(") + " …"
 
 
+JOINT = re.compile(r"[,;(]|\s(?:from|for|in|on|with|by|to|and|or|that|which|when|if|so|using|via|into|of|as|at|"
+                   r"before|after|while|because|without|—|-)\s", re.I)
+
+
+def phrase(text: str, n: int) -> str:
+    """`text` within `n` characters as words that stand alone: whole when it fits, else cut where a clause or
+    a preposition begins ("ensures a worker runs for the given id" -> "ensures a worker runs"), never
+    mid-phrase; "" when no such place is left."""
+    one = " ".join(str(text).split())
+    if len(one) <= n:
+        return one
+    for end in reversed([m.start() for m in JOINT.finditer(one) if 12 <= m.start() <= n]):
+        head = one[:end].rstrip(" ,;:-—")
+        if head.count("`") % 2 == 0 and head.count("(") == head.count(")"):
+            return head
+    return ""
+
+
+def whole_sentences(text: str, n: int) -> str:
+    """As many whole sentences (or list items) of `text` as fit in `n` characters; the first alone cut where a
+    clause begins when even it does not fit."""
+    parts = re.split(r"(?<=[.!?])\s+|\s+(?=- )", " ".join(text.split()))
+    out = ""
+    for p in parts:
+        if len(out) + len(p) + 1 > n:
+            break
+        out = f"{out} {p}".strip()
+    return out or phrase(text, n) or cut(text, n)
+
+
 def quote(text: str, n: int = QUOTE_CAP) -> str:
     text = text.replace("\\n", " ")      # an escaped line break quoted from JSON or code reads as a space
     return "“" + cut(text, n).replace("“", '"').replace("”", '"') + "”"

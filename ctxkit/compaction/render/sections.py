@@ -9,9 +9,10 @@ from dataclasses import replace
 
 from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
-from .phrases import bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash
+from .phrases import (bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash,
+                      whole_sentences)
 from .facts import (check_history, check_line, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
-                    step_name, whole_sentences)
+                    step_name)
 from .next import next_text, then_text
 from .task import brief, plan_outline
 
@@ -234,9 +235,9 @@ class Writer:
             self.add("Work items", base, 1, group=g, done=i.status == "closed")
             about = i.summary or (i.detail if len(i.detail) < 400 else "")
             if i.status == "closed" and i.closed_how:     # what was done says more than what was asked
-                self.add("Work items", f"{base}: {cut(i.closed_how, 260)}", 2, group=g, done=True)
+                self.add("Work items", f"{base}: {whole_sentences(i.closed_how, 260)}", 2, group=g, done=True)
             elif about:
-                self.add("Work items", f"{base}: {cut(about, 240)}", 2 if i.status != "closed" else 3, group=g,
+                self.add("Work items", f"{base}: {whole_sentences(about, 240)}", 2 if i.status != "closed" else 3, group=g,
                          done=i.status == "closed")
         for k, (text, status) in enumerate(st.plan):
             g = f"plan{k}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from .phrases import cut
+from .phrases import cut, whole_sentences
 
 HEAD = re.compile(r"^\s{0,3}(#{1,4})\s+(.+?)\s*#*\s*$")
 ITEM = re.compile(r"^\s{0,3}(?:\d+[.)]|[-*+])\s+(.+)$")
@@ -12,6 +12,11 @@ KEY_VALUE = re.compile(r"^\s*(?:[-*]\s+)?[\w][\w ./()#-]{0,40}:\s*\S")
 CONSTRAINT = re.compile(r"\b(?:must|mustn.t|don.t|do not|never|always|only|required|make sure|be sure|should not|"
                         r"without|not allowed)\b", re.I)
 STEP_HEAD = re.compile(r"^(?:step|phase|part|stage)\s*\d+|^\d+[.)]\s|^\d+\.\d*\s", re.I)
+
+
+GOAL = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*|__)?(?:goal|objective|aim)s?(?:\*\*|__)?\s*:(?:\*\*|__)?\s*(\S.+)$", re.I)
+INTENT = re.compile(r"\b(?:wants? to|would like to|goal is|we will|we'll|this plan|the plan|needs? to|so that|"
+                    r"in order to|is to)\b", re.I)
 
 
 def _clean(line: str) -> str:
@@ -49,9 +54,12 @@ def plan_digest(text: str, cap: int) -> str | None:
             context = _clean(" ".join(para))
             break
     out = (f"{lead}: " if lead else "") + f"“{title}”"
-    if context:
-        first = re.split(r"(?<=[.!?])\s+", context)[0].rstrip(".")
-        out += f" — {cut(first, 220)}"
+    goal = next((_clean(m.group(1)) for m in (GOAL.match(ln) for ln in lines) if m), "")
+    if goal or context:
+        said = re.split(r"(?<=[.!?])\s+", goal or context)
+        k = 0 if goal else next((j for j, x in enumerate(said) if INTENT.search(x)), 0)
+        first = " ".join(said[:k + 1]) if k == 1 and len(" ".join(said[:2])) <= 240 else said[k]
+        out += f" — {cut(first.rstrip('.'), 240)}"     # what the plan sets out to do, not only the problem
     if steps:
         detail = cap > 500
         parts = [s + (_under(lines, s, 160 if cap > 1000 else 80) if detail else "") for s in steps]
@@ -114,20 +122,24 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False, table: bo
         if m and _clean(m.group(2)) == heading:
             got: list[str] = []
             level, fence, head_row = len(m.group(1)), False, None
-            for nxt in lines[k + 1:k + (120 if deep else 20)]:
+            whole_part = False      # read to the part's end: what is left can be counted
+            window = lines[k + 1:k + (120 if deep else 20)]
+            for nxt in window + ([] if k + 1 + len(window) < len(lines) else ["# end"]):
                 if nxt.strip().startswith("```"):
                     fence = not fence
                     continue
                 sub = HEAD.match(nxt)
                 if fence:
                     continue
-                if sub and (not deep or len(sub.group(1)) <= level) or len(_joined(got)) > n:
+                if sub and (not deep or len(sub.group(1)) <= level):
+                    whole_part = True
                     break
                 if sub:     # a sub-heading of the part leads what follows it
                     got.append(_clean(sub.group(2)) + ":")
                     continue
                 if items and nxt.strip() and not ITEM.match(nxt):
                     if got:
+                        whole_part = True
                         break
                     continue
                 t = _clean(ITEM.sub(r"\1", nxt))
@@ -154,9 +166,11 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False, table: bo
                 whole.append(t)
             while len(whole) > 1 and whole[-1].endswith(":"):
                 whole.pop()
-            told = cut(_joined(whole), n)
-            if len(whole) < len(got):      # more than fits: marked
-                told = (told[:-1] if told.endswith(".") and not told.endswith("..") else told) + "; …"
+            told = whole_sentences(_joined(whole), n)     # whole statements, never a cut one
+            left = [t for t in got[len(whole):] if not t.endswith(":")]
+            more = f"{len(left)} more" if left and whole_part else "more" if left or len(told) < len(_joined(whole)) - 1 else ""
+            if more:      # more than fits: counted, not cut
+                told = (told[:-1] if told.endswith(".") and not told.endswith("..") else told) + f"; and {more}"
             return f" ({told})"
     return ""
 
