@@ -679,3 +679,10 @@ def test_errors_of_one_command_name_it_once_and_a_fix_in_the_file_the_error_name
     errs = [x for x in lines if "unused" in x]
     assert errs[0].startswith("Error from `golangci-lint run ./...`: `a.go:3:8:") and "fixed by an edit there" in errs[0]
     assert errs[1].startswith("Same command, another error: `b.go:5:6:")
+
+
+def test_a_boxed_diagnostic_is_named_by_the_file_and_rule_its_header_gives():
+    from ctxkit.compaction.extract.failures import key_lines
+    out = ("$ biome check --error-on-warnings\n at src/db.ts format ━━━━━━━━━━━━━━━━\n\n"
+           "  × Formatter would have printed the following content:\n\n    257 257 │   // Add\n")
+    assert key_lines(out)[0] == "src/db.ts format: Formatter would have printed the following content"

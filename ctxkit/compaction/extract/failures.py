@@ -8,6 +8,7 @@ EXCEPTION = re.compile(r"^\s*(?:[\w.]+\.)?([A-Z]\w*(?:Error|Exception|Failure|Pa
 ELIXIR_EXC = re.compile(r"^\s*\*\* \((\w+(?:\.\w+)*)\) (.+)$", re.M)
 DIAG = re.compile(r"^\s*(\S+?\.\w{1,6}(?::\d+){1,2}:? (?:error|fatal error|Error)\b.*|[×✖✗] \S.*|"
                   r"\S+?\.\w{1,6}\(\d+,\d+\): error .*|error(?:\[E\d+\])?: .+|\S+\.go:\d+:\d+: .+)$", re.M)
+BOX_HEAD = re.compile(r"^\s*(?:at\s+)?(\S+\.\w{1,6}(?::\d+(?::\d+)?)?)\s+([\w/.-]+)(?:\s+[\w/.-]+)*\s*[━─]{3,}", re.M)
 ERRWORD = re.compile(r"\b(?:error|Error|ERROR|failed|FAILED|Failed|fatal|FATAL|panic|denied|not found|No such file|"
                      r"cannot|Cannot|undefined|unable to|Unable to|refused|timed out|Traceback)\b")
 NOISE = re.compile(r"^\s*(?:at |File \"|\d+\s*\||[-=~^*]{3,}|\$ |>\s*$|warning: `)|0 errors?|no errors?|"
@@ -46,7 +47,12 @@ def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str
     for m in DIAG.finditer(text):
         if len(out) >= limit:
             break
-        add(m.group(0))
+        line = m.group(0)
+        if line.lstrip()[:1] in "×✖✗":     # a boxed diagnostic: its header above names the file and the rule
+            head = list(BOX_HEAD.finditer(text, max(0, m.start() - 600), m.start()))
+            if head:
+                line = f"{head[-1].group(1)} {head[-1].group(2)}: {line.lstrip()[1:].strip().rstrip(':')}"
+        add(line)
     if not out:
         for line in text.splitlines():
             if ERRWORD.search(line) and not NOISE.search(line) and len(line.strip()) > 8:
