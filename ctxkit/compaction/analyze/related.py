@@ -63,8 +63,8 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
         if isinstance(e, Said):
             for s in sentences(e.text):
                 if stands_alone(s) and sum(1 for w in WORD.findall(s) if stem(w) in stems) >= 2 \
-                        and s not in said:
-                    said.append(s)
+                        and all(s != x for _, x in said):
+                    said.append((e.at, s))
         if len(said) >= 3:
             break
     notes = _comments(seen_text, stems)

@@ -222,7 +222,8 @@ class Writer:
                     by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}")
                 told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
                 self.add("Next step", f"How they connect: {told}.", level, group="calls")
-        for k, x in enumerate(st.related_said[:3]):
+        kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at]     # the raw tail says it itself
+        for k, x in enumerate(kept[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
     # -- work items and plan -------------------------------------------------------------------
