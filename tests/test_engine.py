@@ -686,3 +686,18 @@ def test_a_boxed_diagnostic_is_named_by_the_file_and_rule_its_header_gives():
     out = ("$ biome check --error-on-warnings\n at src/db.ts format ━━━━━━━━━━━━━━━━\n\n"
            "  × Formatter would have printed the following content:\n\n    257 257 │   // Add\n")
     assert key_lines(out)[0] == "src/db.ts format: Formatter would have printed the following content"
+
+
+def test_code_added_below_a_module_attribute_does_not_change_the_attribute_and_the_plan_file_is_told_as_the_plan():
+    old = "defmodule S do\n  @max 20\n\n  def a, do: 1\nend\n"
+    new = "defmodule S do\n  @max 20\n\n  @doc \"Syncs one.\"\n  def one(id), do: id\n\n  def a, do: 1\nend\n"
+    recs = [rec("user", "sync one")] + call("Read", file_path="/w/lib/s.ex", result=old) + \
+        edit("/w/lib/s.ex", "  @max 20\n", "  @max 20\n\n  @doc \"Syncs one.\"\n  def one(id), do: id\n")
+    f = state_of(recs).files[0]
+    assert "one/1" in f.added and "max" not in f.changed
+    plan = "# Plan: Sync\n\n## Steps\n1. add `one/1`\n"
+    recs = [rec("user", "plan the sync")] + \
+        call("Write", file_path="/home/u/.claude/plans/p.md", content=plan, result="File created successfully") + \
+        call("ExitPlanMode", result="User has approved exiting plan mode.") + edit("/w/lib/s.ex", old, new)
+    text = "\n".join(x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls)
+    assert "The plan the user approved" in text and "p.md" not in text

@@ -79,8 +79,8 @@ BINDING = re.compile(r"^(?:export[ \t]+(?:default[ \t]+)?)?(?:const|let|var|val|
 def anchors(path: str, text: str) -> list[tuple[int, str, int]]:
     """(line, name, last line or 0) of every definition and top-level binding (a constant, a module attribute)."""
     out = [(d.line, d.name, d.end) for d in definitions(path, text)]
-    if language_for(path) is not None:
-        out += [(text.count("\n", 0, m.start()) + 1, next(g for g in m.groups() if g), 0) for m in BINDING.finditer(text)]
+    if language_for(path) is not None:      # a binding ends at the first blank line after it (-1: not known yet)
+        out += [(text.count("\n", 0, m.start()) + 1, next(g for g in m.groups() if g), -1) for m in BINDING.finditer(text)]
     return sorted(set(out))
 
 
@@ -97,7 +97,7 @@ def enclosing(path: str, text: str, snippet: str) -> str | None:
     line = clean.count("\n", 0, pos) + 1
     best = None
     for at, name, end in anchors(path, clean):
-        if at <= line and (not end or end >= line):
+        if at <= line and (end <= 0 or end >= line):
             best = name
         elif at > line:
             break
@@ -126,7 +126,9 @@ def _bodies(path: str, text: str) -> dict[str, tuple[int, int, str]]:
     out: dict[str, tuple[int, int, str]] = {}
     for k, (line, name, last) in enumerate(marks):
         nxt = next((m[0] for m in marks[k + 1:] if m[0] > line), len(lines) + 1)
-        end = last if last else max(line, nxt - 1)
+        end = last if last > 0 else max(line, nxt - 1)
+        if last < 0:        # a binding: to its first blank line (what follows it is not its text)
+            end = next((j for j in range(line, end) if not lines[j].strip()), end)
         if name not in out:
             out[name] = (line, end, "\n".join(lines[line - 1:end]).strip())
     return out

@@ -256,7 +256,8 @@ class Writer:
             recent = k >= total - 1
             order = (1000 + k,)
             lvl = 1 if recent else 2
-            files = [f for f in s.files]
+            files = [f for f in s.files if not (st.plan_text and f.path.lower().endswith((".md", ".markdown"))
+                                                 and f.path.startswith(("/", "~")))]   # the plan file: told as the plan
             said: set[str] = set()      # words sent with one edit of several files are told once, at the first
             for j, f in enumerate(files):
                 files[j] = replace(f, intents=tuple(x for x in f.intents if x not in said))
