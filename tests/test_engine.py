@@ -688,7 +688,7 @@ def test_a_boxed_diagnostic_is_named_by_the_file_and_rule_its_header_gives():
     assert key_lines(out)[0] == "src/db.ts format: Formatter would have printed the following content"
 
 
-def test_code_added_below_a_module_attribute_does_not_change_the_attribute_and_the_plan_file_is_told_as_the_plan():
+def test_code_added_below_a_module_attribute_does_not_change_it_and_the_plan_file_is_named_with_the_plan():
     old = "defmodule S do\n  @max 20\n\n  def a, do: 1\nend\n"
     new = "defmodule S do\n  @max 20\n\n  @doc \"Syncs one.\"\n  def one(id), do: id\n\n  def a, do: 1\nend\n"
     recs = [rec("user", "sync one")] + call("Read", file_path="/w/lib/s.ex", result=old) + \
@@ -700,4 +700,4 @@ def test_code_added_below_a_module_attribute_does_not_change_the_attribute_and_t
         call("Write", file_path="/home/u/.claude/plans/p.md", content=plan, result="File created successfully") + \
         call("ExitPlanMode", result="User has approved exiting plan mode.") + edit("/w/lib/s.ex", old, new)
     text = "\n".join(x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls)
-    assert "The plan the user approved" in text and "p.md" not in text
+    assert "The plan the user approved (`/home/u/.claude/plans/p.md`)" in text and "Created `/home" not in text

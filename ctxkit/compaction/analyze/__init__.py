@@ -60,7 +60,7 @@ def analyze(evs: list) -> State:
             outcome, outcome_text = "submitted", e.text
         elif isinstance(e, Transfer):
             outcome, outcome_text = "transferred", e.reason
-    plan_text, plan_at = approved_plan(evs)
+    plan_text, plan_at, plan_path = approved_plan(evs)
     st = State(kind=kind, task=task_text(reqs, t), task_at=reqs[t].at if t >= 0 else -1,
                requests=tuple(reqs), steps=tuple(stp), items=tuple(its), plan=plan_of(evs), files=tuple(files),
                reads=tuple(dict.fromkeys(chg.paths.rel(e.path) for e in evs if isinstance(e, Read) and e.path
@@ -69,6 +69,7 @@ def analyze(evs: list) -> State:
                commits=tuple(e for e in evs if isinstance(e, Commit) and e.ok), decisions=decisions,
                constraints=(), env=env, current=cur, next=next_step_placeholder(),
                outcome=outcome, outcome_text=outcome_text, plan_text=plan_text, plan_at=plan_at,
+               plan_path=plan_path,
                actions=tuple((e.name, e.args, e.ok, e.result) for e in evs if isinstance(e, Action)),
                sources=tuple((getattr(e, "url", "") or getattr(e, "query", ""), e.text[:2000]) for e in evs
                              if isinstance(e, (Fetch, WebSearch))))

@@ -104,13 +104,16 @@ def plan(evs: list) -> tuple[tuple[str, str], ...]:
     return last.steps if last else ()
 
 
-def approved_plan(evs: list) -> tuple[str, int]:
-    """The last plan the user approved, and where: (text, at); ("", -1) when none was. An approval that
-    carries no text approves the markdown file the agent wrote last before it (its plan file)."""
-    text, at, written = "", -1, ""
+def approved_plan(evs: list) -> tuple[str, int, str]:
+    """The last plan the user approved, where, and the file it was written to: (text, at, path); ("", -1, "")
+    when none was. An approval that carries no text approves the markdown file the agent wrote last before
+    it (its plan file); one that carries the text that file holds names the file too."""
+    text, at, path, written, wrote = "", -1, "", "", ""
     for e in evs:
         if isinstance(e, Change) and e.ok and e.new and (e.path or "").lower().endswith((".md", ".markdown")):
-            written = e.new if e.via == "write" else written
+            if e.via == "write":
+                written, wrote = e.new, e.path
         elif isinstance(e, PlanApproved) and e.approved and (e.text or written):
             text, at = e.text or written, e.at
-    return text, at
+            path = wrote if not e.text or " ".join(e.text.split())[:200] == " ".join(written.split())[:200] else ""
+    return text, at, path

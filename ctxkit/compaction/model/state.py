@@ -215,6 +215,7 @@ class State:
     outcome_text: str = ""
     plan_text: str = ""                 # an approved plan's text
     plan_at: int = -1                   # … and where the user approved it
+    plan_path: str = ""                 # … and the file the agent wrote it to, when it did
     findings: tuple[tuple[str, str], ...] = ()   # (where, what) an exploration found
     actions: tuple[tuple[str, str, bool, str], ...] = ()   # domain actions: (name, args, ok, result)
     sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research

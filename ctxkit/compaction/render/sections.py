@@ -310,9 +310,10 @@ class Writer:
                     self.add(name, f"{line}: {whole_sentences(body, 400)}", lvl + 2, group=f"s{k}c{j}", order=order + (6, j))
             if st.plan_text and (s.start <= st.plan_at <= s.end or k == 1 and st.plan_at < s.start) \
                     and " ".join(st.plan_text.split())[:200] not in " ".join((st.task or "").split()):
+                where = f" ({code(st.plan_path)})" if st.plan_path else ""     # the file it can be read again from
                 for cap, extra in ((500, 1), (1600, 3)):    # the plan the user approved: what the work followed
-                    self.add(name, "The plan the user approved: " + approved(st.plan_text, cap, extra > 1), lvl + extra,
-                             group=f"s{k}plan", order=order + (0,))
+                    self.add(name, f"The plan the user approved{where}: " + approved(st.plan_text, cap, extra > 1),
+                             lvl + extra, group=f"s{k}plan", order=order + (0,))
             step_reads = [p for p in s.reads if p in self.changed]    # the others are in Files, once
             if step_reads and files:
                 self.add(name, f"Read: {names(step_reads, 12)}.", lvl + 3, order=order + (8,))
