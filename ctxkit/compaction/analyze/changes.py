@@ -101,6 +101,7 @@ class _Acc:
     frames: set = field(default_factory=set)        # changed names that hold other definitions (a module, a class)
     frame: str = ""                                 # … the one that names the file's code (`App.Live`)
     revised: list = field(default_factory=list)     # definitions of a created file that later edits changed
+    revised_why: str = ""                           # … what the agent said the first such edit was for
     messages: list = field(default_factory=list)    # what its new code sends and takes (topics, messages, events)
     brought: dict = field(default_factory=dict)     # a changed function -> the names its edits brought into it
     outline: dict = field(default_factory=dict)     # a new or changed function -> what its comments say it does
@@ -208,6 +209,8 @@ class Changes:
                 intent = ""
             if intent and intent not in a.intents and len(a.intents) < 4 and (a.action != CREATED or a.edits == 1):
                 a.intents.append(intent)      # a created file is described by what it was created for
+            elif intent and a.action == CREATED and a.edits > 1 and not a.revised_why and intent not in a.intents:
+                a.revised_why = intent        # … and its later edits by what the first of them was for
             if e.action == MOVE:
                 dst = self.paths.rel(e.to)
                 moved = acc.pop(p)
@@ -315,7 +318,7 @@ class Changes:
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
-                          frame=a.frame, revised=tuple(a.revised), messages=tuple(a.messages[:8]),
+                          frame=a.frame, revised=tuple(a.revised), revised_why=a.revised_why, messages=tuple(a.messages[:8]),
                           brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8],
                           outline=tuple((n, o) for n, o in a.outline.items() if n not in a.tests and n not in a.removed)[:8])

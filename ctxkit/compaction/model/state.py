@@ -50,6 +50,7 @@ class FileChange:
     members: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (type, members gained, lost)
     frame: str = ""                     # the module its changed definitions sit in, where an edit named it
     revised: tuple[str, ...] = ()       # a created file's definitions that later edits changed
+    revised_why: str = ""               # … what the agent said the first of those edits was for
     messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
     brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
     outline: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (new or changed function, what its own comments say it does)

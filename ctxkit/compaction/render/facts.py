@@ -121,7 +121,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         later = ([f"revised {names(list(f.revised), 4)}"] if f.revised else []) + \
             ([f"now uses {names(list(f.imports), 4)}"] if f.imports else [])
         if later:       # edits after it was written (a lint fix, a review): told, not folded into "defines"
-            tail.append("then " + " and ".join(later))
+            why_later = f" (to {f.revised_why[0].lower()}{f.revised_why[1:].rstrip('.')})" \
+                if f.revised_why and f.revised_why.split(" ", 1)[0].lower() in FIX_VERBS else ""
+            tail.append("then " + " and ".join(later) + why_later)
         rest = "; ".join(body + tail)
         if why and rest:
             rest = rest[0].upper() + rest[1:]       # "… handlers. Defines `a` …": a sentence of its own
@@ -173,6 +175,10 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         return sentence(head)
     return sentence(head + (". " + parts[0][0].upper() + parts[0][1:] if why else ": " + parts[0]) +
                     ("; " + "; ".join(parts[1:]) if parts[1:] else ""))
+
+
+FIX_VERBS = {"fix", "address", "resolve", "clean", "silence", "satisfy", "handle", "simplify", "use", "replace",
+             "remove", "rename", "update", "make", "avoid", "support"}     # an edit's purpose that reads after "to"
 
 
 def _doc(name: str, doc: str) -> str:
