@@ -701,3 +701,14 @@ def test_code_added_below_a_module_attribute_does_not_change_it_and_the_plan_fil
         call("ExitPlanMode", result="User has approved exiting plan mode.") + edit("/w/lib/s.ex", old, new)
     text = "\n".join(x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls)
     assert "The plan the user approved (`/home/u/.claude/plans/p.md`)" in text and "Created `/home" not in text
+
+
+def test_what_the_agent_said_about_code_a_later_edit_changed_is_not_quoted_for_the_latest_request():
+    gen = "export function buildPrompt(input) {\n  return `Role: ${notice(input)} ${notice(input)}`;\n}\n"
+    fixed = "export function buildPrompt(input) {\n  return `Role: ${notice(input)}`;\n}\n"
+    recs = [rec("user", "review the prompt builder")] + call("Read", file_path="/w/gen.ts", result=gen) + \
+        [rec("assistant", "`buildPrompt` renders the consolidation notice twice in the prompt builder.")] + \
+        edit("/w/gen.ts", "${notice(input)} ${notice(input)}", "${notice(input)}") + \
+        [rec("user", "make sure the prompt builder keeps the consolidation notice")]
+    st = state_of(recs)
+    assert st.next.kind == "request" and not st.related_said     # the edit after it fixed what it reported

@@ -59,11 +59,17 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
                 found[d.name] = (h, path)
     names = sorted(found.items(), key=lambda kv: -kv[1][0])[:limit]
     said = []
+    changes = [(e.at, paths.rel(e.path), (e.old or "") + "\n" + (e.new or "")) for e in evs
+               if isinstance(e, Change) and e.ok]
+    homes: dict[str, set] = {}      # a definition's name -> the files that define it
+    for path, text in seen_text:
+        for d in definitions(path, text):
+            homes.setdefault(d.name.split("/")[0], set()).add(path)
     for e in reversed(evs):
         if isinstance(e, Said):
             for s in sentences(e.text):
                 if stands_alone(s) and sum(1 for w in WORD.findall(s) if stem(w) in stems) >= 2 \
-                        and all(s != x for _, x in said):
+                        and all(s != x for _, x in said) and not _overtaken(s, e.at, changes, homes):
                     said.append((e.at, s))
         if len(said) >= 3:
             break
@@ -143,3 +149,13 @@ def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> t
                 found.append((path, where, note, len(hits)))
     found.sort(key=lambda x: -x[3])
     return tuple((p, w, n) for p, w, n, _ in found[:limit])
+
+
+CODE_SPAN = re.compile(r"`([^`\s]{3,})`")
+
+
+def _overtaken(sentence: str, at: int, changes: list, homes: dict) -> bool:
+    """The sentence names code (`in backticks`) that a later edit changed, or a definition in a file a later edit
+    changed: what it says may be stale (a bug it reports that the edit then fixed)."""
+    named = [n.rstrip("()") for n in CODE_SPAN.findall(sentence)]
+    return any(a > at and any(n in text or p in homes.get(n, ()) for n in named) for a, p, text in changes)

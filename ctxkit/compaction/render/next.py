@@ -65,7 +65,7 @@ def next_text(st: State) -> str:
             item = in_progress(st)
             goal = _criterion(n.target, item.done_when) if item is not None else ""
             why = f" ({item.item} is done when: {quote(goal, 200)})" if goal else ""
-            return f"Act on what the agent's last search found (the last action above), as it set out to: " \
+            return f"Act on what the agent's last search found ({cut(st.current.found, 200)}), as it set out to: " \
                    f"{quote(n.target, 300)}{why}{then}."
         return f"Go on as the agent said it would: {quote(n.target, 300)}{then}."
     if st.outcome == "submitted":
