@@ -602,12 +602,14 @@ def test_after_saying_what_it_looks_into_and_looking_the_agent_goes_on_before_th
 
 
 def test_a_request_not_started_gets_the_comments_the_code_already_has_about_it():
-    src = "export function run() {\n  // Merge the AGENTS.md and CLAUDE.md pairs found\n  merge();\n}\n"
+    src = ("export function run() {\n  // Merge the AGENTS.md and CLAUDE.md pairs found\n  log(\"merging\");\n"
+           "  const done = await mergeColocatedPairs(dir);\n  // Report\n  mergeReport(done);\n}\n")
     recs = [rec("user", "build it")] + call("Read", file_path="/w/src/run.ts", result=src) + edit("/w/src/x.ts") + \
         [rec("assistant", "Done."), rec("user", "make sure AGENTS.md and CLAUDE.md get merged")]
     st = state_of(recs)
     assert st.next.kind == "request"
     assert st.related_notes and st.related_notes[0][2] == "Merge the AGENTS.md and CLAUDE.md pairs found"
+    assert st.related_notes[0][3] == ("mergeColocatedPairs",)    # the call the comment heads, not the next part's
 
 
 def test_a_request_not_started_gets_how_the_code_it_names_connects_and_not_calls_a_later_edit_took_out():

@@ -74,7 +74,7 @@ def related(evs: list, request: str, paths: Paths, limit: int = 8) -> tuple[tupl
         if len(said) >= 3:
             break
     notes = _comments(seen_text, stems)
-    wanted = [n for n, _ in names] + [w for _, w, _ in notes if w]
+    wanted = [n for n, _ in names] + [w for _, w, _, _ in notes if w]
     return tuple((n, p) for n, (_, p) in names), tuple(said), notes, _calls(seen_text, wanted, removed)
 
 
@@ -145,10 +145,28 @@ def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> t
             note = re.sub(r"`?\$\{[^}]*\}/?`?:?\s*", "", note).strip(" -:\\")   # a template's slots say nothing
             if note.count("`") % 2:
                 note += "`"
-            if note and all(note != n for _, _, n, _ in found):
-                found.append((path, where, note, len(hits)))
+            if note and all(note != n for _, _, n, _, _ in found):
+                found.append((path, where, note, len(hits), _annotated(text.splitlines()[k:k + 20], said) if m else ()))
     found.sort(key=lambda x: -x[3])
-    return tuple((p, w, n) for p, w, n, _ in found[:limit])
+    return tuple((p, w, n, c) for p, w, n, _, c in found[:limit])
+
+
+CALLED = re.compile(r"\b([A-Za-z_]\w{5,})\s*\(")
+
+
+def _annotated(below: list[str], comment: str) -> tuple[str, ...]:
+    """The calls in the code a comment heads (the lines below it, to the next comment) whose names share a word
+    with it: "Consolidate colocated pairs" over `await consolidateColocatedFiles(dir, pairs)`."""
+    words = {stem(w) for w in WORD.findall(comment)}
+    out: list[str] = []
+    for line in below:
+        if COMMENT.match(line):
+            break
+        for name in CALLED.findall(line):
+            parts = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", name)
+            if name not in out and sum(1 for x in parts if len(x) >= 4 and stem(x) in words) >= 1:
+                out.append(name)
+    return tuple(out[:2])
 
 
 CODE_SPAN = re.compile(r"`([^`\s]{3,})`")

@@ -222,6 +222,7 @@ class State:
     sources: tuple[tuple[str, str], ...] = ()    # (url or query, what it said) of research
     related: tuple[tuple[str, str], ...] = ()    # (name, where) the session knows that the latest request names
     related_said: tuple[tuple[int, str], ...] = ()   # (at, the agent's sentence) about what the latest request names
-    related_notes: tuple[tuple[str, str, str], ...] = ()   # (path, definition, comment) of code comments naming it
+    related_notes: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()   # (path, definition, comment, the calls
+                                                                            # it heads) of code comments naming it
     related_calls: tuple[tuple[str, str, tuple[str, ...]], ...] = ()   # (caller, path, callees) among those
     raw_from: int = -1                  # records from this index on follow the summary as they were (-1: none)

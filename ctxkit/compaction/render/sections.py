@@ -209,12 +209,12 @@ class Writer:
             self.add("Next step", "What the session already saw that bears on it: " + ", ".join(shown) + ".", 1)
         if st.related_notes:
             where: dict[tuple[str, str], list[str]] = {}
-            for p, w, n in st.related_notes:
-                where.setdefault((p, w), []).append(n)
+            for p, w, n, calls in st.related_notes:     # each comment with the calls of the code it heads
+                where.setdefault((p, w), []).append(quote(n, 200) + (f" (then {names(list(calls), 2)})" if calls else ""))
             for k, ((p, w), said) in enumerate(where.items()):
                 head = f"What the code already says about it, in {code(rel(st, p))}" + (f" ({code(w)})" if w else "")
-                self.add("Next step", f"{head}: {quote(said[0], 200)}", 1 if k < 2 else 2, group=f"note{k}")
-                self.add("Next step", f"{head}: " + " ".join(quote(x, 200) for x in said), 2, group=f"note{k}")
+                self.add("Next step", f"{head}: {said[0]}", 1 if k < 2 else 2, group=f"note{k}")
+                self.add("Next step", f"{head}: " + " ".join(said), 2, group=f"note{k}")
         if st.related_calls:
             for n, level in ((2, 1), (len(st.related_calls), 2)):
                 by_path: dict[str, list[str]] = {}
