@@ -257,7 +257,7 @@ class Changes:
                 a.tests += tests_added(p, e.old, e.new)
                 a.code.update(short_bodies(p, e.new, added + changed))   # the latest text of each
                 prior = "" if a.action == CREATED else a.base or e.old     # comments it had before the stretch
-                kinds_now = {d.name: d.kind for d in definitions(p, facts[3] or e.new)}
+                kinds_now = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if added or changed else {}
                 asked = [n for n in added + changed if n not in a.frames and kinds_now.get(n) not in CONTAINERS | SHAPES]
                 told = dict(outline(p, facts[3] or e.new, asked, prior))
                 for n in asked:     # the latest text of each; a created file's rewritten function: its new comments
