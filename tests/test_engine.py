@@ -714,3 +714,19 @@ def test_what_the_agent_said_about_code_a_later_edit_changed_is_not_quoted_for_t
         [rec("user", "make sure the prompt builder keeps the consolidation notice")]
     st = state_of(recs)
     assert st.next.kind == "request" and not st.related_said     # the edit after it fixed what it reported
+
+
+def test_an_insertion_made_in_one_of_two_like_places_tells_the_other_is_not_changed_yet():
+    page = ("<table>\n  <tr>\n    <th>Session name</th>\n    <th>Git branch</th>\n  </tr>\n</table>\n"
+            "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n    <th>Git branch</th>\n  </tr>\n</table>\n")
+    old = "<table>\n  <tr>\n    <th>Session name</th>\n    <th>Git branch</th>"
+    new = "<table>\n  <tr>\n    <th>Session name</th>\n    <th>Status</th>\n    <th>Git branch</th>"
+    recs = [rec("user", "show the status", meta={"cwd": "/w"})] + \
+        call("Read", file_path="/w/lib/page.html.heex", result=page) + \
+        edit("/w/lib/page.html.heex", old, new)
+    st = state_of(recs)
+    assert st.current.left_alike == (("lib/page.html.heex", "<th>Status</th>", "<th>Session name</th>",
+                                      "<th>Git branch</th>", 1),)
+    done = edit("/w/lib/page.html.heex", "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n",
+                "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n    <th>Status</th>\n")
+    assert state_of(recs + done).current.left_alike == ()     # repeated there too: nothing left

@@ -6,6 +6,7 @@ names or prints, the files staged before it, or every change so far for `commit 
 commit whose file count matches everything uncommitted."""
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections import Counter
@@ -349,12 +350,40 @@ class Changes:
         first = min(e.at for e, p in self.events if p in paths and id(e) not in self.commit_of)
         return [f for f in self.files(first) if f.path in paths]
 
+    def left_alike(self, paths) -> list[tuple[str, str, str, str, int]]:
+        """Places an insertion was not repeated at: an edit put lines between two neighbouring lines (a
+        `<th>Status</th>` between `<th>Session</th>` and `<th>Branch</th>`) and the file as it now stands still
+        has that pair of neighbours elsewhere, untouched (a second table): (path, first inserted line, the line
+        before, the line after, how many such places). Only for `paths` (work still open)."""
+        out = []
+        for e, p in self.events:
+            if p not in paths or e.via == "write" or not e.old or not e.new or p not in self.text:
+                continue
+            old, new = e.old.split("\n"), e.new.split("\n")
+            for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+                if tag != "insert" or not 0 < i1 < len(old) or j2 - j1 > 5:
+                    continue
+                before, after = old[i1 - 1].strip(), old[i1].strip()
+                if not (_telling(before) and _telling(after)):
+                    continue
+                now = [ln.strip() for ln in self.text[p].split("\n")]
+                left = sum(1 for k in range(len(now) - 1) if now[k] == before and now[k + 1] == after)
+                first = next((x.strip() for x in new[j1:j2] if x.strip()), "")
+                if left and first and all(o[1] != first for o in out):
+                    out.append((p, first, before, after, left))
+        return out[:3]
+
     def edited_after(self, at: int, code_only: bool = True) -> list[str]:
         out = []
         for e, p in self.events:
             if e.at > at and (not code_only or is_code(p)) and p not in out:
                 out.append(p)
         return out
+
+
+def _telling(line: str) -> bool:
+    """A line that says something of its own (not `}`, `end`, `</div>`, a blank): worth finding again."""
+    return len(line) >= 8 and not re.fullmatch(r"[\W_]*(?:end|else|do|</?\w+>)?[\W_]*", line)
 
 
 def inside(path: str) -> bool:

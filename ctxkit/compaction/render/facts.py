@@ -98,7 +98,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     what their doc comments say), changed or lost, the constants it sets, the tests it added, short edits."""
     p = code(f.path)
     why = "; ".join(cut(x.rstrip("."), 280 if " — why: " in x else 160) for x in f.intents[:2 if n <= 10 else 4])
-    width = 60 if n <= 10 else 110
+    width = 80 if n <= 10 else 120
     docs = {k: phrase(_doc(k, v), width) for k, v in f.docs}     # words that stand alone, never cut mid-phrase
     defs = [f"{code(a)} ({docs[a]})" if docs.get(a) and (n > 10 or k < 6) else code(a)
             for k, a in enumerate(f.added[:n]) if not f.tests or a not in f.tests]
@@ -108,7 +108,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         named = list(dict.fromkeys(f.tests))
         k = 3 if n <= 10 else 8
         tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:k])
-                    + (f" and {len(named) - k} more" if len(named) > k else "") + ")")
+                    + (f" and {len(f.tests) - len(named[:k])} more" if len(f.tests) > k else "") + ")")   # all counted
     if f.messages:
         tail.append("; ".join(f.messages[:3 if n <= 10 else 8]))
     if f.constants:

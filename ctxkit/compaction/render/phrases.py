@@ -24,8 +24,8 @@ def cut(text: str, n: int) -> str:
     return head.rstrip(",;:(") + " …"
 
 
-JOINT = re.compile(r"[,;(]|\s(?:from|for|in|on|with|by|to|and|or|that|which|when|if|so|using|via|into|of|as|at|"
-                   r"before|after|while|because|without|—|-)\s", re.I)
+JOINT = re.compile(r"[,;(]|\s(?:from|for|with|by|and|or|which|when|if|so|using|via|before|after|while|because|"
+                   r"without|—|-)\s", re.I)     # where a clause or a modifier begins ("to", "of" bind too tight)
 
 
 def phrase(text: str, n: int) -> str:

@@ -139,6 +139,11 @@ class Writer:
             else:
                 self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 6)}.", 0, group="unc")
                 self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 40)}.", 2, group="unc")
+            for p, first, before, after, n in cur.left_alike:     # a change made in one of like places, not the rest
+                self.add("Current work", f"In {code(rel(st, p))} an edit put {code(cut(first, 80))} between "
+                         f"{code(cut(before, 60))} and {code(cut(after, 60))}; "
+                         + ("one other place" if n == 1 else f"{n} other places") + " with those two lines together "
+                         + ("is" if n == 1 else "are") + " not changed yet.", 1)
         elif st.files and st.commits:
             self.add("Current work", "Every change is committed"
                      + (f" (last commit {code(short_hash(st.commits[-1].hash))})" if st.commits[-1].hash else "") + ".", 1)
