@@ -726,7 +726,10 @@ def test_an_insertion_made_in_one_of_two_like_places_tells_the_other_is_not_chan
         edit("/w/lib/page.html.heex", old, new)
     st = state_of(recs)
     assert st.current.left_alike == (("lib/page.html.heex", "<th>Status</th>", "<th>Session name</th>",
-                                      "<th>Git branch</th>", 1),)
+                                      '<table class="hidden">', 1),)      # the line that marks the other place
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert "Not done everywhere yet: in `lib/page.html.heex` an edit added `<th>Status</th>` after " \
+        "`<th>Session name</th>`, but not at the like place under `<table class=\"hidden\">`." in lines
     done = edit("/w/lib/page.html.heex", "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n",
                 "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n    <th>Status</th>\n")
     assert state_of(recs + done).current.left_alike == ()     # repeated there too: nothing left

@@ -367,10 +367,11 @@ class Changes:
                 if not (_telling(before) and _telling(after)):
                     continue
                 now = [ln.strip() for ln in self.text[p].split("\n")]
-                left = sum(1 for k in range(len(now) - 1) if now[k] == before and now[k + 1] == after)
                 first = next((x.strip() for x in new[j1:j2] if x.strip()), "")
-                if left and first and all(o[1] != first for o in out):
-                    out.append((p, first, before, after, left))
+                places = [k for k in range(len(now) - 1) if now[k] == before and now[k + 1] == after]
+                done = next((k for k in range(len(now) - 1) if now[k] == before and now[k + 1] == first), None)
+                if places and first and done is not None and all(o[1] != first for o in out):
+                    out.append((p, first, before, _where(now, done, places[0]), len(places)))
         return out[:3]
 
     def edited_after(self, at: int, code_only: bool = True) -> list[str]:
@@ -379,6 +380,18 @@ class Changes:
             if e.at > at and (not code_only or is_code(p)) and p not in out:
                 out.append(p)
         return out
+
+
+def _where(lines: list[str], done: int, other: int) -> str:
+    """The line that tells the untouched place from the changed one: walking up from both, the first line
+    above the other place that differs from its counterpart (`<table class="hidden-table">` over `<table>`)."""
+    for j in range(1, 12):
+        if other - j < 0 or done - j < 0:
+            break
+        mine, theirs = lines[other - j], lines[done - j]
+        if mine != theirs and _telling(mine):
+            return mine
+    return ""
 
 
 def _telling(line: str) -> bool:

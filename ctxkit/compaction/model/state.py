@@ -191,8 +191,8 @@ class Current:
     running: tuple[str, ...] = ()       # commands still running in the background
     waiting: str = ""                   # a question put to the user and not answered
     found: str = ""                     # what the last searches (of one pattern) found, when the last action is one
-    left_alike: tuple[tuple[str, str, str, str, int], ...] = ()   # (path, inserted line, line before, line after,
-                                        # places) where an uncommitted insertion was not repeated at a like place
+    left_alike: tuple[tuple[str, str, str, str, int], ...] = ()   # (path, inserted line, the line it follows, the
+                                        # line that marks the like place it was not repeated at, how many such places)
 
 
 @dataclass(frozen=True)

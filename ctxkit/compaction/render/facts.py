@@ -110,7 +110,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:k])
                     + (f" and {len(f.tests) - len(named[:k])} more" if len(f.tests) > k else "") + ")")   # all counted
     if f.messages:
-        tail.append("; ".join(f.messages[:3 if n <= 10 else 8]))
+        tail.append("; ".join(f.messages[:4 if n <= 10 else 8]))
     if f.constants:
         tail.append("sets " + ", ".join(code(f"{k} {v}" if not v.startswith("=") else f"{k}{v}") for k, v in f.constants[:5]))
     if f.action == CREATED:

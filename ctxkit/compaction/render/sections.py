@@ -139,11 +139,11 @@ class Writer:
             else:
                 self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 6)}.", 0, group="unc")
                 self.add("Current work", f"{label}: {plural(len(paths), 'file')}: {names(paths, 40)}.", 2, group="unc")
-            for p, first, before, after, n in cur.left_alike:     # a change made in one of like places, not the rest
-                self.add("Current work", f"In {code(rel(st, p))} an edit put {code(cut(first, 80))} between "
-                         f"{code(cut(before, 60))} and {code(cut(after, 60))}; "
-                         + ("one other place" if n == 1 else f"{n} other places") + " with those two lines together "
-                         + ("is" if n == 1 else "are") + " not changed yet.", 1)
+            for p, first, before, mark, n in cur.left_alike:     # a change made at one of like places, not the rest
+                there = f"the like place under {code(cut(mark, 80))}" if mark and n == 1 else \
+                    ("the other like place" if n == 1 else f"{n} other like places")
+                self.add("Current work", f"Not done everywhere yet: in {code(rel(st, p))} an edit added "
+                         f"{code(cut(first, 80))} after {code(cut(before, 60))}, but not at {there}.", 1)
         elif st.files and st.commits:
             self.add("Current work", "Every change is committed"
                      + (f" (last commit {code(short_hash(st.commits[-1].hash))})" if st.commits[-1].hash else "") + ".", 1)
