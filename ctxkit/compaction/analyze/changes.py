@@ -356,17 +356,20 @@ class Changes:
         has that pair of neighbours elsewhere, untouched (a second table): (path, first inserted line, the line
         before, the line after, how many such places). Only for `paths` (work still open)."""
         out = []
+        now_of: dict[str, list[str]] = {}
         for e, p in self.events:
             if p not in paths or e.via == "write" or not e.old or not e.new or p not in self.text:
                 continue
             old, new = e.old.split("\n"), e.new.split("\n")
+            now = now_of.get(p)
+            if now is None:
+                now = now_of[p] = [ln.strip() for ln in self.text[p].split("\n")]
             for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
                 if tag != "insert" or not 0 < i1 < len(old) or j2 - j1 > 5:
                     continue
                 before, after = old[i1 - 1].strip(), old[i1].strip()
                 if not (_telling(before) and _telling(after)):
                     continue
-                now = [ln.strip() for ln in self.text[p].split("\n")]
                 first = next((x.strip() for x in new[j1:j2] if x.strip()), "")
                 places = [k for k in range(len(now) - 1) if now[k] == before and now[k + 1] == after]
                 done = next((k for k in range(len(now) - 1) if now[k] == before and now[k + 1] == first), None)

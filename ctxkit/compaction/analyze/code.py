@@ -380,8 +380,9 @@ def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
 
 
 INNER_COMMENT: dict[str, re.Pattern] = {}      # a line-comment mark -> the pattern of a comment line
-DIRECTIVE = re.compile(r"^(?:nolint|eslint|noqa|type:|pylint|prettier-|biome-|@ts-|credo:|rubocop:|istanbul |c8 |"
-                       r"go:|region\b|endregion\b|pragma\b|fmt:|isort:)", re.I)
+DIRECTIVE = re.compile(r"^(?:@?[a-z][\w-]*:\s?[\w-]+\b(?!\s+\w+\s+\w+\s+\w+)|[a-z]+-(?:disable|ignore|enable)\b|@ts-|"
+                       r"(?:region|endregion|pragma|noqa|nolint)\b)")   # a tool's directive by its shape: `go:embed`,
+                                                                        # `nolint:unparam`, `eslint-disable-next-line`
 LOOKS_CODE = re.compile(r"[;{}]\s*$|^[\w.]+\(.*\)$|^(?:return|const|let|var|import|from|def|func|fn|if|for|await)\b.*[=(]|"
                         r"^[\w.,\s]+(?::=|\s=|\s<-)\s*\S")     # commented-out code: a call, a statement, `x := f()`
 STEP_MARK = re.compile(r"^(?:(?:step|phase|stage|part)\s+\d+(?:\.\d+)*[.:)]?|\d+(?:\.\d+)*[.:)])\s+\S", re.I)
@@ -404,33 +405,33 @@ def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tu
         pat = INNER_COMMENT[mark] = re.compile(r"^[ \t]*(?:" + re.escape(mark) + r"+(?![\[!{])" +
                                                (r"|/\*+" if mark == "//" else "") + r")[ \t]*(.*?)[ \t]*(?:\*/)?[ \t]*$")
     got = bodies(path, text)
+    silences = getattr(lang, "suppress", None)
+    flat = " ".join(before.split()) if before else ""
     out = []
     for n in names:
         if n not in got:
             continue
         runs: list[tuple[list[str], list[bool]]] = []
-        open_run = False
+        open_run = code_after = False
         for ln in got[n][2].split("\n")[1:]:
             m = pat.match(ln)
             if not m:
                 if ln.strip():
-                    open_run = False
-                    runs.append(([], []))    # code after a run: the run is inside the body
+                    open_run, code_after = False, True
                 continue
             said = m.group(1).strip()
             bare = said.strip("-=#*~ ").strip()
-            if not bare or DIRECTIVE.match(bare) or LOOKS_CODE.search(bare):
+            if not bare or DIRECTIVE.match(bare) or LOOKS_CODE.search(bare) or silences and silences.search(ln):
                 continue
             if not open_run:
                 runs.append(([], []))
-                open_run = True
+                open_run, code_after = True, False
             runs[-1][0].append(bare)
             runs[-1][1].append(len(said) - len(bare) >= 4)     # "--- Phase 1 ---", "=== Setup ==="
-        if runs and runs[-1][0]:
+        if runs and not code_after:
             runs.pop()      # comments after the last line of code: the next definition's
-        groups = [(" ".join(r), any(f)) for r, f in runs if r]
-        if before:
-            flat = " ".join(before.split())
+        groups = [(" ".join(r), any(f)) for r, f in runs]
+        if flat:
             groups = [(g, f) for g, f in groups if " ".join(g.split()[:6]) not in flat]
         if sum(1 for g, f in groups if f or STEP_MARK.match(g)) >= 3:
             groups = [(g, f) for g, f in groups if f or STEP_MARK.match(g) or LOUD.search(g)]
