@@ -661,13 +661,25 @@ def test_a_function_is_told_by_its_own_comments_its_numbered_steps_first_and_onl
         call("Read", file_path="/w/run.ts", result=ts_old) + edit("/w/run.ts", ts_old, ts_new)
     h, run = state_of(recs).files
     assert h.outline == (("Install", ("Check for idempotency BEFORE removing",
-                                      "Write handler.ts with the command substituted")),)   # not the lint line nor code
+                                      "Write handler.ts with the command substituted"), ()),)   # not the lint line nor code
     assert run.outline == (("run", ("Phase 1: Plan", "Phase 2: Execute", "Do NOT reset — leave the tree dirty",
-                                    "Phase 3: Report")),)   # framed steps, not `# Role` in a string, not the old steps
+                                    "Phase 3: Report"), ()),)   # framed steps, not `# Role` in a string, not the old steps
     text = compact_span(recs, 3000, count).rendered
     lines = [x.text for _, ls in text.sections for x in ls]
     assert "What `run` does, in its own comments: Phase 1: Plan → Phase 2: Execute → Do NOT reset — leave the tree " \
         "dirty → Phase 3: Report." in lines
+
+
+def test_a_functions_outline_comes_with_the_string_values_it_works_with_not_its_messages():
+    go = ("package h\n\nfunc Install(dev bool) error {\n\t// Pick the command\n\tcmd := \"entire\"\n\tif dev {\n"
+          "\t\tcmd = \"go run ${DIR}/main.go\"\n\t}\n\t// Fill the template\n"
+          "\tout := strings.ReplaceAll(tmpl, \"%%CMD%%\", cmd)\n"
+          "\tif err := write(out); err != nil {\n\t\treturn fmt.Errorf(\"failed to write: %w\", err)\n\t}\n"
+          "\tlog.Info(\"wrote the handler file\")\n\treturn nil\n}\n")
+    recs = [rec("user", "add the installer")] + \
+        call("Write", file_path="/w/h.go", content=go, result="File created successfully")
+    assert state_of(recs).files[0].outline == (("Install", ("Pick the command", "Fill the template"),
+                                                ("go run ${DIR}/main.go", "%%CMD%%")),)
 
 
 def test_errors_of_one_command_name_it_once_and_a_fix_in_the_file_the_error_names_is_there():

@@ -233,8 +233,9 @@ class Changes:
                 a.tests += tests_added(p, self.before.get(id(e), ""), e.new)
                 _add(a.constants, constants(e.new))
                 a.code.update(short_bodies(p, e.new, [d.name for d in top[:12]]))
-                a.outline.update(outline(p, e.new, [d.name for d in top[:12] if d.name not in a.tests and
-                                                    d.kind not in CONTAINERS | SHAPES]))
+                a.outline.update((n, (o, v)) for n, o, v in outline(p, e.new, [d.name for d in top[:12] if
+                                                                                   d.name not in a.tests and
+                                                                                   d.kind not in CONTAINERS | SHAPES]))
                 _add(a.messages, messages(p, e.new))
             elif e.new or e.old:
                 now, was = imports(p, e.new), imports(p, e.old)
@@ -260,7 +261,7 @@ class Changes:
                 prior = "" if a.action == CREATED else a.base or e.old     # comments it had before the stretch
                 kinds_now = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if added or changed else {}
                 asked = [n for n in added + changed if n not in a.frames and kinds_now.get(n) not in CONTAINERS | SHAPES]
-                told = dict(outline(p, facts[3] or e.new, asked, prior))
+                told = {n: (o, v) for n, o, v in outline(p, facts[3] or e.new, asked, prior)}
                 for n in asked:     # the latest text of each; a created file's rewritten function: its new comments
                     if n in told:
                         a.outline[n] = told[n]
@@ -322,7 +323,8 @@ class Changes:
                           frame=a.frame, revised=tuple(a.revised), revised_why=a.revised_why, messages=tuple(a.messages[:8]),
                           brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8],
-                          outline=tuple((n, o) for n, o in a.outline.items() if n not in a.tests and n not in a.removed)[:8])
+                          outline=tuple((n, o, v) for n, (o, v) in a.outline.items()
+                                        if n not in a.tests and n not in a.removed)[:8])
                for a in acc.values()]
         self._files[key] = out
         return out

@@ -202,7 +202,9 @@ def line_diff(old: str, new: str, n: int = 2, width: int = 100) -> tuple[list[st
 def _says(line: str) -> bool:
     """A line that says something alone: not a bare key that opens a block (`"Stop": [`) or holds an empty
     value (`"matcher": "",`); a selector or a signature that opens one (`.row pre {`) says what follows."""
-    return not re.fullmatch(r"""["']?[\w.-]+["']?\s*[:=]\s*(?:""|''|\[\]|\{\}|null|nil|None|[\[{(])?[,;]?""", line)
+    return not re.fullmatch(r"""["']?[\w.-]+["']?\s*[:=]\s*(?:""|''|\[\]|\{\}|null|nil|None|[\[{(])?[,;]?|"""
+                            r"""[\w$.]+,?|"[\w-]+":\s*"[\w-]{0,12}",?""", line)   # nor a name in an import list
+                                                                              # (`buildPrompt,`), nor `"type": "command",`
 
 
 SHAPES = {"type", "interface", "struct", "enum", "class", "record", "union", "trait", "object"}   # what has members
@@ -389,12 +391,13 @@ STEP_MARK = re.compile(r"^(?:(?:step|phase|stage|part)\s+\d+(?:\.\d+)*[.:)]?|\d+
 LOUD = re.compile(r"\b(?:NOT|NO|NEVER|MUST|ALWAYS|BEFORE|AFTER|ONLY|DO NOT|IMPORTANT)\b")
 
 
-def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tuple[str, ...]]]:
+def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
     """What each named definition does, in its own comments: the comment lines inside its body, in order (a
     run of lines is one), without lint directives, commented-out code or the comments that end the body (the
     next definition's doc). Where three or more mark numbered or framed steps ("--- Phase 2: … ---", "3. …"),
     those and the emphatic ones ("Do NOT reset …") alone. Comments `before` (the file as it was) already had
-    are left out: a changed definition's outline is what its change wrote. Only outlines of two or more."""
+    are left out: a changed definition's outline is what its change wrote. Only outlines of two or more, each
+    with the string values the definition works with."""
     lang = language_for(path)
     mark = getattr(lang, "comment", "")
     tests = getattr(lang, "tests", None)
@@ -437,5 +440,32 @@ def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tu
             groups = [(g, f) for g, f in groups if f or STEP_MARK.match(g) or LOUD.search(g)]
         said_all = tuple(dict.fromkeys(g for g, _ in groups))
         if len(said_all) >= 2:
-            out.append((n, said_all))
+            out.append((n, said_all, values(got[n][2], pat)))
     return out
+
+
+STRING = re.compile(r""""([^"\\\n]{3,90})"|'([^'\\\n]{3,90})'""")
+MESSAGE = re.compile(r"(?<!%)%(?!%)[-+#0-9.]*[a-zA-Z]|\{\}|\b(?:failed|error|warning|unable|cannot|could not)\b|[.!?]$",
+                     re.I)
+SHAPED = re.compile(r"[\s/%$.:{]")     # a command, a path, a placeholder, a template: not a bare key or a log field
+
+
+SAID_BY = re.compile(r"(?:\b(?:new|errorf?|info|warn(?:ing)?|debug|fatal\w*|log\w*|print\w*|panic|\w*exception|\w*error)"
+                     r"|raise \w+|throw new \w+)\s*\(\s*$", re.I)      # a message handed to a logger or an error
+
+
+def values(body: str, comment: re.Pattern | None = None, n: int = 5) -> tuple[str, ...]:
+    """The string values a definition works with (a command it fills in, a placeholder, a path, a marker), not
+    its messages (a format with `%w`, "failed to …", a sentence, what it logs or raises) nor what its comments
+    quote: what its comments leave unsaid."""
+    out: list[str] = []
+    for ln in body.split("\n"):
+        if comment is not None and comment.match(ln):
+            continue
+        for m in STRING.finditer(ln):
+            v = (m.group(1) or m.group(2)).strip()
+            inside = m.group(2) is not None and ln[:m.start()].count('"') % 2     # 'quoted' within a "message"
+            if SHAPED.search(v) and not MESSAGE.search(v) and len(v.split()) <= 6 and not v.startswith("[") \
+                    and not inside and not SAID_BY.search(ln[:m.start()]) and v not in out:
+                out.append(v)
+    return tuple(out[:n])

@@ -53,7 +53,8 @@ class FileChange:
     revised_why: str = ""               # … what the agent said the first of those edits was for
     messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
     brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
-    outline: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (new or changed function, what its own comments say it does)
+    outline: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (new or changed function, what its own
+                                        # comments say it does, the string values it works with)
 
 
 @dataclass(frozen=True)

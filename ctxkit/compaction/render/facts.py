@@ -116,13 +116,19 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     if f.action == CREATED:
         what = f" ({plural(f.lines, 'line')}" + (f", moved here from {code(f.moved_from)}" if f.moved_from else "") + ")" \
             if f.lines or f.moved_from else ""
-        head = f"Created {p}{what}" + (f": {why}" if why else "")
+        base = re.escape(f.path.rsplit("/", 1)[-1])
+        why = re.sub(rf"^(?:create|creating|write|writing|add)\s+(?:the\s+|a\s+|new\s+)*`?{base}`?(?:\s+file)?\s*", "",
+                     why, flags=re.I) if why else ""      # "Create the hooks.go file with …" says "with …" only
+        head = f"Created {p}{what}" + ((f" {why}" if re.match(r"(?:with|for|that|to|as)\b", why) else f": {why}")
+                                       if len(why.split()) >= 3 else "")
+        why = why if len(why.split()) >= 3 else ""
         body = [f"defines {', '.join(defs)}{more}"] if defs and not f.tests else []
         later = ([f"revised {names(list(f.revised), 4)}"] if f.revised else []) + \
             ([f"now uses {names(list(f.imports), 4)}"] if f.imports else [])
         if later:       # edits after it was written (a lint fix, a review): told, not folded into "defines"
-            why_later = f" (to {f.revised_why[0].lower()}{f.revised_why[1:].rstrip('.')})" \
-                if f.revised_why and f.revised_why.split(" ", 1)[0].lower() in FIX_VERBS else ""
+            first = re.split(r"\s+and\s+(?=(?:create|add|write|update|run|then|make|move|also)\b)|[;.]\s", f.revised_why)[0]
+            why_later = f" (to {first[0].lower()}{first[1:].rstrip('.')})" \
+                if first and first.split(" ", 1)[0].lower() in FIX_VERBS else ""   # its first purpose: the one for this file
             tail.append("then " + " and ".join(later) + why_later)
         rest = "; ".join(body + tail)
         if why and rest:

@@ -282,9 +282,10 @@ class Writer:
                     more = file_fact(files[j], 20)
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j))
-                for i, (what, said) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
+                for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
+                    uses = f" It works with {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
-                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + ".", lvl + 1,
+                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
                              group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
