@@ -6,7 +6,6 @@ names or prints, the files staged before it, or every change so far for `commit 
 commit whose file count matches everything uncommitted."""
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections import Counter
@@ -15,7 +14,8 @@ from dataclasses import dataclass, field
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
 from .code import (SHAPES, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
-                   messages, new_names, outline, short_bodies, strip_numbers, tests_added)
+                   messages, new_names, short_bodies, strip_numbers, tests_added)
+from .outline import outline
 from .prose import edit_intent
 
 SHORT = 80
@@ -357,6 +357,8 @@ class Changes:
         `<th>Status</th>` between `<th>Session</th>` and `<th>Branch</th>`) and the file as it now stands still
         has that pair of neighbours elsewhere, untouched (a second table): (path, first inserted line, the line
         before, the line after, how many such places). Only for `paths` (work still open)."""
+        import difflib      # only here: not on every command's import path
+
         out = []
         now_of: dict[str, list[str]] = {}
         for e, p in self.events:

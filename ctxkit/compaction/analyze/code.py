@@ -230,15 +230,31 @@ def members(old: str, new: str) -> tuple[list[str], list[str]]:
     return [x for x in b if x not in a], [x for x in a if x not in b]
 
 
+_TESTS: dict = {}
+
+
+def test_cases(path: str, text: str) -> list[str] | None:
+    """The test cases `text` defines by its language's entry (None: the language names none); one reading
+    per language and text (the same text is asked about by several analyses)."""
+    fn = getattr(language_for(path), "tests", None)
+    if fn is None:
+        return None
+    key = (path.rsplit(".", 1)[-1], text)
+    got = _TESTS.get(key)
+    if got is None:
+        if len(_TESTS) > 4096:
+            _TESTS.clear()
+        got = _TESTS[key] = fn(text or "")
+    return got
+
+
 def tests_added(path: str, old: str, new: str) -> list[str]:
     """Test cases the new text defines and the old one did not."""
-    lang = language_for(path)
-    fn = getattr(lang, "tests", None)
-    if fn is None:
+    if test_cases(path, "") is None:
         return []
-    left = Counter(fn(old or ""))      # the same name twice is two tests (in two describe blocks)
+    left = Counter(test_cases(path, old or ""))      # the same name twice is two tests (in two describe blocks)
     out = []
-    for t in fn(new or ""):
+    for t in test_cases(path, new or ""):
         if left[t]:
             left[t] -= 1
         else:
@@ -366,9 +382,7 @@ def _calls(body: str) -> bool:
 
 def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
     """(name, one-line text) of the named definitions of `text` short enough to quote."""
-    tests = getattr(language_for(path), "tests", None)
-    if not text or getattr(language_for(path), "indent_blocks", False) or (tests is not None and tests(text)) \
-            or is_terse(path):
+    if not text or getattr(language_for(path), "indent_blocks", False) or test_cases(path, text) or is_terse(path):
         return []       # a test file's cases are told as tests added; a style rule's text is not its behaviour
     got = bodies(path, text)
     seen = Counter(name for _, name, _ in anchors(path, text)) if got else Counter()
@@ -379,93 +393,3 @@ def short_bodies(path: str, text: str, names) -> list[tuple[str, str]]:
             if line and _calls(got[n][2]):
                 out.append((n, line))
     return out
-
-
-INNER_COMMENT: dict[str, re.Pattern] = {}      # a line-comment mark -> the pattern of a comment line
-DIRECTIVE = re.compile(r"^(?:@?[a-z][\w-]*:\s?[\w-]+\b(?!\s+\w+\s+\w+\s+\w+)|[a-z]+-(?:disable|ignore|enable)\b|@ts-|"
-                       r"(?:region|endregion|pragma|noqa|nolint)\b)")   # a tool's directive by its shape: `go:embed`,
-                                                                        # `nolint:unparam`, `eslint-disable-next-line`
-LOOKS_CODE = re.compile(r"[;{}]\s*$|^[\w.]+\(.*\)$|^(?:return|const|let|var|import|from|def|func|fn|if|for|await)\b.*[=(]|"
-                        r"^[\w.,\s]+(?::=|\s=|\s<-)\s*\S")     # commented-out code: a call, a statement, `x := f()`
-STEP_MARK = re.compile(r"^(?:(?:step|phase|stage|part)\s+\d+(?:\.\d+)*[.:)]?|\d+(?:\.\d+)*[.:)])\s+\S", re.I)
-LOUD = re.compile(r"\b(?:NOT|NO|NEVER|MUST|ALWAYS|BEFORE|AFTER|ONLY|DO NOT|IMPORTANT)\b")
-
-
-def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
-    """What each named definition does, in its own comments: the comment lines inside its body, in order (a
-    run of lines is one), without lint directives, commented-out code or the comments that end the body (the
-    next definition's doc). Where three or more mark numbered or framed steps ("--- Phase 2: … ---", "3. …"),
-    those and the emphatic ones ("Do NOT reset …") alone. Comments `before` (the file as it was) already had
-    are left out: a changed definition's outline is what its change wrote. Only outlines of two or more, each
-    with the string values the definition works with."""
-    lang = language_for(path)
-    mark = getattr(lang, "comment", "")
-    tests = getattr(lang, "tests", None)
-    if not text or not mark or tests is not None and tests(text):
-        return []       # a test file's cases are told as tests added
-    pat = INNER_COMMENT.get(mark)
-    if pat is None:     # `# …` is a comment in Python, a heading inside a string in TypeScript
-        pat = INNER_COMMENT[mark] = re.compile(r"^[ \t]*(?:" + re.escape(mark) + r"+(?![\[!{])" +
-                                               (r"|/\*+" if mark == "//" else "") + r")[ \t]*(.*?)[ \t]*(?:\*/)?[ \t]*$")
-    got = bodies(path, text)
-    silences = getattr(lang, "suppress", None)
-    flat = " ".join(before.split()) if before else ""
-    out = []
-    for n in names:
-        if n not in got:
-            continue
-        runs: list[tuple[list[str], list[bool]]] = []
-        open_run = code_after = False
-        for ln in got[n][2].split("\n")[1:]:
-            m = pat.match(ln)
-            if not m:
-                if ln.strip():
-                    open_run, code_after = False, True
-                continue
-            said = m.group(1).strip()
-            bare = said.strip("-=#*~ ").strip()
-            if not bare or DIRECTIVE.match(bare) or LOOKS_CODE.search(bare) or silences and silences.search(ln):
-                continue
-            if not open_run:
-                runs.append(([], []))
-                open_run, code_after = True, False
-            runs[-1][0].append(bare)
-            runs[-1][1].append(len(said) - len(bare) >= 4)     # "--- Phase 1 ---", "=== Setup ==="
-        if runs and not code_after:
-            runs.pop()      # comments after the last line of code: the next definition's
-        groups = [(" ".join(r), any(f)) for r, f in runs]
-        if flat:
-            groups = [(g, f) for g, f in groups if " ".join(g.split()[:6]) not in flat]
-        if sum(1 for g, f in groups if f or STEP_MARK.match(g)) >= 3:
-            groups = [(g, f) for g, f in groups if f or STEP_MARK.match(g) or LOUD.search(g)]
-        said_all = tuple(dict.fromkeys(g for g, _ in groups))
-        if len(said_all) >= 2:
-            out.append((n, said_all, values(got[n][2], pat)))
-    return out
-
-
-STRING = re.compile(r""""([^"\\\n]{3,90})"|'([^'\\\n]{3,90})'""")
-MESSAGE = re.compile(r"(?<!%)%(?!%)[-+#0-9.]*[a-zA-Z]|\{\}|\b(?:failed|error|warning|unable|cannot|could not)\b|[.!?]$",
-                     re.I)
-SHAPED = re.compile(r"[\s/%$.:{]")     # a command, a path, a placeholder, a template: not a bare key or a log field
-
-
-SAID_BY = re.compile(r"(?:\b(?:new|errorf?|info|warn(?:ing)?|debug|fatal\w*|log\w*|print\w*|panic|\w*exception|\w*error)"
-                     r"|raise \w+|throw new \w+)\s*\(\s*$", re.I)      # a message handed to a logger or an error
-
-
-def values(body: str, comment: re.Pattern | None = None, n: int = 5) -> tuple[str, ...]:
-    """The string values a definition works with (a command it fills in, a placeholder, a path, a marker), not
-    its messages (a format with `%w`, "failed to …", a sentence, what it logs or raises) nor what its comments
-    quote: what its comments leave unsaid."""
-    out: list[str] = []
-    for ln in body.split("\n"):
-        if comment is not None and comment.match(ln):
-            continue
-        for m in STRING.finditer(ln):
-            v = (m.group(1) or m.group(2)).strip()
-            inside = m.group(2) is not None and ln[:m.start()].count('"') % 2     # 'quoted' within a "message"
-            if SHAPED.search(v) and not MESSAGE.search(v) and len(v.split()) <= 6 and not v.startswith("[") \
-                    and not inside and not SAID_BY.search(ln[:m.start()]) and v not in out:
-                out.append(v)
-    return tuple(out[:n])
