@@ -745,3 +745,16 @@ def test_an_insertion_made_in_one_of_two_like_places_tells_the_other_is_not_chan
     done = edit("/w/lib/page.html.heex", "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n",
                 "<table class=\"hidden\">\n  <tr>\n    <th>Session name</th>\n    <th>Status</th>\n")
     assert state_of(recs + done).current.left_alike == ()     # repeated there too: nothing left
+
+
+def test_a_file_made_and_removed_is_told_so_and_a_commit_names_the_files_a_command_made():
+    out = ("[main 66e1a0a] feat: sync\n 3 files changed, 40 insertions(+)\n"
+           " create mode 100644 priv/repo/migrations/20260212_add_identity.exs\n")
+    recs = [rec("user", "add the identity", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/priv/repo/migrations/20260212_manual.exs", content="defmodule M do\nend\n",
+             result="File created successfully") + bash("rm priv/repo/migrations/20260212_manual.exs", "") + \
+        edit("/w/lib/message.ex") + bash("git commit -am 'feat: sync'", out)
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert "Created, then deleted `priv/repo/migrations/20260212_manual.exs`." in lines
+    assert any(x.startswith("Committed `66e1a0a` “feat: sync”, with `priv/repo/migrations/20260212_add_identity.exs`, "
+                            "which no edit in the session wrote") for x in lines)

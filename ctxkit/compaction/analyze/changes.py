@@ -107,6 +107,7 @@ class _Acc:
     brought: dict = field(default_factory=dict)     # a changed function -> the names its edits brought into it
     outline: dict = field(default_factory=dict)     # a new or changed function -> what its comments say it does
     base: str = ""                                  # the file's text before the stretch's first change, when known
+    made: bool = False                              # the stretch created it (a later delete undoes that)
 
 
 CONTAINERS = {"module", "class", "namespace", "impl", "struct", "interface", "trait", "object"}   # what holds definitions
@@ -195,7 +196,7 @@ class Changes:
             a = acc.get(p)
             action = {CREATE: CREATED, DELETE: DELETED, MOVE: MOVED}.get(e.action, MODIFIED)
             if a is None:
-                a = acc[p] = _Acc(p, action, e.at, e.at, base=self.before.get(id(e), ""))
+                a = acc[p] = _Acc(p, action, e.at, e.at, base=self.before.get(id(e), ""), made=action == CREATED)
             else:
                 if action == DELETED:
                     a.action = DELETED
@@ -320,7 +321,8 @@ class Changes:
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
-                          frame=a.frame, revised=tuple(a.revised), revised_why=a.revised_why, messages=tuple(a.messages[:8]),
+                          frame=a.frame, revised=tuple(a.revised), revised_why=a.revised_why,
+                          undone=a.made and a.action == DELETED, messages=tuple(a.messages[:8]),
                           brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8],
                           outline=tuple((n, o, v) for n, (o, v) in a.outline.items()

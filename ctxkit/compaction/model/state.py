@@ -51,6 +51,7 @@ class FileChange:
     frame: str = ""                     # the module its changed definitions sit in, where an edit named it
     revised: tuple[str, ...] = ()       # a created file's definitions that later edits changed
     revised_why: str = ""               # … what the agent said the first of those edits was for
+    undone: bool = False                # created and then deleted within the stretch
     messages: tuple[str, ...] = ()      # what its new code sends and takes ("broadcasts `{:done, id}` on `"jobs"`")
     brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
     outline: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (new or changed function, what its own

@@ -135,7 +135,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             rest = rest[0].upper() + rest[1:]       # "… handlers. Defines `a` …": a sentence of its own
         return sentence(head + (". " if why else ": ") + rest) if rest else sentence(head)
     if f.action == DELETED:
-        return f"Deleted {p}."
+        return f"Created, then deleted {p}" + (f": {why}" if why else "") + "." if f.undone else f"Deleted {p}."
     if f.action == MOVED:
         return sentence(f"Moved {code(f.moved_from)} to {p}" + (f": {why}" if why else ""))
     parts = []

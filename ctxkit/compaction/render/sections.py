@@ -309,6 +309,10 @@ class Writer:
             for j, c in enumerate(s.commits):
                 msg, _, body = c.message.partition("\n")
                 line = f"Committed {code(short_hash(c.hash)) if c.hash else ''} “{cut(msg, 160)}”".replace("  ", " ")
+                made = [p for p in dict.fromkeys(rel(st, x) for x in c.files)    # files a command made (a generator)
+                        if p not in self.changed and "/" in p and "." in p.rsplit("/", 1)[-1]]
+                if made:
+                    line += f", with {names(made, 1)}, which no edit in the session wrote"
                 self.add(name, line + ".", lvl, group=f"s{k}c{j}", order=order + (6, j))
                 body = " ".join(x for x in body.split() if x)
                 body = re.sub(r"Co-Authored-By:.*$|🤖 Generated with.*$", "", body, flags=re.I).strip()
