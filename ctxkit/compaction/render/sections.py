@@ -54,7 +54,7 @@ class Writer:
                 first = {"note": 3, "check": 2}.get(role, 2)   # what the steps rest on, after the steps
                 self.add("Plan", cut(h, 160) + short, first, group=f"plan-part{k}", order=(k,))
                 if long != short:
-                    self.add("Plan", cut(h, 160) + long, first + (1 if role == "check" else 2 if role == "note" else 2),
+                    self.add("Plan", cut(h, 160) + long, first + (1 if role in ("check", "note") else 2),
                              group=f"plan-part{k}", order=(k,))
         else:
             for level, cap in ((0, 300), (2, 700), (3, 1400)):
