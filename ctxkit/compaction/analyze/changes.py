@@ -6,7 +6,6 @@ names or prints, the files staged before it, or every change so far for `commit 
 commit whose file count matches everything uncommitted."""
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
