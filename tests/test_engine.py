@@ -425,11 +425,16 @@ def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the
         "## Step 1: Handlers\nNew file: `handlers.go`.\nPattern: Follow `other.go`.\n" + steps + "\n\n## Step 2: Tests\n- add tests\n"
     r = compact_span([rec("user", plan)] + edit("/w/handlers.go"), 2000, count).rendered
     part = dict(r.sections)["Plan"][0].text
+    assert "Follow `other.go`;" in part and ".;" not in part and "…" not in part and " more)" not in part
+    inner = part[part.index("(") + 1:-1].split("; ")
+    assert len(inner) == 13 and all(f"`handle{k}()`" in part for k in range(1, 12))    # the rest by name, not cut
+    assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner)
+    assert inner[-1] == "`handle11()`" and inner[2].endswith("session")     # the first told whole, the rest named
+    plain = plan.replace(" — calls", " calls")      # items with no head: the rest counted
+    r = compact_span([rec("user", plain)] + edit("/w/handlers.go"), 2000, count).rendered
+    part = dict(r.sections)["Plan"][0].text
     m = re.search(r"; and (\d+) more\)$", part)
-    assert m and "Follow `other.go`;" in part and ".;" not in part and "…" not in part
-    inner = part[part.index("(") + 1:m.start()]
-    assert len(inner.split("; ")) + int(m.group(1)) == 13      # the rest counted, not cut
-    assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner.split("; "))
+    assert m and len(part[part.index("(") + 1:m.start()].split("; ")) + int(m.group(1)) == 13
 
 
 @pytest.mark.parametrize("path,old,new,gained,lost", [

@@ -221,7 +221,8 @@ class Changes:
                 continue
             if e.via == "write" and (e.action == CREATE or a.action == CREATED):
                 defs = definitions(p, e.new)
-                top = [d for d in defs if d.kind not in ("method",)] or defs
+                own = [d for d in defs if d.kind != "method"]
+                top = own if len(own) > 3 else own + [d for d in defs if d.kind == "method"]   # a type and its methods
                 if is_terse(p):
                     top = top[:TERSE]
                 _add(a.added, [d.name for d in top])

@@ -155,7 +155,9 @@ VERBS = (r"(?:add|update|create|fix|remove|replace|rename|move|change|wire|extra
     r"import|export|insert|append|adjust|apply|buffer|store|render|show|display|hide|mark|ensure|keep|split|merge|"
     r"subscribe|switch|expand|mirror|restore|revert|align|bump|enable|disable|guard|cache|clean|trim|strip|"
     r"emit|log|validate|parse|format|sort|filter|map|load|save|persist|reset|initialize|init|configure|document)\b")
-CHANGE_VERB = re.compile(r"^(?:step \d+[:.]\s*)?" + VERBS, re.I)
+CHANGE_VERB = re.compile(r"^" + VERBS, re.I)
+LABEL = re.compile(r"^(?:(?:step|phase|part|stage|task)\s*#?\d+[a-z]?|fix|bug\s?fix|cleanup|refactor)\s*[:.)—–-]\s+(?=\S)",
+                   re.I)
 MORE_ACTIONS = re.compile(r",\s*(?:and\s+)?" + VERBS, re.I)
 
 
@@ -166,7 +168,7 @@ def edit_intent(text: str) -> str:
     conditionals in one function."), the edit's words carry it: "Extract the logic into a helper — why: …"."""
     said = sentences(text)
     for k, s in enumerate(said):
-        body = LEAD.sub("", s, count=1).strip()
+        body = LABEL.sub("", LEAD.sub("", s, count=1).strip(), count=1)    # "Step 1: Add x" is "Add x"
         if len(body.split()) < 3 or LOOKING.match(body) or PRAISE.search(body) or s.endswith("?"):
             continue
         if CODE_LINE.search(body) or not CHANGE_VERB.match(body) or body.count("`") % 2:

@@ -3,7 +3,7 @@ output; lines are taken level by level, in place order, while they fit. A line m
 of alternatives (a short and a long form): the longest form that fits wins."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..model import Line, Rendered
 
@@ -17,6 +17,9 @@ class Piece:
     done: bool | None = None
     group: str = ""
     redundant_with: tuple = ()      # groups that together say all this line says: dropped when all are in
+    rank: tuple = ()                # its turn within its level, when not its place (steps take turns)
+    parts: tuple = ()               # (group, label): what it lists that other lines may tell at length …
+    frame: object = None            # … and its text from the labels those lines leave untold (all told: gone)
 
 
 FREE = ("Task", "Latest request")
@@ -35,12 +38,13 @@ def fill(pieces: list[Piece], budget: int, count, sections: list[str]) -> Render
     cost: dict[str, int] = {}
     open_sections: set[str] = set()
     used = 0
-    order = sorted(pieces, key=lambda p: (p.level, p.order))
+    base: dict[str, Piece] = {}     # a list cut to what other lines leave untold: the whole list
+    order = sorted(pieces, key=lambda p: (p.level, p.rank or p.order))
     sizes = {id(p): count(_line(p)) for p in order}
     for _ in range(2):      # a second pass spends what dropping redundant lines freed
         for p in order:
             key = p.group or f"#{id(p)}"
-            if chosen.get(key) is p:
+            if chosen.get(key) is p or key in base:
                 continue
             c = sizes[id(p)]
             head = 0 if p.section in open_sections else count(f"## {p.section}\n") + 1
@@ -55,7 +59,21 @@ def fill(pieces: list[Piece], budget: int, count, sections: list[str]) -> Render
             used += delta
             open_sections.add(p.section)
         gone = [k for k, p in chosen.items() if p.redundant_with and all(g in chosen for g in p.redundant_with)]
-        if not gone:
+        shrunk = False
+        for k, p in list(chosen.items()):       # a list of what other lines tell: only the rest
+            p = base.get(k, p)
+            if p.parts and k not in gone:
+                left = [label for g, label in p.parts if g not in chosen]
+                if not left:
+                    gone.append(k)
+                elif len(left) < len(p.parts):
+                    last = max(chosen[g].order for g, _ in p.parts if g in chosen)
+                    q = replace(p, text=p.frame(left), order=last + (99,))     # after the lines that tell the others
+                    c = count(_line(q))
+                    used += c - cost[k]
+                    chosen[k], cost[k], base[k] = q, c, p
+                    shrunk = True
+        if not gone and not shrunk:
             break
         for k in gone:
             used -= cost.pop(k)

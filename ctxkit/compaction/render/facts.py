@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ..model import CREATED, DELETED, MOVED, CheckState, ErrorState, FileChange, State, Step
-from .phrases import check_word, code, command, cut, joined, names, phrase, plural, quote, sentence, short_hash
+from .phrases import bare_commands, check_word, code, command, cut, joined, names, phrase, plural, quote, sentence, short_hash
 from .task import brief
 
 
@@ -54,7 +54,11 @@ def step_title(s: Step, st: State) -> str:
         title = item_name(it) if it else s.title
     if s.source == "request" and title == st.task and not (s.files or s.commits):
         return "reading before the work (the task above)"
-    return brief(title, 110) if title else "work"
+    if title:
+        return brief(title, 110)
+    ran = bare_commands([re.sub(r"\s+2>&1\b|\s*\|.*$", "", e.source) for e in s.errors if e.source]
+                        + [c.command for c in s.checks])
+    return f"ran {names(ran, 2)}" if ran else "work"     # a stretch with no request of its own: what it ran
 
 
 def step_name(k: int, s: Step, total: int, st: State) -> str:
@@ -93,6 +97,10 @@ def check_history(c: CheckState) -> str:
     return f"{code(c.runner)} {check_word(c.passed)}{summary}"
 
 
+GETTER = re.compile(r"^(?:returns|gets)\s+(?:\S+\s+){0,3}\S+$", re.I)     # "returns the agent type identifier": no more than
+                                                                       # its name says
+
+
 def file_fact(f: FileChange, n: int = 10) -> str:
     """What changed in one file: what the agent did it for (its own words), the definitions it gained (with
     what their doc comments say), changed or lost, the constants it sets, the tests it added, short edits."""
@@ -100,8 +108,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     why = "; ".join(cut(x.rstrip("."), 280 if " — why: " in x else 160) for x in f.intents[:2 if n <= 10 else 4])
     width = 80 if n <= 10 else 120
     docs = {k: phrase(_doc(k, v), width) for k, v in f.docs}     # words that stand alone, never cut mid-phrase
-    defs = [f"{code(a)} ({docs[a]})" if docs.get(a) and (n > 10 or k < 6) else code(a)
-            for k, a in enumerate(f.added[:n]) if not f.tests or a not in f.tests]
+    shown = [a for a in f.added[:n] if not f.tests or a not in f.tests]
+    told = [a for a in shown if docs.get(a) and not GETTER.match(docs[a])][:6 if n <= 10 else n]
+    defs = [f"{code(a)} ({docs[a]})" if a in told else code(a) for a in shown]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []
     if f.tests:

@@ -28,11 +28,11 @@ class Writer:
         self.n = 0
 
     def add(self, section: str, text: str, level: int, group: str = "", done: bool | None = None,
-            order: tuple | None = None) -> None:
+            order: tuple | None = None, rank: tuple = ()) -> None:
         if not text:
             return
         self.n += 1
-        self.pieces.append(Piece(section, text, level, order or (self.n,), done=done, group=group))
+        self.pieces.append(Piece(section, text, level, order or (self.n,), done=done, group=group, rank=rank))
 
     # -- task and requests ---------------------------------------------------------------------
     def task(self) -> None:
@@ -70,6 +70,8 @@ class Writer:
         if len(reqs) < 2:
             return
         task = self.st.task or reqs[0].text
+        if len(reqs) == 2 and reqs[0].text == task and reqs[1].text != task:
+            return      # the task and the latest request, each told above: nothing to list
         told: list[str] = []
         for k, r in enumerate(reqs, 1):
             same = " ".join(r.text.split())[:300]
@@ -271,22 +273,27 @@ class Writer:
             if files:
                 paths = [f.path for f in files]
                 self.add(name, f"Files changed: {names(paths, 10)}.", lvl, group=f"s{k}head", order=order + (1,))
-                self.pieces[-1].redundant_with = tuple(f"s{k}f{j}" for j in range(len(files)))
+                self.pieces[-1].parts = tuple((f"s{k}f{j}", pth) for j, pth in enumerate(paths))
+                self.pieces[-1].frame = lambda left: f"Other files changed: {names(left, 10)}."
             elif s.reads:
                 self.add(name, f"Read {names(s.reads, 8)}; changed nothing.", lvl + 1, group=f"s{k}head",
                          order=order + (1,))
 
-            for j, fact in enumerate(facts):
+            weight = sorted(range(len(files)), key=lambda j: -(len(files[j].added) + len(files[j].changed) +
+                                                                len(files[j].removed) + files[j].lines // 40))
+            for j, fact in enumerate(facts):    # each step's two biggest changes in their place; the others take turns
+                pos = weight.index(j)
+                turn = order + (2, j) if pos < 2 else (1000 + total + pos, k)
                 if fact:
-                    self.add(name, fact, lvl + 1, group=f"s{k}f{j}", order=order + (2, j))
+                    self.add(name, fact, lvl + 1, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                     more = file_fact(files[j], 20)
                     if more != fact:
-                        self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j))
+                        self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                 for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
                     uses = f" It works with {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
                              " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
-                             group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
+                             group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i), rank=turn + (1 + i,))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))

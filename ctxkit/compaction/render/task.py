@@ -103,7 +103,7 @@ def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str, str]]] | Non
         if role:
             only = role == "check"      # a check list is its items: the paragraph after it is not a check
             short = _under(lines, h, 240, table=True, items=only)
-            long = _under(lines, h, 700, deep=True, table=True, items=only)
+            long = _under(lines, h, 700 if only else 1600, deep=True, table=True, items=only)   # what binds: whole
             if short or long:
                 parts.append((h, short, long, role))
     order = {"note": 0, "step": 1, "check": 2}
@@ -168,11 +168,27 @@ def _under(lines: list[str], heading: str, n: int, deep: bool = False, table: bo
                 whole.pop()
             told = whole_sentences(_joined(whole), n)     # whole statements, never a cut one
             left = [t for t in got[len(whole):] if not t.endswith(":")]
+            heads = [_head(t) for t in left]
+            if left and whole_part and all(heads) and len(told) + sum(len(x) + 2 for x in heads) <= n + n // 2 \
+                    and len(told) >= len(_joined(whole)) - 1:
+                return f" ({_joined(whole + heads)})"     # the rest by their names, not a count
+            named = [_head(t) for t in got if not t.endswith(":")]
+            if left and whole_part and len(named) > 2 and all(named) and len(_joined(named)) <= n + n // 2:
+                return f" ({_joined(named)})"      # too long to tell one whole: every one by its name
             more = f"{len(left)} more" if left and whole_part else "more" if left or len(told) < len(_joined(whole)) - 1 else ""
             if more:      # more than fits: counted, not cut
                 told = (told[:-1] if told.endswith(".") and not told.endswith("..") else told) + f"; and {more}"
             return f" ({told})"
     return ""
+
+
+HEAD_OF = re.compile(r"^(.{3,70}?)(?:\s+[—–-]\s+|:\s+)\S")
+
+
+def _head(item: str) -> str:
+    """What a list item names before its dash or colon (`build(x)` — what it does): "" when it has no such head."""
+    m = HEAD_OF.match(item)
+    return m.group(1).strip() if m and m.group(1).count("`") % 2 == 0 else ""
 
 
 def _row(line: str) -> str | None:
