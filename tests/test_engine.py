@@ -763,3 +763,67 @@ def test_a_file_made_and_removed_is_told_so_and_a_commit_names_the_files_a_comma
     assert "Created, then deleted `priv/repo/migrations/20260212_manual.exs`." in lines
     assert any(x.startswith("Committed `66e1a0a` “feat: sync”, with `priv/repo/migrations/20260212_add_identity.exs`, "
                             "which no edit in the session wrote") for x in lines)
+
+
+def test_an_edit_intent_drops_its_step_label():
+    from ctxkit.compaction.analyze.prose import edit_intent
+    assert edit_intent("Step 1: Add the agent constants to the registry.") == "Add the agent constants to the registry."
+    assert edit_intent("Fix: Remove the explicit calls from the Role section.") == \
+        "Remove the explicit calls from the Role section."
+
+
+def test_a_created_file_with_one_type_lists_its_methods_with_their_docs_and_skips_getter_docs():
+    go = ("package oc\n\n// Agent implements the agent interface.\ntype Agent struct{}\n\n"
+          "// Name returns the registry key.\nfunc (o *Agent) Name() string {\n\treturn \"oc\"\n}\n\n"
+          "// DetectPresence checks if the tool is configured in the repository.\n"
+          "func (o *Agent) DetectPresence() bool {\n\treturn true\n}\n")
+    recs = [rec("user", "add the agent", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/oc/agent.go", content=go, result="File created successfully")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    made = next(x for x in lines if x.startswith("Created `oc/agent.go`"))
+    assert "`Name`, `DetectPresence` (checks if the tool is configured in the repository)" in made
+    assert "registry key" not in made       # a getter's doc says no more than its name
+
+
+def test_a_step_with_no_request_of_its_own_is_named_by_what_it_ran():
+    recs = [rec("user", "add the agent", meta={"cwd": "/w"})] + edit("/w/a.py") + \
+        bash("git commit -am 'feat: a'", "[main 1234567] feat: a\n 1 file changed\n") + \
+        bash("git push 2>&1", "fatal: The current branch x has no upstream branch.", code=128) + \
+        bash("git push --set-upstream origin x 2>&1", "branch 'x' set up to track 'origin/x'.")
+    r = compact_span(recs, 3000, count).rendered
+    assert any(re.search(r"^Step 2: ran `git push` \(", name) for name, _ in r.sections)
+
+
+def test_a_list_of_files_names_only_those_no_other_line_tells():
+    from ctxkit.compaction.render.budget import Piece, fill
+    head = Piece("Step 1: x", "Files changed: `a.py`, `b.py`, `c.py`.", 1, (1,), group="head",
+                 parts=(("fa", "`a.py`"), ("fb", "`b.py`"), ("fc", "`c.py`")),
+                 frame=lambda left: "Other files changed: " + ", ".join(left) + ".")
+    facts = [Piece("Step 1: x", "Edited `a.py`: added `f`.", 2, (2, 0), group="fa"),
+             Piece("Step 1: x", "Edited `b.py`: " + "added `g` " * 200, 2, (2, 1), group="fb")]
+    words = lambda t: len(t.split())
+    r = fill([head] + facts, 60, words, [])
+    lines = [x.text for _, ls in r.sections for x in ls]
+    assert lines == ["Edited `a.py`: added `f`.", "Other files changed: `b.py`, `c.py`."]     # after what it leaves
+    r = fill([head, facts[0]], 60, words, [])
+    head2 = Piece("Step 1: x", "Files changed: `a.py`.", 1, (1,), group="head", parts=(("fa", "`a.py`"),),
+                  frame=lambda left: "Other files changed: " + ", ".join(left) + ".")
+    assert [x.text for _, ls in fill([head2, facts[0]], 60, words, []).sections for x in ls] == \
+        ["Edited `a.py`: added `f`."]       # every file told: the list is gone
+
+
+def test_the_request_list_is_left_out_when_it_holds_only_the_task_and_the_latest_request():
+    recs = [rec("user", "add the status column")] + edit("/w/a.ex") + [rec("user", "continue until all are done")] + \
+        edit("/w/b.ex")
+    r = compact_span(recs, 3000, count).rendered
+    assert "User requests" not in dict(r.sections) and r.latest.startswith("continue until all are done")
+
+
+def test_a_plans_design_decisions_are_told_whole_when_the_budget_allows():
+    decisions = "\n".join(f"- **Choice {k}**: option number {k} because reason {k} holds" for k in range(1, 12))
+    plan = ("Implement the following plan:\n\n# Plan: Pipeline\n\n## Context\nThe pipeline is slow.\n\n"
+            "## Design Decisions\n" + decisions + "\n\n## Step 1: Engine\n- rewrite the loop\n\n## Step 2: Tests\n- add tests\n")
+    r = compact_span([rec("user", plan)] + edit("/w/engine.ts"), 4000, count).rendered
+    part = next(x.text for x in dict(r.sections)["Plan"] if x.text.startswith("Design Decisions"))
+    assert all(f"Choice {k}: option number {k} because reason {k} holds" in part for k in range(1, 12))
+    assert " more)" not in part
