@@ -827,3 +827,42 @@ def test_a_plans_design_decisions_are_told_whole_when_the_budget_allows():
     part = next(x.text for x in dict(r.sections)["Plan"] if x.text.startswith("Design Decisions"))
     assert all(f"Choice {k}: option number {k} because reason {k} holds" in part for k in range(1, 12))
     assert " more)" not in part
+
+
+@pytest.mark.parametrize("text,before,told", [
+    ("const hookMap: Record<string, string> = {\n  'agent:bootstrap': 'bootstrap',\n  'agent:response': 'response',\n"
+     "  'command:new': 'command-new',\n};\n", "",
+     "`hookMap` maps `agent:bootstrap` → `bootstrap`, `agent:response` → `response`, `command:new` → `command-new`"),
+    ('var verbs = map[string]string{\n\t"a": "b",\n\t"c": "d",\n\t"e": "f",\n}\n', "", "`verbs` maps `a` → `b`, `c` → `d`, `e` → `f`"),
+    ('@labels %{\n  "a" => "b",\n  "c" => "d",\n  "e" => "f"\n}\n', "", "`labels` maps `a` → `b`, `c` → `d`, `e` → `f`"),
+    ('LABELS = {\n    "a": "b",\n    "c": "d",\n    "x": "y",\n}\n', 'LABELS = {\n    "a": "b",\n    "c": "d",\n}\n',
+     "`LABELS` now also maps `x` → `y`"),
+])
+def test_a_lookup_table_is_told_by_its_entries_and_an_edit_by_the_ones_it_added(text, before, told):
+    from ctxkit.compaction.analyze.code import tables
+    assert tables(text, before) == [told]
+    assert tables("function f() {\n  a: 'b',\n  c: 'd',\n  e: 'f',\n}\n") == []     # a body, not a table
+
+
+def test_test_cases_of_one_subject_are_named_together():
+    go = "package oc\n\n" + "".join(f"func TestInstallHooks_{c}(t *testing.T) {{\n}}\n\n" for c in ("Fresh", "Force")) + \
+        "func TestUninstallHooks(t *testing.T) {\n}\n\nfunc TestUninstallHooks_Nothing(t *testing.T) {\n}\n"
+    recs = [rec("user", "test the hooks", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/oc/hooks_test.go", content=go, result="File created successfully")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert any("4 tests added (`TestInstallHooks` (Fresh, Force), `TestUninstallHooks` (Nothing))" in x for x in lines)
+
+
+def test_an_edit_that_takes_a_call_and_its_import_out_of_use_says_so_and_a_partial_read_keeps_the_whole_text():
+    whole = ('import {\n\tbuildPlan,\n\tgeneratePrompts,\n\ttype Input,\n} from "./prompts";\n\n'
+             "export function run(input: Input) {\n\tgeneratePrompts(input);\n\treturn buildPlan(input);\n}\n")
+    recs = [rec("user", "drop the old prompts", meta={"cwd": "/w"})] + \
+        call("Read", file_path="/w/engine.ts", result=whole) + \
+        call("Read", file_path="/w/engine.ts", offset=1, limit=3, result='import {\n\tbuildPlan,\n\tgeneratePrompts,\n') + \
+        edit("/w/engine.ts", "\tgeneratePrompts(input);\n\treturn", "\treturn") + \
+        edit("/w/engine.ts", "\tgeneratePrompts,\n\ttype Input,", "\ttype Input,")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert any(x.startswith("Edited `engine.ts`") and "no longer uses `generatePrompts`" in x for x in lines)
+    keep = edit("/w/engine.ts", "\tgeneratePrompts(input);\n\treturn", "\treturn")     # the import still names it
+    lines = [x.text for _, ls in compact_span(recs[:5] + keep, 3000, count).rendered.sections for x in ls]
+    assert not any("no longer uses" in x for x in lines)

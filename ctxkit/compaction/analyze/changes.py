@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
 from .code import (SHAPES, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
-                   messages, new_names, short_bodies, strip_numbers, tests_added)
+                   gone_names, messages, new_names, short_bodies, strip_numbers, tables, tests_added)
 from .outline import outline
 from .prose import edit_intent
 
@@ -105,6 +105,7 @@ class _Acc:
     messages: list = field(default_factory=list)    # what its new code sends and takes (topics, messages, events)
     brought: dict = field(default_factory=dict)     # a changed function -> the names its edits brought into it
     outline: dict = field(default_factory=dict)     # a new or changed function -> what its comments say it does
+    gone: list = field(default_factory=list)        # functions its edits took out of use
     base: str = ""                                  # the file's text before the stretch's first change, when known
     made: bool = False                              # the stretch created it (a later delete undoes that)
 
@@ -142,16 +143,27 @@ class Changes:
         self.text = text                             # path -> the file's last known text
         self._files: dict = {}
         self._facts: dict = {}                       # id(change) -> what the edit did (computed once)
+        self.partial: set[str] = set()               # paths whose known text is a part read from a line on
+        self.whole: set[int] = set()                 # id(change) whose text before it is the whole file
         for e in evs:
             if isinstance(e, Read) and e.text:
-                text[paths.rel(e.path)] = strip_numbers(e.text)
+                p = paths.rel(e.path)
+                if not e.offset:
+                    text[p] = strip_numbers(e.text)
+                    self.partial.discard(p)
+                elif p not in text or p in self.partial:    # a part of the file: the whole, when known, stays
+                    text[p] = strip_numbers(e.text)
+                    self.partial.add(p)
             elif isinstance(e, Change) and e.ok and e.path and not is_temp(e.path):
                 p = paths.rel(e.path)
                 self.events.append((e, p))
                 if p in text:
                     self.before[id(e)] = text[p]
+                    if p not in self.partial:
+                        self.whole.add(id(e))       # the text before it is the whole file
                 if e.via == "write" and e.new:
                     text[p] = e.new
+                    self.partial.discard(p)
                 elif p in text and e.old and e.old in text[p]:
                     text[p] = text[p].replace(e.old, e.new, 1)
                 elif e.action in (DELETE, MOVE):
@@ -237,7 +249,7 @@ class Changes:
                 a.outline.update((n, (o, v)) for n, o, v in outline(p, e.new, [d.name for d in top[:12] if
                                                                                    d.name not in a.tests and
                                                                                    d.kind not in CONTAINERS | SHAPES]))
-                _add(a.messages, messages(p, e.new))
+                _add(a.messages, messages(p, e.new) + tables(e.new))
             elif e.new or e.old:
                 now, was = imports(p, e.new), imports(p, e.old)
                 whole = self.before.get(id(e), "")     # the file before the edit: a module it named is not new
@@ -268,8 +280,11 @@ class Changes:
                         a.outline[n] = told[n]
                     elif a.action == CREATED and facts[3] is not None:
                         a.outline.pop(n, None)
+                if id(e) in self.whole and e.old and e.old in whole:   # what the edit took out of use
+                    _add(a.gone, gone_names(e.old, e.new, whole.replace(e.old, e.new, 1)))
+                a.gone = [x for x in a.gone if x not in (e.new or "")]
                 had = messages(p, e.old)
-                _add(a.messages, [m for m in messages(p, e.new) if m not in had])
+                _add(a.messages, [m for m in messages(p, e.new) if m not in had] + tables(e.new, e.old))
                 old_consts = dict(constants(e.old))
                 _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in definitions(p, e.new):
@@ -323,6 +338,7 @@ class Changes:
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),
                           frame=a.frame, revised=tuple(a.revised), revised_why=a.revised_why,
                           undone=a.made and a.action == DELETED, messages=tuple(a.messages[:8]),
+                          gone=tuple(x for x in a.gone if x not in a.removed),
                           brought=tuple((n, tuple(x[:6])) for n, x in a.brought.items() if n in a.changed),
                           code=tuple((n, c) for n, c in a.code.items() if n not in a.tests and n not in a.removed)[:8],
                           outline=tuple((n, o, v) for n, (o, v) in a.outline.items()

@@ -189,6 +189,24 @@ def new_names(old: str, new: str) -> list[str]:
     return out[:12]
 
 
+CALLED = re.compile(r"(?<![.\w$])([A-Za-z_$][\w$]{3,})\s*\(")
+LISTED = re.compile(r"^[ \t]*(?:type[ \t]+)?([A-Za-z_$][\w$]{3,}),?[ \t]*$", re.M)     # a line of a multi-line import
+
+
+def gone_names(old: str, new: str, after: str) -> list[str]:
+    """The functions an edit stopped calling or importing (`old` -> `new`) that the file, `after` it, no
+    longer names anywhere: what the change took out of use."""
+    now = set(IDENT.findall(after or ""))
+    out = []
+    k = (after or "").find(new or "\0") if new else -1
+    lead = (after[max(0, k - 300):k] if k >= 0 else "") + (old or "")
+    listed = LISTED.findall(old) if re.search(r"\bimport\s*\{(?![^}]*\bfrom\b)[^}]*$", lead) else []   # an import list's
+    for n in CALLED.findall(old or "") + listed:
+        if n not in now and n not in out and n not in (new or "") and IDENT.fullmatch(n):
+            out.append(n)
+    return out[:6]
+
+
 def line_diff(old: str, new: str, n: int = 2, width: int = 100) -> tuple[list[str], list[str]]:
     """Up to `n` short lines only the old text has, and up to `n` only the new one has."""
     a = [ln.strip() for ln in (old or "").splitlines() if ln.strip()]
@@ -349,6 +367,41 @@ def constants(text: str) -> list[tuple[str, str]]:
                 all(n != name for n, _ in out):
             out.append((name, value.strip()))
     return out[:12]
+
+
+TABLE_HEAD = re.compile(r"^[ \t]*(?:@(\w+)[ \t]+%?|(?:(?:export[ \t]+)?(?:const|let|var|final|static)[ \t]+)?"
+                        r"([A-Za-z_$][\w$.]*)[ \t]*(?::[^=\n{]+)?=[ \t]*(?:map\[[^\]\n]+\][\w.]+[ \t]*|%)?)\{[ \t]*$", re.M)
+TABLE_ROW = re.compile(r"""^[ \t]*(?:(["'])(.{1,60}?)\1|([A-Za-z_]\w*))[ \t]*(?::|=>)[ \t]*(["'])(.{1,80}?)\4[ \t]*,?[ \t]*$""")
+
+
+def _tables(text: str, least: int = 3) -> dict[str, list[tuple[str, str]]]:
+    out: dict[str, list[tuple[str, str]]] = {}
+    for m in TABLE_HEAD.finditer(text or ""):
+        rows = []
+        for ln in text[m.end():].split("\n")[1:]:
+            r = TABLE_ROW.match(ln)
+            if not r:
+                break
+            rows.append((r.group(2) or r.group(3), r.group(5)))
+        if len(rows) >= least:
+            out.setdefault(m.group(1) or m.group(2), rows)
+    return out
+
+
+def tables(text: str, before: str = "") -> list[str]:
+    """The lookup tables `text` sets: a name bound to three or more string keys each mapped to a string
+    ("`hookMap` maps `agent:bootstrap` → `bootstrap`, …"), in order; with `before` (the text an edit
+    replaced), only the entries it did not have ("`LABELS` now also maps …")."""
+    had = _tables(before, 1)
+    out = []
+    for name, rows in _tables(text).items():
+        old = set(had.get(name, ()))
+        new = [r for r in rows if r not in old]
+        if not new:
+            continue
+        shown = ", ".join(f"`{k}` → `{v}`" for k, v in new[:6]) + (f" and {len(new) - 6} more" if len(new) > 6 else "")
+        out.append(f"`{name}` {'now also maps' if name in had else 'maps'} {shown}")
+    return out[:3]
 
 
 COMMENT_LINE = re.compile(r"^\s*(?://|#(?![{\[])|--|/\*|\*(?!\*)\s)")

@@ -56,6 +56,7 @@ class FileChange:
     brought: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (changed function, names its edits brought into it)
     outline: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (new or changed function, what its own
                                         # comments say it does, the string values it works with)
+    gone: tuple[str, ...] = ()          # functions its edits took out of use (no longer called or imported)
 
 
 @dataclass(frozen=True)

@@ -114,10 +114,9 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []
     if f.tests:
-        named = list(dict.fromkeys(f.tests))
-        k = 3 if n <= 10 else 8
-        tail.append(f"{plural(len(f.tests), 'test')} added (" + ", ".join(code(t) for t in named[:k])
-                    + (f" and {len(f.tests) - len(named[:k])} more" if len(f.tests) > k else "") + ")")   # all counted
+        shown_tests, left = _tests(list(f.tests), 160 if n <= 10 else 500)
+        tail.append(f"{plural(len(f.tests), 'test')} added ({shown_tests}"
+                    + (f" and {left} more" if left else "") + ")")   # all counted
     if f.messages:
         tail.append("; ".join(f.messages[:4 if n <= 10 else 8]))
     if f.constants:
@@ -179,6 +178,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
             parts.append("added the line" + ("s " if len(f.lines_in) > 1 else " ") + names(f.lines_in, k))
         elif f.names:
             parts.append(f"brought in {names(f.names, min(n, 8))}")
+    if f.gone:
+        parts.append(f"no longer uses {names(list(f.gone), 4)}")
     brought = [m for m in f.imports if not any(m in x for x in f.lines_in)]   # not told twice
     if brought:
         parts.append(f"now uses {names(brought, 4)}")
@@ -190,6 +191,26 @@ def file_fact(f: FileChange, n: int = 10) -> str:
         return sentence(head)
     return sentence(head + (". " + parts[0][0].upper() + parts[0][1:] if why else ": " + parts[0]) +
                     ("; " + "; ".join(parts[1:]) if parts[1:] else ""))
+
+
+def _tests(tests: list[str], cap: int) -> tuple[str, int]:
+    """Test names within about `cap` characters, the cases of one subject together (`TestInstallHooks_Fresh`,
+    `TestInstallHooks_Force` read `TestInstallHooks` (Fresh, Force)), and how many are left untold."""
+    groups: dict[str, list[str]] = {}
+    for t in tests:
+        head, sep, case = t.partition("_") if " " not in t else (t, "", "")
+        groups.setdefault(head, [])
+        if sep and case:
+            groups[head].append(case)
+    out, told = [], 0
+    for head, cases in groups.items():
+        n = len(cases) + (1 if head in tests else 0)
+        part = code(head) + (f" ({', '.join(cases)})" if cases else "")
+        if out and len(", ".join(out + [part])) > cap:
+            break
+        out.append(part)
+        told += max(n, 1)
+    return ", ".join(out), len(tests) - told
 
 
 FIX_VERBS = {"fix", "address", "resolve", "clean", "silence", "satisfy", "handle", "simplify", "use", "replace",

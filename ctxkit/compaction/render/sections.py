@@ -285,12 +285,16 @@ class Writer:
                 pos = weight.index(j)
                 turn = order + (2, j) if pos < 2 else (1000 + total + pos, k)
                 if fact:
+                    bare = file_fact(replace(files[j], intents=(), docs=(), messages=(), constants=(), revised=(),
+                                             imports=()), 5) if pos >= 2 else ""
+                    if bare and len(bare) < len(fact):      # in its place, its names only; at its turn, the rest
+                        self.add(name, bare, lvl + 1, group=f"s{k}f{j}", order=order + (2, j))
                     self.add(name, fact, lvl + 1, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                     more = file_fact(files[j], 20)
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                 for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
-                    uses = f" It works with {', '.join(code(v) for v in vals)}." if vals else ""
+                    uses = f" The strings it uses: {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
                              " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
                              group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i), rank=turn + (1 + i,))
