@@ -866,3 +866,20 @@ def test_an_edit_that_takes_a_call_and_its_import_out_of_use_says_so_and_a_parti
     keep = edit("/w/engine.ts", "\tgeneratePrompts(input);\n\treturn", "\treturn")     # the import still names it
     lines = [x.text for _, ls in compact_span(recs[:5] + keep, 3000, count).rendered.sections for x in ls]
     assert not any("no longer uses" in x for x in lines)
+
+
+def test_a_rewrite_of_a_test_file_counts_only_the_tests_it_added():
+    before = "".join(f'  test "case {k}" do\n    assert true\n  end\n' for k in range(3))
+    after = before + "".join(f'  test "new {k}" do\n    assert true\n  end\n' for k in range(2))
+    wrap = "defmodule T do\n  use ExUnit.Case\n{}end\n"
+    recs = [rec("user", "cover the end hook", meta={"cwd": "/w"})] + \
+        call("Read", file_path="/w/test/t_test.exs", result=wrap.format(before)) + \
+        call("Write", file_path="/w/test/t_test.exs", content=wrap.format(after), result="File updated")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert any("2 tests added (`new 0`, `new 1`)" in x for x in lines), lines
+
+
+def test_an_edit_intent_leaves_out_where_in_the_file_it_goes():
+    from ctxkit.compaction.analyze.prose import edit_intent
+    assert edit_intent("Add the `Plan` component at the bottom of the file (before the last `}`).") == \
+        "Add the `Plan` component."

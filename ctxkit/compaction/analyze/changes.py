@@ -269,7 +269,7 @@ class Changes:
                 _add(a.added, added)
                 _add(a.changed, [n for n in changed if n not in a.added])
                 _add(a.removed, [n for n in removed if n not in a.added])
-                a.tests += tests_added(p, e.old, e.new)
+                a.tests += tests_added(p, whole if e.via == "write" else e.old, e.new)   # a rewrite: against the file
                 a.code.update(short_bodies(p, e.new, added + changed))   # the latest text of each
                 prior = "" if a.action == CREATED else a.base or e.old     # comments it had before the stretch
                 kinds_now = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if added or changed else {}

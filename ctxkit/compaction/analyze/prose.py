@@ -156,6 +156,8 @@ VERBS = (r"(?:add|update|create|fix|remove|replace|rename|move|change|wire|extra
     r"subscribe|switch|expand|mirror|restore|revert|align|bump|enable|disable|guard|cache|clean|trim|strip|"
     r"emit|log|validate|parse|format|sort|filter|map|load|save|persist|reset|initialize|init|configure|document)\b")
 CHANGE_VERB = re.compile(r"^" + VERBS, re.I)
+WHERE_IN_FILE = re.compile(r"\s*,?\s*\b(?:at|to|near|after|before)\s+the\s+(?:very\s+)?(?:end|bottom|top|beginning|start)"
+                           r"\s+of\s+(?:the|this|that)\s+(?:file|module|class)\b(?:\s*\([^)]*\))?", re.I)
 LABEL = re.compile(r"^(?:(?:step|phase|part|stage|task)\s*#?\d+[a-z]?|fix|bug\s?fix|cleanup|refactor)\s*[:.)—–-]\s+(?=\S)",
                    re.I)
 MORE_ACTIONS = re.compile(r",\s*(?:and\s+)?" + VERBS, re.I)
@@ -169,6 +171,7 @@ def edit_intent(text: str) -> str:
     said = sentences(text)
     for k, s in enumerate(said):
         body = LABEL.sub("", LEAD.sub("", s, count=1).strip(), count=1)    # "Step 1: Add x" is "Add x"
+        body = WHERE_IN_FILE.sub("", body).strip()      # "… at the end of the file": where, not what
         if len(body.split()) < 3 or LOOKING.match(body) or PRAISE.search(body) or s.endswith("?"):
             continue
         if CODE_LINE.search(body) or not CHANGE_VERB.match(body) or body.count("`") % 2:

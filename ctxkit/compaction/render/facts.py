@@ -170,7 +170,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     if f.replaced:
         parts.append("replaced " + joined([f"{code(o)} with {code(x)}" if o else f"added {code(x)}"
                                            for o, x in f.replaced[:2]]))
-    if not (f.added or f.removed or f.replaced) and (not f.changed or f.lines_in or f.lines_out):
+    if not (f.added or f.removed or f.replaced or f.tests) and (not f.changed or f.lines_in or f.lines_out):
         k = 3 if n <= 10 else 8
         if f.lines_out:
             parts.append("removed the line" + ("s " if len(f.lines_out) > 1 else " ") + names(f.lines_out, k))
