@@ -346,9 +346,14 @@ class Writer:
                 said = [(t, w, cut(x, 100).rstrip(".")) for t, w, x in errs[:4]]    # one full stop, at the end
                 shown = [f"{t} {code(w)}: {x}" if w else f"{t}: {x}" for t, w, x in said]
                 self.add(name, "Tool calls that failed: " + "; ".join(shown) + ".", lvl + 2, order=order + (3, 99))
-            if s.report and s.report != st.current.words:
-                self.add(name, "The agent's account: " + " ".join(quote(x, 220) for x in s.report[:3]), lvl + 2,
-                         order=order + (7,))
+            words = st.current.words
+            same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
+            raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
+            told = [] if raw else [x for x in s.report if x not in words]   # the last words are told in Current work
+            if told:
+                for cap, extra in ((3, 2), (8, 4)):
+                    self.add(name, "The agent's account: " + " ".join(quote(x, 220) for x in told[:cap]), lvl + extra,
+                             group=f"s{k}acct", order=order + (7,))
 
     # -- files and project ---------------------------------------------------------------------
     def files(self) -> None:
