@@ -423,7 +423,7 @@ def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the
                       for k in range(1, 12))
     plan = "Implement the following plan:\n\n# Plan: Hooks\n\n## Context\nHooks are missing.\n\n" + \
         "## Step 1: Handlers\nNew file: `handlers.go`.\nPattern: Follow `other.go`.\n" + steps + "\n\n## Step 2: Tests\n- add tests\n"
-    r = compact_span([rec("user", plan)] + edit("/w/handlers.go"), 2000, count).rendered
+    r = compact_span([rec("user", plan)] + edit("/w/main.go"), 2000, count).rendered
     part = dict(r.sections)["Plan"][0].text
     assert "Follow `other.go`;" in part and ".;" not in part and "…" not in part and " more)" not in part
     inner = part[part.index("(") + 1:-1].split("; ")
@@ -431,7 +431,7 @@ def test_a_plan_part_too_long_to_tell_whole_keeps_whole_statements_and_marks_the
     assert all(x.startswith(("New file", "Pattern", "`handle")) and x.endswith(("`", "session")) for x in inner)
     assert inner[-1] == "`handle11()`" and inner[2].endswith("session")     # the first told whole, the rest named
     plain = plan.replace(" — calls", " calls")      # items with no head: the rest counted
-    r = compact_span([rec("user", plain)] + edit("/w/handlers.go"), 2000, count).rendered
+    r = compact_span([rec("user", plain)] + edit("/w/main.go"), 2000, count).rendered
     part = dict(r.sections)["Plan"][0].text
     m = re.search(r"; and (\d+) more\)$", part)
     assert m and len(part[part.index("(") + 1:m.start()].split("; ")) + int(m.group(1)) == 13
@@ -883,3 +883,17 @@ def test_an_edit_intent_leaves_out_where_in_the_file_it_goes():
     from ctxkit.compaction.analyze.prose import edit_intent
     assert edit_intent("Add the `Plan` component at the bottom of the file (before the last `}`).") == \
         "Add the `Plan` component."
+
+
+def test_the_plan_part_the_work_in_progress_carries_out_is_told_at_length_first():
+    others = "".join(f"## Step {k}: Part {k}\n" + "".join(f"- `f{k}_{j}.go` — does thing {j} of part {k} at some length\n"
+                                                          for j in range(8)) + "\n" for k in range(1, 5))
+    plan = ("Implement the following plan:\n\n# Plan: Agent\n\n## Context\nAdd the agent.\n\n" + others +
+            "## Step 5: Tests\n- `agent_test.go` — interface tests (Parse, Detect, Resume)\n"
+            "- `hooks_test.go` — hook tests (Install fresh/force, Uninstall)\n\nAll tests use `t.Parallel()` except those with "
+            "`t.Chdir()`.\n")
+    recs = [rec("user", plan, meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/agent_test.go", content="package a\n\nfunc TestParse(t *testing.T) {\n}\n",
+             result="File created successfully")
+    part = next(x.text for x in dict(compact_span(recs, 700, count).rendered.sections)["Plan"] if x.text.startswith("Step 5"))
+    assert "Install fresh/force" in part and "`t.Chdir()`" in part      # whole, though the budget is tight

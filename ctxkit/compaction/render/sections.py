@@ -14,7 +14,7 @@ from .phrases import (bare_commands, code, command, cut, joined, names, plural, 
 from .facts import (check_history, check_line, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name)
 from .next import next_text, then_text
-from .task import brief, plan_outline
+from .task import brief, plan_outline, plan_part
 
 SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Plan", "Work items", "User requests", "Project"]
 
@@ -50,8 +50,12 @@ class Writer:
         if outline:     # a pasted plan: its head as the task, each part on a line of its own
             head, parts = outline
             self.add("Task", cut(head, 500) + about, 0, group="task")
+            now = self._files_now()
             for k, (h, short, long, role) in enumerate(parts):
                 first = {"note": 3, "check": 2}.get(role, 2)   # what the steps rest on, after the steps
+                if role == "step" and any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-])", h + long) for n in now):
+                    first, long = 0, plan_part(text, h, 1200) or long    # the part the work in progress carries out:
+                                                                               # told at length first
                 self.add("Plan", cut(h, 160) + short, first, group=f"plan-part{k}", order=(k,))
                 if long != short:
                     self.add("Plan", cut(h, 160) + long, first + (1 if role in ("check", "note") else 2),
@@ -64,6 +68,15 @@ class Writer:
             for level, cap in ((0, 300), (2, 800)):
                 self.add("Latest request", brief(latest.text, cap) + ("" if latest.acted else " (not acted on yet)"),
                          level, group="latest")
+
+    def _files_now(self) -> set[str]:
+        """The names of the files the work in progress changes or its item names."""
+        st = self.st
+        step = st.steps[st.current.step] if 0 <= st.current.step < len(st.steps) else None
+        paths = [f.path for f in step.files] if step is not None and not step.done else []
+        item = in_progress(st)
+        paths += list(item.files) if item is not None else []
+        return {p.rsplit("/", 1)[-1] for p in paths if "." in p.rsplit("/", 1)[-1]}
 
     def requests(self) -> None:
         reqs = self.st.requests
@@ -297,7 +310,7 @@ class Writer:
                     uses = f" The strings it uses: {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
                              " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
-                             group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i), rank=turn + (1 + i,))
+                             group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))

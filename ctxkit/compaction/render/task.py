@@ -110,6 +110,11 @@ def plan_outline(text: str) -> tuple[str, list[tuple[str, str, str, str]]] | Non
     return head, sorted(parts, key=lambda x: order[x[3]])
 
 
+def plan_part(text: str, heading: str, cap: int) -> str:
+    """What a plan says under `heading`, read through its sub-parts, within about `cap` characters."""
+    return _under(text.splitlines(), heading, cap, deep=True, table=True)
+
+
 def _under(lines: list[str], heading: str, n: int, deep: bool = False, table: bool = False,
            items: bool = False) -> str:
     """What the plan says under `heading`: its first lines that are whole statements (a line ending in a colon
