@@ -1,4 +1,4 @@
-"""What stays raw after a summary: conversation, not tool exchanges the summary already tells."""
+"""What stays raw after a summary: conversation, not tool exchanges nor a closing report the summary already tells."""
 from ctxkit.core.compact import Selection, fold_tool_head
 from ctxkit.compaction.extract import events
 from ctxkit.compaction.model import CheckRun
@@ -13,7 +13,11 @@ def test_leading_tool_exchanges_of_the_kept_tail_join_the_summarized_span():
               [msg("assistant", "", tool_calls=[{"id": "b"}]), msg("tool", "Checked 286 files")],
               [msg("assistant", "All clean. Here is the review.")], [msg("user", "now merge the docs")]]
     sel = fold_tool_head(groups, Selection(summarize=[0], keep=[1, 2, 3, 4]))
-    assert sel.summarize == [0, 1, 2] and sel.keep == [3, 4]
+    assert sel.summarize == [0, 1, 2, 3] and sel.keep == [4]      # the closing report too: the summary tells it
+    said = groups[:3] + [[msg("assistant", "Which file should hold the docs?")], [msg("assistant", "", tool_calls=[{"id": "c"}]),
+                                                                                 msg("tool", "ok")]]
+    sel = fold_tool_head(said, Selection(summarize=[0], keep=[1, 2, 3, 4]))
+    assert sel.keep == [3, 4]       # words not followed by the user's request stay raw
 
 
 def test_a_tail_of_only_tool_exchanges_keeps_its_newest_group_and_a_protected_group_stops_the_fold():

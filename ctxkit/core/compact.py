@@ -103,11 +103,19 @@ def fold_tool_head(groups: Sequence[list[dict]], sel: Selection, skip_through: i
     if len(kept) < 2 or any(i in sel.protected for i in kept) or max(sel.summarize, default=-1) < 0:
         return sel
     fold = []
-    for i in kept[:-1]:
-        if not any(r.get("role") == "tool" for r in groups[i]):
+    for k, i in enumerate(kept[:-1]):
+        if not any(r.get("role") == "tool" for r in groups[i]) and not _report_before_request(groups[i], groups[kept[k + 1]]):
             break
         fold.append(i)
     return _summarized(sel, fold)
+
+
+def _report_before_request(group: list[dict], nxt: list[dict]) -> bool:
+    """The agent's closing words (no tool call) right before the user's next request: the summary tells
+    them, and the raw records start at the request."""
+    said = [r for r in group if r.get("kind") == "message"]
+    return bool(said) and all(r.get("role") == "assistant" and not r.get("tool_calls") for r in said) and \
+        bool(nxt) and nxt[0].get("role") == "user" and nxt[0].get("kind") == "message"
 
 
 def summary_record(ctx: Context, session: str | None, ts: str, meta: dict) -> dict:

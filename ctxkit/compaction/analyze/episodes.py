@@ -102,7 +102,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], done=s["done"],
-                        report=tuple(report(said, 10)) if said else (), findings=tuple(found[:6])))
+                        report=tuple(report(said, 14)) if said else (), findings=tuple(found[:6])))
     return _merge_empty(out)
 
 

@@ -242,7 +242,8 @@ class Writer:
                     by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}")
                 told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
                 self.add("Next step", f"How they connect: {told}.", level, group="calls")
-        kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at]     # the raw tail says it itself
+        kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at     # the raw tail says it itself,
+                and x not in st.current.words[:3]]                                # the last words are told above
         for k, x in enumerate(kept[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
@@ -362,9 +363,9 @@ class Writer:
             words = st.current.words
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
-            told = [] if raw else [x for x in s.report if x not in words]   # the last words are told in Current work
+            told = [] if raw else [x for x in s.report if x not in words[:3]]   # Current work tells the first three
             if told:
-                for cap, extra in ((3, 2), (8, 4)):
+                for cap, extra in ((3, 2), (12, 2 if k == total else 4)):    # the last report: at length
                     self.add(name, "The agent's account: " + " ".join(quote(x, 220) for x in told[:cap]), lvl + extra,
                              group=f"s{k}acct", order=order + (7,))
 
