@@ -196,13 +196,17 @@ LISTED = re.compile(r"^[ \t]*(?:type[ \t]+)?([A-Za-z_$][\w$]{3,}),?[ \t]*$", re.
 def gone_names(old: str, new: str, after: str) -> list[str]:
     """The functions an edit stopped calling or importing (`old` -> `new`) that the file, `after` it, no
     longer names anywhere: what the change took out of use."""
-    now = set(IDENT.findall(after or ""))
+    if not old:
+        return []
+    called = [n for n in CALLED.findall(old) if n not in (new or "")]
+    listed = [n for n in LISTED.findall(old) if n not in (new or "")]
+    if listed:      # a name on a line of its own counts only inside an import list
+        k = (after or "").find(new) if new else -1
+        lead = (after[max(0, k - 300):k] if k >= 0 else "") + old
+        listed = listed if re.search(r"\bimport\s*\{(?![^}]*\bfrom\b)[^}]*$", lead) else []
     out = []
-    k = (after or "").find(new or "\0") if new else -1
-    lead = (after[max(0, k - 300):k] if k >= 0 else "") + (old or "")
-    listed = LISTED.findall(old) if re.search(r"\bimport\s*\{(?![^}]*\bfrom\b)[^}]*$", lead) else []   # an import list's
-    for n in CALLED.findall(old or "") + listed:
-        if n not in now and n not in out and n not in (new or "") and IDENT.fullmatch(n):
+    for n in called + listed:
+        if n not in out and IDENT.fullmatch(n) and not re.search(rf"(?<![\w$]){re.escape(n)}(?![\w$])", after or ""):
             out.append(n)
     return out[:6]
 
