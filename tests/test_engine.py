@@ -897,3 +897,15 @@ def test_the_plan_part_the_work_in_progress_carries_out_is_told_at_length_first(
              result="File created successfully")
     part = next(x.text for x in dict(compact_span(recs, 700, count).rendered.sections)["Plan"] if x.text.startswith("Step 5"))
     assert "Install fresh/force" in part and "`t.Chdir()`" in part      # whole, though the budget is tight
+
+
+def test_when_the_item_in_progress_is_the_last_open_part_of_its_parent_the_parent_is_closed_after_it():
+    recs = [rec("user", "work on app-1 until all are done")] + \
+        bash("bd create --title 'Epic' --json", '{"id": "app-1", "title": "Epic"}') + \
+        bash("bd update app-1.1 --status in_progress", "ok") + edit("/w/a.py") + \
+        bash("bd close app-1.1", "closed") + bash("git commit -am 'one'", "[main 1111111] one") + \
+        bash("bd update app-1.2 --status in_progress", "ok") + edit("/w/b.py")
+    st = state_of(recs)
+    assert [(i.item, i.parent) for i in st.items if i.item == "app-1.2"] == [("app-1.2", "app-1")]
+    text = dict(compact_span(recs, 3000, count).rendered.sections)["Next step"][0].text
+    assert text.endswith("then close app-1: app-1.2 is the last of its open parts."), text

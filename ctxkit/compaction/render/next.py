@@ -104,6 +104,10 @@ def then_text(st: State) -> str:
         parts.append("commit the work, as the project does")
     parents = {i.parent for i in st.items if i.parent}
     nxt = next((i for i in st.items if i.status == "open" and i.item not in parents), None)
+    parent = next((i for i in st.items if current is not None and i.item == current.parent and i.status != "closed"), None)
+    if parent is not None and nxt is None and st.env.closes_items and \
+            not any(i.parent == parent.item and i.status != "closed" and i is not current for i in st.items):
+        parts.append(f"close {parent.item}: {current.item} is the last of its open parts")    # the parent's own close
     if nxt is not None and (n.kind != NEXT_ITEM_REST or nxt.item != n.target):
         how = ""
         if nxt.summary or nxt.detail:
