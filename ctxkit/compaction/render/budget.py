@@ -16,10 +16,9 @@ class Piece:
     order: tuple
     done: bool | None = None
     group: str = ""
-    redundant_with: tuple = ()      # groups that together say all this line says: dropped when all are in
     rank: tuple = ()                # its turn within its level, when not its place (steps take turns)
     parts: tuple = ()               # (group, label): what it lists that other lines may tell at length …
-    frame: object = None            # … and its text from the labels those lines leave untold (all told: gone)
+    frame: object = None            # … and its text from the labels those lines leave untold (all told: dropped)
 
 
 FREE = ("Task", "Latest request")
@@ -58,11 +57,11 @@ def fill(pieces: list[Piece], budget: int, count, sections: list[str]) -> Render
             cost[key] = c
             used += delta
             open_sections.add(p.section)
-        gone = [k for k, p in chosen.items() if p.redundant_with and all(g in chosen for g in p.redundant_with)]
+        gone: list[str] = []
         shrunk = False
         for k, p in list(chosen.items()):       # a list of what other lines tell: only the rest
             p = base.get(k, p)
-            if p.parts and k not in gone:
+            if p.parts:
                 left = [label for g, label in p.parts if g not in chosen]
                 if not left:
                     gone.append(k)

@@ -386,7 +386,8 @@ class Writer:
             self.add("Files", f"{code(p)} — read", 4, group=f"read{k}", order=(2000, 0, k))
         if read:    # the same, short, for a summary the budget holds tight
             self.add("Files", f"Read, not changed: {names(read, 60)}.", 3, order=(1999,))
-            self.pieces[-1].redundant_with = tuple(f"read{k}" for k in range(len(read)))
+            self.pieces[-1].parts = tuple((f"read{k}", code(p)) for k, p in enumerate(read))
+            self.pieces[-1].frame = lambda left: f"Read, not changed: {', '.join(left)}."
         for k, f in enumerate(st.files):
             self.add("Files", f"{code(f.path)} — {f.action}", 5 if f.action != DELETED else 2, order=(2000, 1, k))
 
