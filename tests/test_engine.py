@@ -909,3 +909,14 @@ def test_when_the_item_in_progress_is_the_last_open_part_of_its_parent_the_paren
     assert [(i.item, i.parent) for i in st.items if i.item == "app-1.2"] == [("app-1.2", "app-1")]
     text = dict(compact_span(recs, 3000, count).rendered.sections)["Next step"][0].text
     assert text.endswith("then close app-1: app-1.2 is the last of its open parts."), text
+
+
+def test_a_functions_marked_steps_carry_the_on_off_options_their_code_passes():
+    from ctxkit.compaction.analyze.outline import outline
+    ts = ("export async function run(input: Input) {\n\t// --- Phase 1: Plan the fixes ---\n"
+          "\tconst plan = await provider.invoke(p, {\n\t\twriteMode: false,\n\t});\n\t// keep the plan\n\tsave(plan);\n"
+          "\t// --- Phase 2: Execute the plan ---\n\tawait provider.invoke(plan, { writeMode: true });\n"
+          "\t// --- Phase 3: Capture the diff ---\n\tconst diff = capture();\n\treturn diff;\n}\n")
+    [(name, said, _)] = outline("/w/engine.ts", ts, ["run"])
+    assert said == ("Phase 1: Plan the fixes (writeMode: false)", "Phase 2: Execute the plan (writeMode: true)",
+                    "Phase 3: Capture the diff")

@@ -52,12 +52,15 @@ def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tu
             continue
         first, last = span[n]
         runs: list[tuple[list[str], list[bool]]] = []
+        code: list[list[str]] = []      # the code under each run of comments
         open_run = code_after = False
         for ln in lines[first:last]:
             m = pat.match(ln)
             if not m:
                 if ln.strip():
                     open_run, code_after = False, True
+                    if code:
+                        code[-1].append(ln)
                 continue
             said = m.group(1).strip()
             bare = said.strip("-=#*~ ").strip()
@@ -65,6 +68,7 @@ def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tu
                 continue
             if not open_run:
                 runs.append(([], []))
+                code.append([])
                 open_run, code_after = True, False
             runs[-1][0].append(bare)
             runs[-1][1].append(len(said) - len(bare) >= 4)     # "--- Phase 1 ---", "=== Setup ==="
@@ -74,11 +78,29 @@ def outline(path: str, text: str, names, before: str = "") -> list[tuple[str, tu
         if flat:
             groups = [(g, f) for g, f in groups if " ".join(g.split()[:6]) not in flat]
         if sum(1 for g, f in groups if f or STEP_MARK.match(g)) >= 3:
-            groups = [(g, f) for g, f in groups if f or STEP_MARK.match(g) or LOUD.search(g)]
+            below = {g: "\n".join(c) for (g, _), c in zip([(" ".join(r), 0) for r, _ in runs], code)}
+            kept, under = [], {}
+            for g, f in groups:     # a step's code runs to the next step: what its unmarked comments head too
+                if f or STEP_MARK.match(g) or LOUD.search(g):
+                    kept.append((g, f))
+                    under[g] = below.get(g, "")
+                elif kept:
+                    under[kept[-1][0]] += "\n" + below.get(g, "")
+            groups = [(g + _modes(under.get(g, "")), f) for g, f in kept]
         said_all = tuple(dict.fromkeys(g for g, _ in groups))
         if len(said_all) >= 2:
             out.append((n, said_all, values("\n".join(lines[first:last]), pat)))
     return out
+
+
+MODE = re.compile(r"\b([A-Za-z_]\w*)\s*[:=]\s*(true|false|True|False)\b")
+
+
+def _modes(code: str) -> str:
+    """The on/off options a step's code passes (`writeMode: false`), as ` (writeMode: false)`: how the step
+    differs from its neighbours."""
+    got = list(dict.fromkeys(f"{k}: {v.lower()}" for k, v in MODE.findall(code)))
+    return f" ({', '.join(got[:3])})" if got else ""
 
 
 _FLAT: dict = {}
