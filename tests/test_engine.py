@@ -920,3 +920,12 @@ def test_a_functions_marked_steps_carry_the_on_off_options_their_code_passes():
     [(name, said, _)] = outline("/w/engine.ts", ts, ["run"])
     assert said == ("Phase 1: Plan the fixes (writeMode: false)", "Phase 2: Execute the plan (writeMode: true)",
                     "Phase 3: Capture the diff")
+
+
+def test_an_edit_inside_types_tells_each_ones_new_members_from_the_file_before_and_after():
+    whole = ("export interface Stats {\n\tms: number;\n}\n\nexport interface Result {\n\tpatch: string;\n}\n\n"
+             "export interface Item {\n\tid: string;\n\tstats: {\n\t\tfix?: Stats;\n\t} | null;\n\tdone: boolean;\n}\n")
+    recs = [rec("user", "store the plans", meta={"cwd": "/w"})] + call("Read", file_path="/w/types.ts", result=whole) + \
+        edit("/w/types.ts", "\t\tfix?: Stats;\n\t} | null;\n\tdone: boolean;", "\t\tfix?: Stats;\n\t} | null;\n\tplan: string | null;\n\tdone: boolean;")
+    lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
+    assert any("changed `Item` (gained `plan`)" in x for x in lines), lines

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
                      Stage)
-from .code import (SHAPES, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
+from .code import (SHAPES, bodies, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
                    gone_names, messages, new_names, short_bodies, strip_numbers, tables, tests_added)
 from .outline import outline
 from .prose import edit_intent
@@ -294,15 +294,16 @@ class Changes:
                             a.docs.append((d.name, doc))
                 pair = _short_pair(e.old, e.new)
                 kinds = {d.name: d.kind for d in definitions(p, facts[3] or e.new)} if changed and not (added or removed) else {}
-                if len(changed) == 1 and kinds.get(changed[0]) in SHAPES and \
-                        any(d.name == changed[0] for d in definitions(p, e.new)):    # a type's own edit: its members
-                    gained, lost = members(e.old, e.new)
-                    had = a.members.setdefault(changed[0], ([], []))
-                    _add(had[0], [x for x in gained if x not in had[1]])
-                    had[1][:] = [x for x in had[1] if x not in gained]
-                    _add(had[1], [x for x in lost if x not in had[0]])
-                    had[0][:] = [x for x in had[0] if x not in lost]
-                elif len(changed) == 1 and not (added or removed) and kinds.get(changed[0]) not in FRAMES | SHAPES:
+                own = len(changed) == 1 and kinds.get(changed[0]) in SHAPES and \
+                    any(d.name == changed[0] for d in definitions(p, e.new))      # a type's own edit: its members
+                if own:
+                    _members_into(a, changed[0], *members(e.old, e.new))
+                elif changed and facts[3] and whole:    # types an edit changed inside: from the file before and after
+                    shapes = {d.name for d in definitions(p, facts[3]) if d.kind in SHAPES}
+                    was, now = bodies(p, whole), bodies(p, facts[3])
+                    for t in [t for t in changed if t in shapes and t in was and t in now and t not in a.frames]:
+                        _members_into(a, t, *members(was[t][2], now[t][2]))
+                if len(changed) == 1 and not (added or removed) and kinds.get(changed[0]) not in FRAMES | SHAPES:
                     fresh = [x for x in new_names(e.old, e.new) if x not in a.added][:6]   # what a function's edit
                     if fresh:                                                              # brought into it
                         _add(a.brought.setdefault(changed[0], []), fresh)
@@ -436,6 +437,15 @@ def _same(path: str, named: str) -> bool:
 
 CODE_NAME = re.compile(r"`([^`\s]+)`|\b([A-Za-z_]\w*[a-z][A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[a-z]+_[a-z_0-9]+)\b")
 LINE_CITE = re.compile(r"\blines?\s+\d+|:\d+\b|\bL\d+\b")
+
+
+def _members_into(a: _Acc, t: str, gained: list[str], lost: list[str]) -> None:
+    """Fold one edit's member changes of type `t` into the file's: gained then lost again is neither."""
+    had = a.members.setdefault(t, ([], []))
+    _add(had[0], [x for x in gained if x not in had[1]])
+    had[1][:] = [x for x in had[1] if x not in gained]
+    _add(had[1], [x for x in lost if x not in had[0]])
+    had[0][:] = [x for x in had[0] if x not in lost]
 
 
 def _speaks_of(intent: str, path: str, e: Change, edits: int) -> bool:
