@@ -929,3 +929,11 @@ def test_an_edit_inside_types_tells_each_ones_new_members_from_the_file_before_a
         edit("/w/types.ts", "\t\tfix?: Stats;\n\t} | null;\n\tdone: boolean;", "\t\tfix?: Stats;\n\t} | null;\n\tplan: string | null;\n\tdone: boolean;")
     lines = [x.text for _, ls in compact_span(recs, 3000, count).rendered.sections for x in ls]
     assert any("changed `Item` (gained `plan`)" in x for x in lines), lines
+
+
+def test_a_type_named_in_an_import_list_is_not_a_definition():
+    from ctxkit.compaction.analyze.code import definitions
+    ts = ('import {\n\tbuild,\n\ttype Input,\n\ttype Step,\n} from "./p";\n\nexport type Mode =\n\t| "a";\n'
+          "export type Box<T> = { v: T };\nexport interface Summary {\n\ta: string;\n}\n")
+    assert [(d.name, d.kind) for d in definitions("/w/engine.ts", ts)] == \
+        [("Mode", "type"), ("Box", "type"), ("Summary", "interface")]

@@ -43,6 +43,8 @@ class JavaScript:
             name = m.group(2) or m.group(3) or m.group(4) or m.group(5)
             if not name or name in KEYWORDS:
                 continue
+            if m.group(1) == "type" and not re.match(r"[ \t]*(?:<[^\n]*?>)?[ \t]*=", text[m.end():m.end() + 200]):
+                continue    # `type X,` in an import list names a type; `type X = …` defines one
             kind = KIND.get(m.group(1) or "", "function" if (m.group(3) or m.group(4)) else "method")
             out.append(Definition(name, kind, text.count("\n", 0, m.start()) + 1))
         return out
