@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
-                     Stage)
+                     Stage, TreeStatus)
 from .code import (SHAPES, bodies, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
                    gone_names, messages, new_names, short_bodies, strip_numbers, tables, tests_added)
 from .outline import outline
@@ -138,6 +138,8 @@ class Changes:
         self.paths = paths
         self.events: list[tuple[Change, str]] = []   # (event, relative path) of the changes that took effect
         self.commit_of: dict[int, Commit] = {}       # id(change event) -> the commit that holds it
+        self.clean: set[int] = set()                 # id(change event) a later `git status` no longer listed
+        self.tree: TreeStatus | None = None          # the last `git status` read whole
         text: dict[str, str] = {}                    # path -> the file's text as last read or written, edits applied
         self.before: dict[int, str] = {}             # id(change) -> the file's text just before it
         self.text = text                             # path -> the file's last known text
@@ -192,6 +194,15 @@ class Changes:
                     self.commit_of[id(c)] = e
                 pending = [x for x in pending if x not in held]
                 staged, staged_all = set(), False
+                self.tree = None        # what the tree held besides may be in the commit too
+            elif isinstance(e, TreeStatus) and (not e.where or inside(self.paths.rel(e.where))):
+                self.tree = e if not e.scope else self.tree
+                # the tree as git saw it: a file it does not list holds no change (committed where the span
+                # does not show it, or undone); only files inside the pathspecs it was given
+                gone = [(c, p) for c, p in pending if (not e.scope or any(_same(p, self.paths.rel(s)) for s in e.scope))
+                        and not any(_same(p, _up(self.paths.rel(n))) for n in e.changed)]
+                self.clean.update(id(c) for c, _ in gone)
+                pending = [x for x in pending if x not in gone]
 
     def files(self, start: int = 0, end: int | None = None) -> list[FileChange]:
         """The net change of each file over events with start <= at < end, in order of first change. A move
@@ -364,12 +375,21 @@ class Changes:
         """Files whose last change no commit holds, with what changed since the change before it was committed."""
         last: dict[str, bool] = {}
         for e, p in self.events:
-            last[p] = id(e) in self.commit_of
+            last[p] = id(e) in self.commit_of or id(e) in self.clean
         paths = {p for p, held in last.items() if not held and inside(p)}
         if not paths:
             return []
-        first = min(e.at for e, p in self.events if p in paths and id(e) not in self.commit_of)
+        first = min(e.at for e, p in self.events if p in paths and id(e) not in self.commit_of and id(e) not in self.clean)
         return [f for f in self.files(first) if f.path in paths]
+
+    def others(self) -> tuple[str, ...]:
+        """What the last whole `git status` listed as changed that no change of the session made (work from
+        before the session, or of another hand): a commit of "everything" would take it too."""
+        if self.tree is None:
+            return ()
+        mine = {p for _, p in self.events}
+        return tuple(n for n in (self.paths.rel(x) for x in self.tree.changed)
+                     if not any(_same(p, _up(n)) for p in mine))
 
     def left_alike(self, paths) -> list[tuple[str, str, str, str, int]]:
         """Places an insertion was not repeated at: an edit put lines between two neighbouring lines (a
@@ -428,6 +448,14 @@ def _telling(line: str) -> bool:
 def inside(path: str) -> bool:
     """A path under the work's root (outside ones, `~/…` or absolute, are not the project's files)."""
     return not path.startswith(("/", "~")) and not re.match(r"^[A-Za-z]:", path)
+
+
+def _up(path: str) -> str:
+    """A path `git status` printed relative to a directory below the root (`../cli/x.go`): the part that
+    names the file, for matching by its end."""
+    while path.startswith("../"):
+        path = path[3:]
+    return path
 
 
 def _same(path: str, named: str) -> bool:

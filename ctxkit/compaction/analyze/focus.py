@@ -41,6 +41,12 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
             if e.running and e.command not in done_cmds:
                 running.append(e.command)
             done_cmds.add(e.command)
+    unseen: list[str] = []
+    for e in reversed(evs):     # the commands at the end whose results never came
+        if isinstance(e, Command) and e.no_result:
+            unseen.insert(0, e.command)
+        elif isinstance(e, Command) or isinstance(e, Said) and e.at < (last.at if last else -1):
+            break
     waiting = ""
     tail = [e for e in evs if not isinstance(e, Said) or e.at > (last.at if last else -1)]
     q = next((e for e in reversed(evs) if isinstance(e, (Question, Request, Answer))), None)
@@ -54,6 +60,7 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
                    words=tuple(report(last_said, 4)) if last_said else (), said_at=said_at,
                    intention=last_words(last_said),
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
+                   unseen=tuple(dict.fromkeys(unseen)) if isinstance(last, Command) and last.no_result else (),
                    waiting=waiting)
 
 
@@ -93,6 +100,11 @@ def next_step(st: State) -> NextStep:
         return NextStep(NEXT_ANSWER, target=st.current.waiting)
     if st.current.running:
         return NextStep(NEXT_RUNNING, target=st.current.running[0])
+    if st.current.unseen:
+        # the span ends on commands whose results were never recorded: what they did is the first thing to learn
+        said = intent(st.current.last_said) if st.current.said_before_last else ""
+        return NextStep(NEXT_RUNNING, target=st.current.unseen[0], title="unseen",
+                        detail=st.current.unseen[1:3] + ((said,) if said else ()))
     changed = bool(st.current.uncommitted) or any(f.commit == "" for f in st.files)
     for c in reversed(failing(list(st.checks))):
         detail = tuple(dict.fromkeys(c.failures))[:6] + tuple(c.errors[:3])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from ...core.requests import CONFIRMATION, REMINDER, request_text
 from ..registry import dialects_for, entries
@@ -125,6 +126,9 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
         if got is not None:
             break
     out: list = []
+    if call.result is None:     # no result recorded: what the command did is not known
+        got = [replace(e, no_result=True, failed=False) if isinstance(e, Command) and not e.running else e
+               for e in got or ()]
     for e in got or ():
         if getattr(e, "action", None) == "patch":
             out.extend(Change(**{**c.__dict__, "note": call.text}) for c in patch_changes(e.new, e.at, ok=e.ok, ts=e.ts))
@@ -145,8 +149,7 @@ def refine(cmd: Command) -> list:
     if failed and cmd.exit == 1 and _found_nothing(segs):
         failed = False      # grep, rg, ag: status 1 means no match, not a failure
     lines = key_lines(output) if failed else ()
-    cmd = Command(cmd.at, command=cmd.command, output=output, exit=cmd.exit, failed=failed, error_lines=lines,
-                  cwd=cmd.cwd, background=cmd.background, running=cmd.running, ts=cmd.ts)
+    cmd = replace(cmd, output=output, failed=failed, error_lines=lines)
     out: list = [cmd]
     runs: list[tuple] = []
     tools = entries("trackers") + entries("tools")
@@ -168,6 +171,18 @@ def refine(cmd: Command) -> list:
                 out.extend(entry.read(seg.argv, cmd, seg))
     out.extend(judge(runs, cmd))
     return out
+
+
+def _quiet(script: str, cmd: Command) -> bool:
+    """A task runner echoed its script (`$ tsc --noEmit`) and nothing else came: the script is a tool
+    that prints nothing when it passes, so its silence is its pass."""
+    if not script or cmd.failed or cmd.running or cmd.no_result:
+        return False
+    lines = [ln.strip() for ln in (cmd.output or "").splitlines() if ln.strip()]
+    if not lines or any(ln not in (f"$ {script}", f"> {script}") for ln in lines):
+        return False
+    segs = [s for s in segments(script) if s.argv]
+    return len(segs) == 1 and any(getattr(e, "silent_ok", False) and e.match(segs[0].argv) for e in entries("tools"))
 
 
 SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"}
@@ -231,6 +246,8 @@ def judge(runs: list[tuple], cmd: Command) -> list[CheckRun]:
                 fields["failures"] = tuple(f for v in vs for f in v.failures)[:20]
                 fields["errors"] = tuple(e for v in vs for e in v.errors)[:8]
                 fields["summary"] = "; ".join(v.summary for v in vs if v.summary)[:300]
+        if by_output and fields["passed"] is None and _quiet(run.script, cmd):
+            fields["passed"], fields["summary"] = True, "no output"
         filtered = is_filtered(seg)
         fields["truncated"] = any(p in ("tail", "head") for p in seg.piped_to)
         exit_speaks = cmd.exit is not None and not filtered and not cmd.running and seg.op_after != "||"

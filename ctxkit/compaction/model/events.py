@@ -111,6 +111,7 @@ class Command(Event):
     cwd: str = ""
     background: bool = False
     running: bool = False   # still running when the record was written (a background shell)
+    no_result: bool = False  # the transcript holds no result for it (cut off, lost): how it went is not known
 
 
 TEST, LINT, TYPECHECK, BUILD, FORMAT = "test", "lint", "typecheck", "build", "format"
@@ -151,6 +152,16 @@ class Stage(Event):
     paths: tuple[str, ...] = ()
     all: bool = False
     force: bool = False     # `git add -f`: the paths are ignored by git
+
+
+@dataclass(frozen=True)
+class TreeStatus(Event):
+    """What `git status` showed: the paths with changes (staged, unstaged or untracked; a directory ends in
+    `/`), within `scope` (the pathspecs it was given; empty: the whole tree). A file changed before it and
+    not among `changed` holds no change any more (committed or undone, seen or not)."""
+    changed: tuple[str, ...] = ()
+    scope: tuple[str, ...] = ()
+    where: str = ""         # the directory it ran in, where a `cd` before it says
 
 
 @dataclass(frozen=True)

@@ -86,6 +86,7 @@ class ErrorState:
     kind: str = ""                      # the check kind when it came from a check
     fixed_at: int = -1                  # the passing run that cleared it (-1: still open)
     fix_files: tuple[str, ...] = ()     # files changed between the failure and the fix
+    fix_deleted: bool = False           # every one of them was deleted (the fix removed them)
     cause: str = ""                     # the agent's words on why, when it said
     fix: str = ""                       # the agent's words on the fix, when it said
     repeats: int = 1
@@ -196,6 +197,8 @@ class Current:
     found: str = ""                     # what the last searches (of one pattern) found, when the last action is one
     left_alike: tuple[tuple[str, str, str, str, int], ...] = ()   # (path, inserted line, the line it follows, the
                                         # line that marks the like place it was not repeated at, how many such places)
+    others: tuple[str, ...] = ()        # what the last `git status` listed as changed that no change of the session made
+    unseen: tuple[str, ...] = ()        # the commands the span ends on whose results were never recorded
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,14 @@ def next_text(st: State) -> str:
         return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
     if n.kind == NEXT_ANSWER:
         return f"The user has not answered the agent's question yet ({quote(n.target, 240)}): go on as they answer."
+    if n.kind == NEXT_RUNNING and n.title == "unseen":
+        cmds = [n.target] + [d for d in n.detail if d in st.current.unseen]
+        said = [d for d in n.detail if d not in st.current.unseen]
+        asked = "the latest request above" if len(st.requests) > 1 else "the task above"
+        then = f"go on as the agent said it would: {quote(said[0], 240)}" if said else f"finish what was asked ({asked})"
+        what = names([command(c, 120).strip("`") for c in cmds], 3)
+        return (f"Check what {what} did: the session ends before {'their results were' if len(cmds) > 1 else 'its result was'} "
+                f"recorded, so whether {'they' if len(cmds) > 1 else 'it'} worked is not known; then {then}.")
     if n.kind == NEXT_RUNNING:
         return f"Read the result of {command(n.target)}, which was still running, and act on it."
     if n.kind == NEXT_FIX:

@@ -162,6 +162,9 @@ class Writer:
         elif st.files and st.commits:
             self.add("Current work", "Every change is committed"
                      + (f" (last commit {code(short_hash(st.commits[-1].hash))})" if st.commits[-1].hash else "") + ".", 1)
+        if cur.others:
+            self.add("Current work", "Other changes in the working tree, not made by this session (the last `git status`; "
+                     f"kept out of its commits): {plural(len(cur.others), 'path')}: {names(cur.others, 8)}.", 1)
         if cur.running:
             self.add("Current work", f"Still running when the span ends: {names(cur.running, 3)}.", 0)
         if cur.waiting:
@@ -203,7 +206,8 @@ class Writer:
             return f"Last action: {'created' if e.action == 'create' else 'edited'} {code(rel(self.st, e.path))}" + \
                 ("" if e.ok else " (the tool refused the edit: the file is unchanged)") + "."
         if isinstance(e, Command):
-            res = "failed" if e.failed else ("still running" if e.running else "succeeded")
+            res = "no result recorded: how it went is not known" if e.no_result else \
+                "failed" if e.failed else ("still running" if e.running else "succeeded")
             tail = f": {code(cut(e.error_lines[0], 200))}" if e.failed and e.error_lines else ""
             return f"Last action: ran {command(e.command, 140)} ({res}{tail})."
         if isinstance(e, Commit):

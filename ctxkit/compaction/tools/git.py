@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import re
 
-from ..model import DELETE, MOVE, Branch, Change, Commit, Push, Stage
+from ..model import DELETE, MOVE, Branch, Change, Commit, Push, Stage, TreeStatus
 
 COMMIT_LINE = re.compile(r"^\[([^\]\s]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\] (.+)$", re.M)
 MODE_LINE = re.compile(r"^ (?:create|delete) mode \d+ (.+)$", re.M)
 RENAME_LINE = re.compile(r"^ rename (.+) \(\d+%\)$", re.M)
 PUSHED = re.compile(r"^\s+(?:[0-9a-f]+\.\.[0-9a-f]+|\* \[new branch\]|\+ [0-9a-f]+\.\.\.[0-9a-f]+)\s+(\S+)\s+->\s+(\S+)", re.M)
 CHANGED = re.compile(r"^ (\d+) files? changed", re.M)
+# `git status`, long form: the section heads and the entries under them; short form: `XY path`
+STATUS_MARK = re.compile(r"^(?:On branch |HEAD detached |Not currently on any branch|nothing to commit|nothing added to "
+                         r"commit|no changes added to commit|Changes to be committed:|Changes not staged for commit:|"
+                         r"Untracked files:|Unmerged paths:)", re.M)
+STATUS_SECTION = re.compile(r"^(?:Changes to be committed|Changes not staged for commit|Untracked files|Unmerged paths|"
+                            r"Ignored files):\s*$")
+STATUS_ENTRY = re.compile(r"^\s+(?:(?:modified|new file|deleted|renamed|copied|typechange|both modified|both added|"
+                          r"both deleted|added by us|added by them|deleted by us|deleted by them):\s+)?(.+?)"
+                          r"(?: \((?:modified content|new commits|untracked content)[^)]*\))?$")
+SHORT_ENTRY = re.compile(r"^(?=.?[MADRCUT?!])[ MADRCUT?!]{2} (.+)$")
 NOTHING = re.compile(r"nothing to commit|no changes added to commit|nothing added to commit", re.I)
 
 
@@ -34,6 +44,50 @@ def _git_args(argv):
         if flag in ("-C", "-c", "--git-dir", "--work-tree") and w:
             w.pop(0)
     return w
+
+
+def _status(rest, out, seg, command, ev) -> list:
+    """The paths `git status` listed as changed, when its whole output is there to read: not piped into a
+    filter, not failed, not `-uno` (which hides new files), and read as a status (a clean short status
+    prints nothing, which says nothing here)."""
+    if seg.piped_to or seg.redirect or command.failed or command.running or not out.strip() or \
+            any(a in ("-uno", "--untracked-files=no", "-z") for a in rest) or _opt(rest, "--untracked-files") == "no":
+        return []
+    pathspec = tuple(a for a in rest[rest.index("--") + 1:] if a) if "--" in rest else \
+        tuple(a for a in rest if not a.startswith("-"))
+    short = any(a in ("--short", "--porcelain") or a.startswith("--porcelain=") or re.fullmatch(r"-[a-zA-Z]*s[a-zA-Z]*", a)
+                for a in rest)
+    changed: list[str] = []
+    if short:
+        for line in out.splitlines():
+            if not line.strip() or line.startswith("## "):
+                continue
+            m = SHORT_ENTRY.match(line)
+            if not m:
+                return []       # not a short status after all (another command's output): no reading
+            changed.append(_unquote(m.group(1).split(" -> ")[-1]))
+    else:
+        if not STATUS_MARK.search(out):
+            return []
+        section = False
+        for line in out.splitlines():
+            if STATUS_SECTION.match(line):
+                section = True
+            elif not line.strip() or not line[:1].isspace():
+                section = False if line.strip() else section
+            elif section and not line.strip().startswith("(use "):
+                m = STATUS_ENTRY.match(line)
+                if m:
+                    changed.append(_unquote(m.group(1).split(" -> ")[-1]))
+        if not changed and re.search(r"^(?:Changes to be committed|Changes not staged|Untracked files|Unmerged paths):",
+                                     out, re.M):
+            return []       # sections with no entry read: a layout not known here, no reading
+    return [TreeStatus(command.at, changed=tuple(changed), scope=pathspec, where=seg.cwd, **ev)]
+
+
+def _unquote(path: str) -> str:
+    path = path.strip()
+    return path[1:-1] if len(path) > 1 and path[0] == path[-1] == '"' else path
 
 
 class Git:
@@ -84,6 +138,8 @@ class Git:
             all_ = "-A" in rest or "--all" in rest or "." in paths or "-u" in rest or "--update" in rest
             force = "-f" in rest or "--force" in rest
             return [Stage(at, paths=paths, all=all_, force=force, **ev)] if not command.failed else []
+        if sub == "status":
+            return _status(rest, out, seg, command, ev)
         if sub == "push":
             words = [a for a in rest if not a.startswith("-")]
             m = PUSHED.search(out)

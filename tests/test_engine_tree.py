@@ -1,0 +1,170 @@
+"""State the engine reads from what tools showed of the repository and the shell, on any agent: `git status`
+as the tree's word on what is uncommitted, results that were never recorded, reads of files that are not
+there, the clients' shell forms (Gemini CLI, GitHub Copilot CLI), and a silent checker's silence."""
+import json
+
+from ctxkit.compaction import compact_span, state_of
+from ctxkit.compaction.analyze.environment import plain
+from ctxkit.compaction.extract import events
+from ctxkit.compaction.extract.shell import segments
+from ctxkit.compaction.model import CheckRun, Command, Commit, Read, TreeStatus
+
+N = [0]
+
+
+def rec(role, content="", fmt="claude-code", **kw):
+    N[0] += 1
+    r = {"v": 1, "kind": "message", "session": "s", "id": f"t{N[0]}", "role": role, "content": content,
+         "source": {"format": fmt}}
+    r.update(kw)
+    return r
+
+
+def call(name, fmt="claude-code", result="", error=False, missing=False, **args):
+    N[0] += 1
+    cid = f"k{N[0]}"
+    a = rec("assistant", "", fmt=fmt, tool_calls=[{"id": cid, "type": "function",
+                                                   "function": {"name": name, "arguments": json.dumps(args)}}])
+    flags = ["error"] if error else []
+    if missing:
+        flags.append("missing_result")
+    return [a, rec("tool", result, fmt=fmt, tool_call_id=cid, name=name, flags=flags)]
+
+
+def bash(cmd, output="", code=0, **kw):
+    return call("Bash", result=(f"Exit code {code}\n" + output) if code else output, error=bool(code), command=cmd, **kw)
+
+
+def edit(path):
+    return call("Edit", file_path=path, old_string="a", new_string="b", result="The file has been updated.")
+
+
+def count(text):
+    return len(text.split())
+
+
+LONG = """On branch feat
+Changes not staged for commit:
+  (use "git add <file>..." to update what will be committed)
+\tmodified:   b.go
+
+Untracked files:
+  (use "git add <file>..." to include in what will be committed)
+\tdocs/
+
+no changes added to commit (use "git add" and/or "git commit -a")
+"""
+
+
+def test_git_status_is_read_in_its_long_and_short_forms():
+    ts = [e for e in events(bash("git status", LONG)) if isinstance(e, TreeStatus)]
+    assert ts[0].changed == ("b.go", "docs/")
+    ts = [e for e in events(bash("git status -sb", "## main...origin/main\n M a.go\nR  old.go -> new.go\n?? x.md"))
+          if isinstance(e, TreeStatus)]
+    assert ts[0].changed == ("a.go", "new.go", "x.md")
+    # cut by a filter, hiding new files, or not a status at all: no reading
+    for cmd, out in (("git status | head -3", LONG), ("git status -uno", LONG), ("git status", "fatal: not a git repository")):
+        assert not [e for e in events(bash(cmd, out)) if isinstance(e, TreeStatus)]
+
+
+def test_a_file_git_status_no_longer_lists_holds_no_uncommitted_change():
+    # the user committed a.go where the session does not show it; b.go is still changed
+    recs = [rec("user", "tidy both", meta={"cwd": "/w"})] + edit("/w/a.go") + edit("/w/b.go") + bash("git status", LONG)
+    st = state_of(recs)
+    assert [f.path for f in st.current.uncommitted] == ["b.go"]
+    # everything listed clean: nothing is uncommitted, and nothing asks to commit it
+    recs = [rec("user", "tidy", meta={"cwd": "/w"})] + edit("/w/a.go") + \
+        bash("git status", "On branch feat\nnothing to commit, working tree clean\n")
+    st = state_of(recs)
+    assert st.current.uncommitted == () and st.next.kind != "finish"
+    # a status limited to a path says nothing of files outside it
+    recs = [rec("user", "tidy", meta={"cwd": "/w"})] + edit("/w/a.go") + \
+        bash("git status -- docs", "On branch feat\nnothing to commit, working tree clean\n")
+    assert [f.path for f in state_of(recs).current.uncommitted] == ["a.go"]
+
+
+def test_a_command_with_no_recorded_result_is_not_called_a_success():
+    recs = [rec("user", "export it")] + call("Bash", command="curl -s https://example.com/export", missing=True)
+    cmd = [e for e in events(recs) if isinstance(e, Command)][0]
+    assert cmd.no_result and not cmd.failed
+    text = compact_span(recs, 2000, count).rendered
+    last = [ln.text for ln in dict(text.sections)["Current work"] if ln.text.startswith("Last action")]
+    assert last and "not known" in last[0] and "succeeded" not in last[0]
+
+
+def test_reading_a_file_that_is_not_there_is_not_a_read():
+    evs = events(bash("cat a.md missing.md", "# A\ncat: missing.md: No such file or directory", 1)
+                 + bash("cat ~/.config/app.json 2>/dev/null || echo 'not found'", "not found")
+                 + bash("Get-Content C:\\u\\history.jsonl", "Get-Content : Cannot find path 'C:\\u\\history.jsonl' "
+                        "because it does not exist.", 1))
+    assert [e.path for e in evs if isinstance(e, Read)] == ["a.md"]
+
+
+def test_a_greater_than_sign_inside_quotes_is_not_a_redirection():
+    seg = segments('git commit -m "fix: guard hooks\n\nCo-authored-by: Bot <bot@example.com>"')[0]
+    assert seg.argv[:3] == ("git", "commit", "-m") and seg.argv[3].endswith("<bot@example.com>") and not seg.redirect
+    seg = segments('echo hi >> "my notes.md"')[0]
+    assert seg.redirect == "my notes.md" and seg.append and seg.argv == ("echo", "hi")
+
+
+def test_a_checks_command_keeps_a_pipe_inside_quotes():
+    assert plain("go test ./... -run 'TestA|TestB' -v 2>&1 | tail -30") == "go test ./... -run 'TestA|TestB' -v 2>&1"
+    assert plain("pytest || true") == "pytest"
+
+
+def test_gemini_clis_shell_form_is_read_field_by_field():
+    form = "Command: git status\nDirectory: (root)\nOutput: On branch main\nnothing to commit, working tree clean\n" \
+           "Error: (none)\nExit Code: 0\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 1"
+    evs = events(call("run_shell_command", fmt="gemini-cli", command="git status", result=form))
+    cmd = [e for e in evs if isinstance(e, Command)][0]
+    assert cmd.exit == 0 and not cmd.failed and "Error" not in cmd.output and "PGID" not in cmd.output
+    failing = form.replace("Exit Code: 0", "Exit Code: 1").replace("Command: git status", "Command: pytest")
+    evs = events(call("run_shell_command", fmt="gemini-cli", command="pytest", result=failing))
+    assert [e for e in evs if isinstance(e, Command)][0].failed
+
+
+def test_copilot_clis_shell_trailer_gives_the_exit_status_and_a_command_read_to_its_end_is_not_running():
+    recs = call("bash", fmt="copilot-cli", command="npm test",
+                result="<command with shellId: 7 is still running after 30 seconds. The command is still running.>")
+    recs += call("read_bash", fmt="copilot-cli", shellId="7",
+                 result="Tests: 3 passed, 3 total\n<shellId: 7 completed with exit code 0>")
+    recs += call("bash", fmt="copilot-cli", command="false", result="<shellId: 8 completed with exit code 1>")
+    evs = events(recs)
+    cmds = [e for e in evs if isinstance(e, Command)]
+    assert [c.running for c in cmds] == [True, False, False] and cmds[1].command == "npm test"
+    assert cmds[2].failed and cmds[2].exit == 1 and "shellId" not in cmds[1].output
+    st = state_of([rec("user", "run the tests")] + recs)
+    assert st.current.running == ()
+
+
+def test_a_silent_checkers_silence_under_its_runners_echo_is_a_pass():
+    run = [e for e in events(bash("bun run typecheck 2>&1 | tail -5", "$ tsc --noEmit")) if isinstance(e, CheckRun)]
+    assert run[0].passed is True and run[0].kind == "typecheck"
+    # a checker that prints its result is not judged by silence
+    run = [e for e in events(bash("bun run test 2>&1 | tail -5", "$ vitest run")) if isinstance(e, CheckRun)]
+    assert run[0].passed is None
+
+
+def test_the_clients_queue_entry_for_a_background_task_is_not_a_user_request(tmp_path):
+    from ctxkit.io.adapters.claude_code import _task_entry
+    assert _task_entry('{"task_id":"b1","tool_use_id":"toolu_1","description":"Commit","task_type":"local_bash"}')
+    assert not _task_entry("please also commit") and not _task_entry('{"name": "x"}')
+
+
+def test_a_commit_message_with_an_address_in_angle_brackets_names_no_files():
+    cmd = 'git add a.json && git commit -m "fix: guard\n\nCo-authored-by: Bot <1+bot@users.noreply.github.com>"'
+    c = [e for e in events(bash(cmd, "[main a87a777] fix: guard\n 1 file changed")) if isinstance(e, Commit)][0]
+    assert c.message.startswith("fix: guard") and c.files == ()
+
+
+def test_changes_in_the_tree_the_session_did_not_make_are_told_apart_from_its_own():
+    recs = [rec("user", "fix a", meta={"cwd": "/w"})] + edit("/w/a.go") + \
+        bash("git add a.go && git commit -m 'fix: a'", "[main 1234567] fix: a\n 1 file changed") + \
+        bash("git status", "On branch main\nChanges not staged for commit:\n\tmodified:   old/work.go\n")
+    st = state_of(recs)
+    assert st.current.uncommitted == () and st.current.others == ("old/work.go",)
+    lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
+    assert any("old/work.go" in ln and "not made by this session" in ln for ln in lines)
+    # a commit after the status may hold them: no claim then
+    st = state_of(recs + bash("git commit -am 'all'", "[main 89abcde] all\n 1 file changed"))
+    assert st.current.others == ()
