@@ -4,19 +4,24 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..registry import language_for
-import re
-
 from ..model import Branch, CheckRun, Command, Commit, Environment, Item, Place, Push, Stage
+from ..registry import language_for
+from .changes import Changes
 from .errors import missing_tool
-
-PIPE = re.compile(r"\s*\|.*$")
 
 
 def plain(command: str) -> str:
-    """A check's command without the filters its output went through (`| tail -5`)."""
-    return PIPE.sub("", command).strip()
-from .changes import Changes
+    """A check's command without the filters its output went through (`| tail -5`); a `|` inside quotes
+    (`-run 'TestA|TestB'`) is part of the command."""
+    quote = ""
+    for k, ch in enumerate(command):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "|":
+            return command[:k].strip()
+    return command.strip()
 
 
 def environment(evs: list, changes: Changes) -> Environment:

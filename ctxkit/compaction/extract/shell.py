@@ -132,7 +132,33 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-REDIRECT = re.compile(r"(?<![0-9&<])(>>?)\s*([^\s;&|<>]+)")
+REDIRECT = re.compile(r"(?<![0-9&<])(>>?)\s*(\"[^\"]*\"|'[^']*'|[^\s;&|<>]+)")
+
+
+def _quoted(text: str) -> list[tuple[int, int]]:
+    """The spans of `text` inside quotes (a `>` there is a character, not a redirection)."""
+    spans, quote, start, i = [], "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if quote:
+            if c == "\\" and quote == '"':
+                i += 1
+            elif c == quote:
+                spans.append((start, i))
+                quote = ""
+        elif c == "\\":
+            i += 1
+        elif c in "'\"":
+            quote, start = c, i
+        i += 1
+    if quote:
+        spans.append((start, len(text)))
+    return spans
+
+
+def _redirects(text: str) -> list[re.Match]:
+    spans = _quoted(text)
+    return [m for m in REDIRECT.finditer(text) if not any(a < m.start() < b for a, b in spans)]
 
 
 def segments(command: str) -> list[Segment]:
@@ -153,11 +179,15 @@ def segments(command: str) -> list[Segment]:
         if not seg:
             continue
         redirect, append = "", False
-        for m in REDIRECT.finditer(seg):
+        found = _redirects(seg)
+        for m in found:
             target = m.group(2)
             if not target.startswith(("/dev/", "&")):
                 redirect, append = target.strip("'\""), m.group(1) == ">>"
-        words = [w for w in _words(REDIRECT.sub(" ", HEREDOC.sub(" ", seg))) if not re.fullmatch(r"\d?>&\d|&>\S*|\d>\S*|<", w)]
+        bare = seg
+        for m in reversed(found):
+            bare = bare[:m.start()] + " " + bare[m.end():]
+        words = [w for w in _words(HEREDOC.sub(" ", bare)) if not re.fullmatch(r"\d?>&\d|&>\S*|\d>\S*|<", w)]
         words = _strip_prefixes(words)
         piped: list[str] = []
         j = k

@@ -9,12 +9,39 @@ import re
 from ..model import CREATE, DELETE, MODIFY, MOVE, Change, Read
 
 READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "Get-Content", "gc", "type"}
+# a reader's words for a file that is not there (coreutils, PowerShell, cmd)
+MISSING = re.compile(r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)|"
+                     r"The system cannot find", re.I)
 PATHLIKE = re.compile(r"^[\w~./\\:@+-][\w./\\~:@+ -]*$")
 
 
 def _paths(words) -> list[str]:
     return [w for w in words if not w.startswith("-") and PATHLIKE.match(w) and ("/" in w or "\\" in w or "." in w.lstrip("."))
             and not w.isdigit()]
+
+
+SILENCED = re.compile(r"(?:2|&)>\s*/dev/null|2>&-|2>\s*\$null|2>\s*nul\b", re.I)
+ECHOED = re.compile(r"\b(?:echo|Write-Output|Write-Host)\s+(?:-\w+\s+)?(\"[^\"]*\"|'[^']*'|[^;&|\n]+)")
+
+
+def _missing(path: str, command, seg) -> bool:
+    """The output says the file is not there: a line naming it with a reader's "no such file", or the
+    command's only file when it failed with such a line; or the reader's errors went to /dev/null and the
+    output has nothing but what the line's `echo`s print (a probe for a file that found none)."""
+    out = command.output or ""
+    if SILENCED.search(seg.text):
+        said = {m.group(1).strip().strip("'\"") for m in ECHOED.finditer(command.command or "")}
+        rest = [ln for ln in out.splitlines() if ln.strip() and not any(ln.strip().startswith(x.split("$")[0].strip())
+                                                                       for x in said if x.split("$")[0].strip())]
+        if not rest:
+            return True
+    if not MISSING.search(out):
+        return False
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    lines = [ln.replace("\\", "/") for ln in out.splitlines() if MISSING.search(ln)]
+    if any(re.search(r"(?:^|[/\s'\"`:(])" + re.escape(name) + r"(?:$|[\s'\"`:)])", ln) for ln in lines):
+        return True
+    return seg.count == 1 and command.failed and len(_paths(seg.argv[1:])) == 1
 
 
 class Files:
@@ -43,9 +70,10 @@ class Files:
         elif prog == "sed" and any(a == "-i" or a.startswith("-i") for a in rest):
             out += [Change(at, path=p, action=MODIFY, via="shell", ok=ok, **ev) for p in _paths(rest)[-1:]]
         elif prog == "sed" and "-n" in rest and not seg.piped_to:
-            out += [Read(at, path=p, text=command.output if seg.count == 1 else "", **ev) for p in _paths(rest)[-1:]]
+            out += [Read(at, path=p, text=command.output if seg.count == 1 else "", **ev) for p in _paths(rest)[-1:]
+                    if not _missing(p, command, seg)]
         elif prog in READERS and not seg.redirect and not seg.heredoc:
-            paths = _paths(rest)
+            paths = [p for p in _paths(rest) if not _missing(p, command, seg)]
             out += [Read(at, path=p, text=command.output if seg.count == 1 and len(paths) == 1 else "", **ev)
                     for p in paths]
         elif prog == "tee":
