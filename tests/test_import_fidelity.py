@@ -41,8 +41,9 @@ def count_claude_code(path):
                     meta += 1
         elif d.get("type") == "queue-operation" and d.get("operation") == "enqueue" and \
                 isinstance(d.get("content"), str) and d["content"].strip():
-            users += 1  # a message typed while the agent worked is a user record (a notification: meta)
-            meta += d["content"].lstrip().startswith(WRAPPERS)
+            users += 1  # a message typed while the agent worked is a user record (a notification, or the
+            c = d["content"].strip()    # client's entry for a background task, a JSON object: meta)
+            meta += c.startswith(WRAPPERS) or c.startswith("{") and '"tool_use_id"' in c
     return {"assistant": len(mids) + len(think), "tool": max(calls, results), "user": users, "calls": calls,
             "meta": meta}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import CheckRun, Command, ErrorState, Said
+from ..model import DELETED, CheckRun, Command, ErrorState, Said
 from ..registry import language_for
 from .code import line_diff
 from .prose import cause as said_cause, fix as said_fix
@@ -113,7 +113,8 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
     for k in order:
         f = found[k]
         end = f["fixed_at"] if f["fixed_at"] >= 0 else None
-        fix_files = tuple(x.path for x in changes.files(f["at"], end)) if end is not None else ()
+        window = changes.files(f["at"], end) if end is not None else []
+        fix_files = tuple(x.path for x in window)
         cause = fix = ""
         after = [s for s in saids if s.at >= f["at"] and (end is None or s.at < end)][:3]
         for s in after:
@@ -133,7 +134,8 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
             silenced = ""       # a change naming what the error names is its fix
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
                               fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
-                              fix_how=how, silenced=silenced, fixed_by=fixed_by))
+                              fix_how=how, silenced=silenced, fixed_by=fixed_by,
+                              fix_deleted=bool(window) and all(x.action == DELETED for x in window)))
     return out
 
 

@@ -69,6 +69,8 @@ def fill(pieces: list[Piece], budget: int, count, sections: list[str]) -> Render
                     last = max(chosen[g].order for g, _ in p.parts if g in chosen)
                     q = replace(p, text=p.frame(left), order=last + (99,))     # after the lines that tell the others
                     c = count(_line(q))
+                    if used + c - cost[k] > budget:
+                        continue    # told otherwise it would not fit: the whole list stays
                     used += c - cost[k]
                     chosen[k], cost[k], base[k] = q, c, p
                     shrunk = True

@@ -288,9 +288,10 @@ def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: boo
             how = f"{code(o)} → {code(x)}" if o and x else (f"removed {code(o)}" if o else f"added {code(x)}")
             fixed = f"fixed {where(e.fix_change)} ({how})"
         elif e.fix_change:
-            fixed = "fixed by an edit there" if where(e.fix_change) == "there" else f"fixed by editing {code(rel(st, e.fix_change))}"
+            fixed = "fixed by an edit there" if where(e.fix_change) == "there" else \
+                f"fixed by {'deleting' if e.fix_deleted else 'editing'} {code(rel(st, e.fix_change))}"
         elif e.fix_files:
-            fixed = f"fixed by editing {names([rel(st, p) for p in e.fix_files], 3)}"
+            fixed = f"fixed by {'deleting' if e.fix_deleted else 'editing'} {names([rel(st, p) for p in e.fix_files], 3)}"
         elif e.fixed_by:
             fixed = f"fixed by running {command(e.fixed_by, 70)}"
         else:

@@ -266,11 +266,13 @@ def parse(source: Source, *, keep_meta: bool = False, skip_invalid: bool = False
         if typ == "queue-operation" and obj.get("operation") == "enqueue" and \
                 isinstance(obj.get("content"), str) and obj["content"].strip():
             # a message the user typed while the agent worked: a user record at its place
-            # (a task notification among them stays meta)
+            # (a task notification among them stays meta, as does the client's own entry for a
+            # background command: a JSON object naming its task and tool call)
             text = obj["content"]
             queued = with_cwd(R.make("message", id=uuid if obj.get("uuid") else R.derive_id("queue", lineno, obj),
                                      session=session, ts=ts, role="user", content=text, source=src,
-                                     flags=["meta"] if not_user_words(text) else ["queued"]), obj)
+                                     flags=["meta"] if not_user_words(text) or _task_entry(text) else ["queued"]),
+                            obj)
             continue
         if typ in META_TYPES or typ is None or typ not in KNOWN_TYPES:
             if ignored is not None:
@@ -298,3 +300,15 @@ def _rendered(obj: dict) -> str:
         return ""
     return "\n".join(p["content"] for p in parts if isinstance(p, dict) and isinstance(p.get("content"), str)
                      and p["content"].strip())
+
+
+def _task_entry(text: str) -> bool:
+    """The client's queue entry for a background task (`{"task_id": …, "tool_use_id": …}`), not words."""
+    t = text.strip()
+    if not (t.startswith("{") and t.endswith("}")):
+        return False
+    try:
+        obj = json.loads(t)
+    except ValueError:
+        return False
+    return isinstance(obj, dict) and bool({"task_id", "tool_use_id"} & set(obj))
