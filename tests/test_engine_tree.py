@@ -168,3 +168,10 @@ def test_changes_in_the_tree_the_session_did_not_make_are_told_apart_from_its_ow
     # a commit after the status may hold them: no claim then
     st = state_of(recs + bash("git commit -am 'all'", "[main 89abcde] all\n 1 file changed"))
     assert st.current.others == ()
+
+
+def test_an_error_a_passing_test_provokes_on_purpose_is_not_the_failure():
+    from ctxkit.compaction.extract.failures import key_lines
+    out = ("[Limiter] Task 2 failed: 84 |\n89 |     throw new Error(\"Item 3 failed\");\nerror: Item 3 failed\n"
+           "# Unhandled error between tests\nerror: Cannot find module 'x' from 'a.test.ts'\n 3 fail\n")
+    assert key_lines(out)[0] == "error: Cannot find module 'x' from 'a.test.ts'"

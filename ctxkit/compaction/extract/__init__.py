@@ -134,8 +134,9 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
             out.extend(Change(**{**c.__dict__, "note": call.text}) for c in patch_changes(e.new, e.at, ok=e.ok, ts=e.ts))
         elif isinstance(e, Change) and not e.note and call.text:
             out.append(Change(**{**e.__dict__, "note": call.text}))
-        elif isinstance(e, Command):
-            out.extend(refine(e))
+        elif isinstance(e, Command):     # a file a command changed carries the words the call came with
+            out.extend(Change(**{**x.__dict__, "note": call.text}) if isinstance(x, Change) and not x.note and call.text
+                       else x for x in refine(e))
         else:
             out.append(e)
     return out

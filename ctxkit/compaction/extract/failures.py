@@ -44,7 +44,9 @@ def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str
     excs = [m for m in EXCEPTION.finditer(text)]
     for m in excs[-2:]:
         add(m.group(0))
-    for m in DIAG.finditer(text):
+    diags = list(DIAG.finditer(text))
+    own = [m for m in diags if not _thrown_on_purpose(text, m)]
+    for m in own or diags:
         if len(out) >= limit:
             break
         line = m.group(0)
@@ -69,6 +71,17 @@ def key_lines(output: str, limit: int = 4, first_line: bool = True) -> tuple[str
     if told:   # a task runner's "exited with code 1" says less than the tool's own lines above it
         out = told
     return tuple(out[:limit])
+
+
+def _thrown_on_purpose(text: str, m) -> bool:
+    """An `error: MSG` line under a code frame that throws MSG itself (`89 | throw new Error("Item 3 failed")`):
+    a test logging the error it provokes, not the failure."""
+    msg = re.sub(r"^\s*(?:error|Error)\s*:\s*", "", m.group(0)).strip()
+    if len(msg) < 4:
+        return False
+    frame = text[max(0, m.start() - 800):m.start()].splitlines()[-8:]
+    return any(re.match(r"^\s*\d+\s*\|", ln) and re.search(r"\bthrow\b|\breject\(", ln) and
+               (f'"{msg}"' in ln or f"'{msg}'" in ln or f"`{msg}`" in ln) for ln in frame)
 
 
 def _reports() -> list:
