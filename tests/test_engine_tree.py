@@ -175,3 +175,34 @@ def test_an_error_a_passing_test_provokes_on_purpose_is_not_the_failure():
     out = ("[Limiter] Task 2 failed: 84 |\n89 |     throw new Error(\"Item 3 failed\");\nerror: Item 3 failed\n"
            "# Unhandled error between tests\nerror: Cannot find module 'x' from 'a.test.ts'\n 3 fail\n")
     assert key_lines(out)[0] == "error: Cannot find module 'x' from 'a.test.ts'"
+
+
+def test_items_filed_in_a_projects_tracker_are_not_the_next_step_when_filing_was_the_work():
+    recs = [rec("user", "create the beads for the quality tools")] + \
+        bash("bd create 'Setup quality tools' --type epic --id app-1", "✓ Created issue: app-1") + \
+        bash("bd create 'Install credo' --id app-1.1", "✓ Created issue: app-1.1") + \
+        [rec("assistant", "Created the epic and its task.")]
+    st = state_of(recs)
+    assert st.items and all(i.filed for i in st.items) and st.next.kind == "done"
+    # an item the session claims is work in hand: its siblings wait their turn as before
+    st = state_of(recs + bash("bd update app-1.1 --status in_progress", "✓ Updated issue: app-1.1"))
+    assert st.next.kind != "done"
+
+
+def test_a_file_made_and_removed_again_is_no_uncommitted_change_and_a_finished_session_has_no_step_in_progress():
+    recs = [rec("user", "fix the handler", meta={"cwd": "/w"})] + \
+        call("Write", file_path="/w/repro.py", content="import x\n", result="File created successfully") + \
+        edit("/w/h.py") + bash("rm repro.py") + [rec("assistant", "Fixed the handler; the repro script is removed.")]
+    st = state_of(recs)
+    assert [f.path for f in st.current.uncommitted] == ["h.py"] and st.next.kind == "done"
+    text = compact_span(recs, 2000, count).rendered
+    secs = dict(text.sections)
+    assert not any(ln.text.startswith("Working on") for ln in secs["Current work"])
+    assert all("in progress" not in name for name, _ in text.sections if name.startswith("Step "))
+
+
+def test_a_skills_arguments_as_the_task_name_the_skill():
+    recs = [rec("user", "<command-name>/plan-beads</command-name><command-args>set up credo</command-args>")] + \
+        [rec("assistant", "Planned.")]
+    text = compact_span(recs, 2000, count).rendered
+    assert text.task.startswith("set up credo") and "`/plan-beads`" in text.task

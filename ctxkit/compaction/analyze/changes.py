@@ -315,7 +315,7 @@ class Changes:
                     for t in [t for t in changed if t in shapes and t in was and t in now and t not in a.frames]:
                         _members_into(a, t, *members(was[t][2], now[t][2]))
                 if len(changed) == 1 and not (added or removed) and kinds.get(changed[0]) not in FRAMES | SHAPES:
-                    fresh = [x for x in new_names(e.old, e.new) if x not in a.added][:6]   # what a function's edit
+                    fresh = [x for x in new_names(e.old, e.new) if x not in a.added and x != changed[0]][:6]   # what its edit
                     if fresh:                                                              # brought into it
                         _add(a.brought.setdefault(changed[0], []), fresh)
                 outer = bool(kinds) and all(kinds.get(n) in CONTAINERS for n in changed)   # only the module around it
@@ -380,7 +380,7 @@ class Changes:
         if not paths:
             return []
         first = min(e.at for e, p in self.events if p in paths and id(e) not in self.commit_of and id(e) not in self.clean)
-        return [f for f in self.files(first) if f.path in paths]
+        return [f for f in self.files(first) if f.path in paths and not f.undone]    # made and removed again: no change
 
     def others(self) -> tuple[str, ...]:
         """What the last whole `git status` listed as changed that no change of the session made (work from

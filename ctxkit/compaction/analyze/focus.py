@@ -22,6 +22,7 @@ from .prose import intent, is_final, last_words, report, sentences
 from .requests import is_follow_up
 from .checks import failing, latest_by_kind
 from .environment import plain
+from ..registry import entries
 
 ASKS_COMMIT = re.compile(r"\bcommit\b|\bpush\b|\bopen (?:a |the )?(?:draft )?(?:pr|pull request)\b", re.I)
 
@@ -144,13 +145,21 @@ def next_step(st: State) -> NextStep:
     pending_plan = next((t for t, s in st.plan if s == "pending"), None)
     if pending_plan is not None:
         return NextStep(NEXT_PLAN, target=pending_plan)
-    if pending_item is not None:
+    if pending_item is not None and not _filing(st):
         return NextStep(NEXT_ITEM, target=pending_item.item, title=pending_item.title)
     final = not st.current.said_before_last and is_final(st.current.last_said)
     stated = intent(st.current.last_said) if not st.current.said_before_last and not final else ""
     if stated:
         return NextStep(NEXT_CONTINUE, target=stated)
     return NextStep(NEXT_DONE, target=latest.text if latest else "")
+
+
+def _filing(st: State) -> bool:
+    """The session's work was to file items in a project's tracker (an epic and its tasks), not to do them:
+    every item it knows it created there, and it claimed or closed none. Starting one is the user's call."""
+    shared = {getattr(t, "name", "") for t in entries("trackers")}
+    return bool(st.items) and all(i.filed and i.tracker in shared and i.claimed_at < 0 and i.closed_at < 0
+                                  for i in st.items)
 
 
 def _item_rest(st: State, item) -> tuple[str, ...]:

@@ -31,6 +31,8 @@ def states(evs: list, task: str = "") -> list[ItemState]:
             a["title"] = e.title
         if e.detail and e.action in ("create", "show") and (not a["detail"] or e.action == "create"):
             a["detail"] = e.detail
+        if e.action == "create":
+            a["filed"] = True
         if e.action == "claim":
             a["status"], a["claimed_at"] = "in_progress", e.at
         elif e.action == "close":

@@ -112,6 +112,7 @@ class ItemState:
     first_at: int = 0
     claimed_at: int = -1
     closed_at: int = -1
+    filed: bool = False                 # the session created it
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import CREATED, DELETED, MOVED, CheckState, ErrorState, FileChange, State, Step
+from ..model import CREATED, DELETED, MOVED, NEXT_DONE, CheckState, ErrorState, FileChange, State, Step
 from .phrases import bare_commands, check_word, code, command, cut, joined, names, phrase, plural, quote, sentence, short_hash
 from .task import brief
 
@@ -26,6 +26,11 @@ def in_progress(st: State):
     return next((i for i in reversed(st.items) if i.status == "in_progress" and i.item not in parents), None)
 
 
+def ended(st: State) -> bool:
+    """The work asked for is over: nothing is left but the user's next request (or it was submitted)."""
+    return st.next.kind == NEXT_DONE
+
+
 def item_name(i) -> str:
     if i.tracker == "tasks":
         label = f"task #{i.item}"
@@ -36,9 +41,11 @@ def item_name(i) -> str:
     return f"{label} “{cut(i.title, 160)}”" if i.title else label
 
 
-def step_status(k: int, s: Step, total: int) -> str:
+def step_status(k: int, s: Step, total: int, ended: bool = False) -> str:
+    """`ended`: the session's work is over (the next step is to wait for the user, or it was submitted), so
+    its last step is done too."""
     busy = s.files or s.commits or s.checks
-    status = "done" if s.done else ("in progress" if k == total else "left unfinished" if busy else
+    status = "done" if s.done or ended and k == total else ("in progress" if k == total else "left unfinished" if busy else
                                     "no file changed" if s.errors else "read only")
     if s.commits and s.commits[-1].hash:
         status += f", committed {short_hash(s.commits[-1].hash)}"
@@ -62,7 +69,7 @@ def step_title(s: Step, st: State) -> str:
 
 
 def step_name(k: int, s: Step, total: int, st: State) -> str:
-    return f"Step {k}: {step_title(s, st)} ({step_status(k, s, total)})"
+    return f"Step {k}: {step_title(s, st)} ({step_status(k, s, total, ended(st))})"
 
 
 KIND_NAME = {"test": "Tests", "lint": "Lint", "typecheck": "Type check", "build": "Build", "format": "Format check"}

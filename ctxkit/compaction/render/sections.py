@@ -11,7 +11,7 @@ from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read
 from .budget import Piece
 from .phrases import (bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash,
                       whole_sentences)
-from .facts import (check_history, check_line, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
+from .facts import (check_history, check_line, ended, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name)
 from .next import next_text, then_text
 from .task import brief, plan_outline, plan_part
@@ -61,8 +61,11 @@ class Writer:
                     self.add("Plan", cut(h, 160) + long, first + (1 if role in ("check", "note") else 2),
                              group=f"plan-part{k}", order=(k,))
         else:
+            req = next((r for r in st.requests if r.text == text), None)
+            via = f" (asked through {code('/' + req.command.lstrip('/'))})" if req is not None and req.command and \
+                req.command.lstrip("/") not in text[:200] else ""    # a skill's arguments: the skill says what to do
             for level, cap in ((0, 300), (2, 700), (3, 1400)):
-                self.add("Task", brief(text, cap) + about, level, group="task")
+                self.add("Task", brief(text, cap) + via + about, level, group="task")
         latest = st.requests[-1] if st.requests else None
         if latest is not None and latest.text != text:
             for level, cap in ((0, 300), (2, 800)):
@@ -133,6 +136,8 @@ class Writer:
             if latest is not None and not latest.acted and step.title == latest.text and len(st.requests) > 1:
                 self.add("Current work", "The latest request above is not started yet; the work before it is "
                          "finished.", 0)
+            elif ended(st):
+                self.add("Current work", f"The last step is finished: {cut(step.title, 200)}.", 0)
             else:
                 self.add("Current work", f"Working on: {cut(step.title, 200)}.", 0)
         elif step is not None and step.done:
