@@ -206,3 +206,19 @@ def test_a_skills_arguments_as_the_task_name_the_skill():
         [rec("assistant", "Planned.")]
     text = compact_span(recs, 2000, count).rendered
     assert text.task.startswith("set up credo") and "`/plan-beads`" in text.task
+
+
+def test_aider_edits_it_never_applied_and_its_commit_of_the_users_own_changes_are_not_the_agents_work():
+    from ctxkit.compaction.model import Change, Said
+    recs = call("edit", fmt="aider", path="CONVENTIONS.md", missing=True) + \
+        call("edit", fmt="aider", path="a.ts", result="Applied edit to a.ts") + \
+        call("aider_commit", fmt="aider", hash="54d022e", message="docs: user's notes", before_edits=True,
+             result="Commit 54d022e docs: user's notes") + \
+        call("aider_commit", fmt="aider", hash="a99e014", message="feat: a", result="Commit a99e014 feat: a")
+    evs = events(recs)
+    assert [(c.path, c.ok) for c in evs if isinstance(c, Change)] == [("CONVENTIONS.md", False), ("a.ts", True)]
+    assert [c.hash for c in evs if isinstance(c, Commit)] == ["a99e014"]
+    said = [e for e in events([rec("assistant", "I will add the docs.\n\na.ts\n```ts\n<<<<<<< SEARCH\n"
+                                                "// keep the element\n=======\n/** whether to keep it */\n"
+                                                ">>>>>>> REPLACE\n```\nDone.", fmt="aider")]) if isinstance(e, Said)]
+    assert "keep" not in said[0].text and "I will add the docs." in said[0].text

@@ -21,6 +21,8 @@ from .patch import changes as patch_changes
 from .shell import is_filtered, segments
 
 INTERRUPT = re.compile(r"^\s*\[Request interrupted by user")
+# a SEARCH/REPLACE edit block written into the reply (aider, Cline): code, not the agent's words
+EDIT_BLOCK = re.compile(r"^<{5,9} SEARCH[^\n]*\n.*?^>{5,9} REPLACE[^\n]*$", re.M | re.S)
 COMMAND_NAME = re.compile(r"<command-name>\s*/?([\w:.-]+)\s*</command-name>")
 REJECTED = re.compile(r"^(?:The user doesn't want to (?:proceed|take this action)|User rejected|"
                       r"Permission to use \S+ has been denied|\[Request interrupted by user for tool use\])", re.I)
@@ -88,7 +90,7 @@ def events(records: list[dict]) -> list:
         if role != "assistant" or "thinking" in (r.get("flags") or ()):
             continue
         calls = r.get("tool_calls") or ()
-        said = REMINDER.sub(" ", text).strip() if text else ""
+        said = EDIT_BLOCK.sub(" ", REMINDER.sub(" ", text)).strip() if text else ""
         if said:
             out.append(Said(i, text=said, before_action=bool(calls), ts=ts))
             asked = said.rstrip().endswith("?") and not calls

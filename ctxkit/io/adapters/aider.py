@@ -41,6 +41,7 @@ def _num(n: str, k: str) -> int:
 SR_START = re.compile(r"^<{5,9} SEARCH\s*$")
 APPLIED = re.compile(r"^Applied edit to (.+?)\s*$")
 COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+?)\s*$")
+BEFORE_EDITS = re.compile(r"^Committing .+ before applying edits\.?\s*$")
 RUNNING = re.compile(r"^Running (.+?)\s*$")
 RUN_CMD = re.compile(r"^/(run|test)\s+(.+)$", re.S)
 
@@ -123,7 +124,9 @@ def parse(source: Source, **_: object) -> Iterator[dict]:
                                       tool_call_id=call["id"], name="edit", content=ln, source=src()))
             elif m_commit:
                 cid = f"{rid}-commit-{k}"
-                calls.append(_call(cid, "aider_commit", hash=m_commit.group(1), message=m_commit.group(2)))
+                dirty = i > 0 and BEFORE_EDITS.match(lines[i - 1].strip())    # the user's own changes, committed first
+                calls.append(_call(cid, "aider_commit", hash=m_commit.group(1), message=m_commit.group(2),
+                                   **({"before_edits": True} if dirty else {})))
                 results.append(R.make("message", id=f"{rid}-r{k}", session=session, ts=ts, role="tool",
                                       tool_call_id=cid, name="aider_commit", content=ln, source=src()))
             elif m_run:
