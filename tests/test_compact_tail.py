@@ -38,3 +38,10 @@ def test_a_task_runner_check_keeps_the_command_the_runner_said_it_ran():
              "source": {"format": "claude-code"}}
     run = next(e for e in events([rec_a, rec_r]) if isinstance(e, CheckRun))
     assert run.script == "biome check --error-on-warnings" and run.kind == "lint"
+
+
+def test_a_fence_inside_a_sentence_opens_no_code_block_when_a_long_message_is_condensed():
+    from ctxkit.services.compaction import BLOCK
+    text = "Code rows (```language fences) render as code.\n\n## 5. Selection\n```elixir\ndef x, do: 1\n```\n## 6. Hooks\n"
+    out = BLOCK.sub("[code block cut]", text)
+    assert "## 5. Selection" in out and "## 6. Hooks" in out and "def x" not in out

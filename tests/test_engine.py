@@ -383,7 +383,7 @@ def test_what_new_code_does_is_its_own_short_text_not_a_list_of_names():
     assert f.code == (("highlight", "export function highlight(root) { for (const b of root.querySelectorAll('code')) "
                                     "{ hljs.highlightElement(b) } }"),)
     text = "\n".join(ln.text for _, lines in compact_span(recs, 800, count).rendered.sections for ln in lines)
-    assert "`highlight` now reads: `export function highlight(root)" in text
+    assert "`highlight` reads: `export function highlight(root)" in text
     ex = "defmodule A do\n  def f(:a) do\n    1\n  end\n  def f(:b) do\n    2\n  end\nend\n"
     py = "def f(x):\n    if x:\n        return 1\n    return 2\n"
     test = "func TestX(t *testing.T) {\n  if f() != 1 {\n    t.Fatal()\n  }\n}\n"

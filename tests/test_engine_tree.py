@@ -222,3 +222,14 @@ def test_aider_edits_it_never_applied_and_its_commit_of_the_users_own_changes_ar
                                                 "// keep the element\n=======\n/** whether to keep it */\n"
                                                 ">>>>>>> REPLACE\n```\nDone.", fmt="aider")]) if isinstance(e, Said)]
     assert "keep" not in said[0].text and "I will add the docs." in said[0].text
+
+
+def test_a_command_the_client_left_running_is_running_not_failed():
+    from ctxkit.compaction.model import Command
+    N[0] += 1
+    recs = [rec("assistant", "", fmt="openhands", tool_calls=[{"id": "s1", "type": "function", "function": {
+        "name": "execute_bash", "arguments": json.dumps({"command": "python3 -m http.server 8000"})}}]),
+        rec("tool", "Serving HTTP on 0.0.0.0 port 8000 ...", fmt="openhands", tool_call_id="s1", flags=["running"])]
+    cmd = [e for e in events(recs) if isinstance(e, Command)][0]
+    assert cmd.running and not cmd.failed
+    assert state_of([rec("user", "serve it")] + recs).current.running == ("python3 -m http.server 8000",)

@@ -102,6 +102,10 @@ class Report:
         return d
 
 
+
+# a fenced code block: fences that open and close a line (a "```" inside a sentence opens none)
+BLOCK = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*\n.*?^[ \t]*\1[ \t]*$", re.M | re.S)
+
 def _model_summarizer(opts: Options):
     if opts.summarizer == "llama":
         from ..backends.summarizers import IsolatedLlama
@@ -516,7 +520,7 @@ def fit_tail(out: list[dict], at: int, opts: Options, home, tok, rep: Report) ->
                          f"Whole message: ctx recover --chunk-id {rec.get('group') or rec.get('id') or 'chunk'} "
                          f"--session {rec.get('session') or 'default'}]")
         goal = max(least, n - excess) - note - 8
-        body = re.sub(r"```.*?```", "[code block cut]", rec["content"], flags=re.S)  # code goes first
+        body = BLOCK.sub("[code block cut]", rec["content"])  # code goes first
         body = body[:goal * 16]  # condensing costs a count per line: a giant message is cut first
         text, cut = condense_to(body, goal, tok.count)
         if not cut:

@@ -249,7 +249,7 @@ class Changes:
                 if is_terse(p):
                     top = top[:TERSE]
                 _add(a.added, [d.name for d in top])
-                a.lines = e.new.count("\n") + 1 if e.new else 0
+                a.lines = len(e.new.splitlines()) if e.new else 0     # a closing newline ends the last line
                 for d in top[:12]:
                     doc = doc_of(e.new, d.line)
                     if doc and all(n != d.name for n, _ in a.docs):

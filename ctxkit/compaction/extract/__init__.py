@@ -105,7 +105,7 @@ def events(records: list[dict]) -> list:
                 result = None
             call = Call(at=i, name=str((c.get("function") or {}).get("name") or c.get("name") or ""), args=call_args(c),
                         result=strip_reminders(result) if result else result, error="error" in flags,
-                        id=str(c.get("id") or ""), ts=ts, result_at=j, meta=meta, text=said)
+                        id=str(c.get("id") or ""), ts=ts, result_at=j, meta=meta, text=said, running="running" in flags)
             evs = read_call(call, fmt, memo)
             out.extend(evs)
             if any(isinstance(e, Question) for e in evs):
@@ -128,6 +128,8 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
         if got is not None:
             break
     out: list = []
+    if call.running:            # the client answered before the command ended: it runs on
+        got = [replace(e, running=True, failed=False) if isinstance(e, Command) else e for e in got or ()]
     if call.result is None:     # no result recorded: what the command did is not known
         got = [replace(e, no_result=True, failed=False) if isinstance(e, Command) and not e.running else e
                for e in got or ()]

@@ -16,6 +16,7 @@ class Call:
     result_at: int = -1             # index of the result record
     meta: dict = field(default_factory=dict, compare=False, hash=False)   # the call record's meta (read only)
     text: str = ""                  # the assistant text that came with the call
+    running: bool = False           # the client says the command had not ended when it answered
 
 
 @dataclass(frozen=True)

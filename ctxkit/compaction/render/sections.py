@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..model import DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
+from ..model import CREATED, DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
 from .phrases import (bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash,
                       whole_sentences)
@@ -165,7 +165,7 @@ class Writer:
                 self.add("Current work", f"Not done everywhere yet: in {code(rel(st, p))} an edit added "
                          f"{code(cut(first, 80))} after {code(cut(before, 60))}, but not at {there}.", 1)
         elif st.files and st.commits:
-            self.add("Current work", "Every change is committed"
+            self.add("Current work", "Every change the session made is committed"
                      + (f" (last commit {code(short_hash(st.commits[-1].hash))})" if st.commits[-1].hash else "") + ".", 1)
         if cur.others:
             self.add("Current work", "Other changes in the working tree, not made by this session (the last `git status`; "
@@ -322,7 +322,8 @@ class Writer:
                              " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
                              group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
-                    self.add(name, f"{code(what)} now reads: {code(text)}", lvl + (2 if k == total and not s.done else 4),
+                    verb = "reads" if files[j].action == CREATED else "now reads"     # new code was not changed
+                    self.add(name, f"{code(what)} {verb}: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
             prev = ""
             for j, (e, more) in enumerate(grouped(s.errors)):

@@ -89,12 +89,13 @@ def from_doc(doc: list, *, source_name: str, session: str, keep_meta: bool = Fal
                 turn.rec.setdefault("tool_calls", []).append(call(tid, meta.get("function_name") or action, own))
             continue
         if obs is not None and meta and isinstance(meta.get("tool_call_id"), str):
-            failed = e.get("success") is False or obs in ("error", "user_rejected")
             extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
             md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+            running = obs == "run" and md.get("exit_code") == -1    # no exit yet: still running when the wait ended
+            failed = not running and (e.get("success") is False or obs in ("error", "user_rejected"))
             rec = R.make("message", id=eid, session=session, ts=ts, role="tool", tool_call_id=meta["tool_call_id"],
                          content=text_of(e.get("content")) or str(e.get("message") or ""), source=src,
-                         flags=["error"] if failed else None)
+                         flags=["error"] if failed else ["running"] if running else None)
             place.stamp(rec, cwd=md.get("working_dir") if isinstance(md.get("working_dir"), str) else None)
             if turn.has_call(meta["tool_call_id"]):
                 turn.result(rec)
