@@ -233,3 +233,14 @@ def test_a_command_the_client_left_running_is_running_not_failed():
     cmd = [e for e in events(recs) if isinstance(e, Command)][0]
     assert cmd.running and not cmd.failed
     assert state_of([rec("user", "serve it")] + recs).current.running == ("python3 -m http.server 8000",)
+
+
+def test_a_look_that_finds_nothing_is_an_answer_not_an_open_error():
+    recs = [rec("user", "find the history")] + \
+        bash("ls ~/.codex/history.jsonl", "ls: cannot access '~/.codex/history.jsonl': No such file or directory", 2) + \
+        bash("cp a.txt b/", "cp: cannot stat 'a.txt': No such file or directory", 1)
+    st = state_of(recs)
+    assert [e.probe for e in st.errors] == [True, False]
+    lines = [ln.text for name, ls in compact_span(recs, 2000, count).rendered.sections for ln in ls]
+    assert any(ln.startswith("Looked for with `ls") and "still open" not in ln for ln in lines)
+    assert any(ln.startswith("Error from `cp") and ln.endswith("still open.") for ln in lines)

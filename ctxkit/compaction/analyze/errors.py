@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from ..model import DELETED, CheckRun, Command, ErrorState, Said
-from ..registry import language_for
+from ..registry import entries, language_for
 from .code import line_diff
 from .prose import cause as said_cause, fix as said_fix
 from .changes import Changes
@@ -135,8 +135,24 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         out.append(ErrorState(text=f["text"], source=f["source"], at=f["at"], kind=f["kind"], fixed_at=f["fixed_at"],
                               fix_files=fix_files, cause=cause, fix=fix, repeats=f["repeats"], fix_change=where,
                               fix_how=how, silenced=silenced, fixed_by=fixed_by,
-                              fix_deleted=bool(window) and all(x.action == DELETED for x in window)))
+                              fix_deleted=bool(window) and all(x.action == DELETED for x in window),
+                              probe=f["fixed_at"] < 0 and _probe(f["origin"], f["text"])))
     return out
+
+
+NOT_THERE = re.compile(r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)|"
+                       r"cannot access|not found", re.I)
+
+
+def _probe(origin, text: str) -> bool:
+    """A command that only looks (reads, lists, finds) and was told that what it looked for is not there."""
+    if not isinstance(origin, Command) or isinstance(origin, CheckRun) or not NOT_THERE.search(text):
+        return False
+    looks = set().union(*(getattr(t, "lookers", set()) for t in entries("tools")))
+    progs = [w.split()[0].rsplit("/", 1)[-1] for w in re.split(r"\s*(?:&&|\|\||;|\|)\s*", origin.command) if w.strip()]
+    progs = [p for p in progs if p not in ("cd", "echo", "true", "Write-Output", "Write-Host", "Select-Object",
+                                           "Sort-Object", "head", "tail")] or progs
+    return bool(progs) and all(p in looks for p in progs)
 
 
 def _autofix(command: str) -> bool:

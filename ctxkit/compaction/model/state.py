@@ -87,6 +87,7 @@ class ErrorState:
     fixed_at: int = -1                  # the passing run that cleared it (-1: still open)
     fix_files: tuple[str, ...] = ()     # files changed between the failure and the fix
     fix_deleted: bool = False           # every one of them was deleted (the fix removed them)
+    probe: bool = False                 # a look for something that is not there (`cat x`: no such file): an answer
     cause: str = ""                     # the agent's words on why, when it said
     fix: str = ""                       # the agent's words on the fix, when it said
     repeats: int = 1

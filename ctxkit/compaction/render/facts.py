@@ -277,6 +277,8 @@ def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: boo
     m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
     if m:
         text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
+    if e.probe and e.fixed_at < 0:      # a look that found nothing: an answer, not a problem left open
+        return f"Looked for with {src}, not there: {code(cut(text, 220))}"
     s = f"{'Same command, another error' if again else f'Error from {src}'}: {code(cut(text, 220))}"
     named = re.match(r"^([^/\s:]+):\d+", text)      # the file the error names: its fix is "there"
 

@@ -47,6 +47,9 @@ def _missing(path: str, command, seg) -> bool:
 class Files:
     name = "shell files"
     kind = "file"
+    # programs that only look (read, list, find): their "no such file" is an answer, not a failed action
+    lookers = READERS | {"ls", "dir", "find", "stat", "test", "file", "wc", "readlink", "realpath", "tree",
+                         "Get-ChildItem", "gci", "Test-Path", "Get-Item", "Resolve-Path"}
 
     def match(self, argv):
         return True
