@@ -244,3 +244,10 @@ def test_a_look_that_finds_nothing_is_an_answer_not_an_open_error():
     lines = [ln.text for name, ls in compact_span(recs, 2000, count).rendered.sections for ln in ls]
     assert any(ln.startswith("Looked for with `ls") and "still open" not in ln for ln in lines)
     assert any(ln.startswith("Error from `cp") and ln.endswith("still open.") for ln in lines)
+
+
+def test_where_the_last_commands_ran_is_told_when_it_is_not_the_project():
+    recs = [rec("user", "merge it and clean up", fmt="codex", meta={"cwd": "/w/wt"})] + \
+        call("exec_command", fmt="codex", cmd="git status", workdir="/w/main", result="Exit code: 0\nOutput:\nOn branch main\n")
+    lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
+    assert any(ln.startswith("Where:") and "last commands ran in `/w/main`" in ln for ln in lines)

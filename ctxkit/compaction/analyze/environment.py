@@ -53,7 +53,8 @@ def environment(evs: list, changes: Changes) -> Environment:
     forced = tuple(dict.fromkeys(changes.paths.rel(p) for e in evs if isinstance(e, Stage) and e.force for p in e.paths))
     pushes = any(isinstance(e, Push) and e.ok for e in evs)
     lacks = tuple(dict.fromkeys(t for e in evs if isinstance(e, Command) and e.failed for t in [missing_tool(e)] if t))
-    return Environment(cwd=cwd, branch=branch, model=model, languages=tuple(n for n, _ in langs.most_common()),
+    ran_in = next((e.cwd for e in reversed(evs) if isinstance(e, Command) and e.cwd.startswith("/")), "")
+    return Environment(cwd=cwd, branch=branch, model=model, ran_in=ran_in, languages=tuple(n for n, _ in langs.most_common()),
                        check_commands=tuple(c for c, _ in commands.most_common(4)), finish=tuple(finish[-4:]),
                        commits=bool(commits), closes_items=closes, forced=forced, pushes=pushes,
                        lacks=lacks)

@@ -167,6 +167,7 @@ class Environment:
     forced: tuple[str, ...] = ()            # paths staged with `git add -f` (ignored by git)
     pushes: bool = False                    # the agent pushed after committing
     lacks: tuple[str, ...] = ()             # programs the shell does not have (a command failed for want of them)
+    ran_in: str = ""                        # the directory the client last ran a command in (Codex's `workdir`)
 
 
 NEXT_REQUEST, NEXT_FIX, NEXT_RUN, NEXT_ITEM_REST, NEXT_FINISH, NEXT_ITEM, NEXT_PLAN, NEXT_ANSWER, NEXT_RUNNING, \

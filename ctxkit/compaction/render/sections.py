@@ -185,6 +185,9 @@ class Writer:
             where = joined([f"directory {code(st.env.cwd)}" if st.env.cwd else "",
                             f"git branch {code(st.env.branch)}" if st.env.branch else ""])
             lacks = f"; the shell has no {names(st.env.lacks, 4)}" if st.env.lacks else ""
+            now = st.env.ran_in.rstrip("/")
+            if now and st.env.cwd and now != st.env.cwd.rstrip("/") and not now.startswith(st.env.cwd.rstrip("/") + "/"):
+                lacks += f"; its last commands ran in {code(now)}"
             self.add("Current work", f"Where: {where}{lacks}.", 1)
 
     def _checks_now(self) -> None:
