@@ -251,3 +251,14 @@ def test_where_the_last_commands_ran_is_told_when_it_is_not_the_project():
         call("exec_command", fmt="codex", cmd="git status", workdir="/w/main", result="Exit code: 0\nOutput:\nOn branch main\n")
     lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
     assert any(ln.startswith("Where:") and "last commands ran in `/w/main`" in ln for ln in lines)
+
+
+def test_a_read_of_a_path_that_is_not_there_is_no_failed_tool_call():
+    recs = [rec("user", "check the lint config")] + call("Read", file_path="/w/Makefile", result="lint:\n") + \
+        call("Read", file_path="/w/.golangci.yml", result="<tool_use_error>File does not exist.</tool_use_error>", error=True) + \
+        call("Edit", file_path="/w/a.go", old_string="x", new_string="y", result="String to replace not found in file.",
+             error=True) + [rec("assistant", "There is no lint config.")]
+    st = state_of(recs)
+    s = st.steps[-1]
+    assert s.missing == ("/w/.golangci.yml",) or s.missing == (".golangci.yml",)
+    assert not any(".golangci.yml" in t for _, t, _ in s.tool_errors)

@@ -3,8 +3,11 @@ for something new, and ends with its commit or the next start. Each step carries
 its checks, its errors, its commits and the choices the agent made in it."""
 from __future__ import annotations
 
+import re
+
 from ..model import (CheckRun, Commit, Decision, ErrorState, Item, Plan, Read, Request, Said, Search, Step,
                      ToolError)
+from .errors import NOT_THERE
 from .prose import decisions as said_decisions, findings as said_findings, report
 from .changes import Changes
 from .checks import states as check_states
@@ -86,7 +89,9 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         reads = tuple(dict.fromkeys(changes.paths.rel(e.path) for e in seg if isinstance(e, Read) and e.path))
         searches = tuple(dict.fromkeys((e.pattern, changes.paths.rel(e.path)) for e in seg if isinstance(e, Search)))
         tool_errors = tuple(dict.fromkeys((e.tool, changes.paths.rel(e.target), e.text) for e in seg
-                                          if isinstance(e, ToolError)))
+                                          if isinstance(e, ToolError) and not _absent(e)))
+        missing = tuple(dict.fromkeys(changes.paths.rel(e.target) for e in seg    # a look that found nothing: an answer
+                                      if isinstance(e, ToolError) and _absent(e)))
         decisions, found = [], []
         for e in seg:
             if isinstance(e, Said):
@@ -101,9 +106,14 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         end=end_at if end_at is not None else seg[-1].at + 1, item=s["item"], files=files,
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
-                        tool_errors=tool_errors[:8], done=s["done"],
+                        tool_errors=tool_errors[:8], missing=missing[:8], done=s["done"],
                         report=tuple(report(said, 14)) if said else (), findings=tuple(found[:6])))
     return _merge_empty(out)
+
+
+def _absent(e: ToolError) -> bool:
+    """A tool told that the path it was pointed at is not there (not an edit whose text did not match)."""
+    return bool(e.target) and bool(NOT_THERE.search(e.text)) and not re.search(r"string|replace|match", e.text, re.I)
 
 
 def _merge_empty(steps: list[Step]) -> list[Step]:
@@ -116,6 +126,7 @@ def _merge_empty(steps: list[Step]) -> list[Step]:
         if carry is not None:
             s = Step(**{**s.__dict__, "start": carry.start, "reads": tuple(dict.fromkeys(carry.reads + s.reads)),
                         "searches": carry.searches + s.searches, "tool_errors": carry.tool_errors + s.tool_errors,
+                        "missing": carry.missing + s.missing,
                         "decisions": carry.decisions + s.decisions, "findings": carry.findings + s.findings,
                         "title": s.title or carry.title, "source": s.source if s.title else carry.source})
             carry = None

@@ -57,8 +57,9 @@ class ClaudeCode:
         refused = NOT_RUN.match(result) if result else None
         if name in ("Read", "NotebookRead"):
             path = _s(args, "file_path", "notebook_path", "path")
-            if refused:
-                return [ToolError(call.at, tool=name, text=refused.group(1).strip(), target=path, **ev)]
+            if refused or call.error:
+                text = refused.group(1).strip() if refused else result.strip()
+                return [ToolError(call.at, tool=name, text=text[:300], target=path, **ev)]
             off = args.get("offset") if isinstance(args, dict) else 0
             return [Read(call.at, path=path, text=result, offset=off if isinstance(off, int) else 0, **ev)]
         if name in ("Write", "Edit", "MultiEdit", "NotebookEdit"):

@@ -373,6 +373,8 @@ class Writer:
                 said = [(t, w, cut(x, 100).rstrip(".")) for t, w, x in errs[:4]]    # one full stop, at the end
                 shown = [f"{t} {code(w)}: {x}" if w else f"{t}: {x}" for t, w, x in said]
                 self.add(name, "Tool calls that failed: " + "; ".join(shown) + ".", lvl + 2, order=order + (3, 99))
+            if s.missing:
+                self.add(name, f"Looked for, not there: {names(list(s.missing), 6)}.", lvl + 4, order=order + (9, 1))
             words = st.current.words
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
