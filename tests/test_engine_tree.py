@@ -262,3 +262,10 @@ def test_a_read_of_a_path_that_is_not_there_is_no_failed_tool_call():
     s = st.steps[-1]
     assert s.missing == ("/w/.golangci.yml",) or s.missing == (".golangci.yml",)
     assert not any(".golangci.yml" in t for _, t, _ in s.tool_errors)
+
+
+def test_a_read_refused_for_its_size_and_then_read_in_parts_left_no_failure():
+    big = "<tool_use_error>File content (85812 tokens) exceeds maximum allowed tokens (25000).</tool_use_error>"
+    recs = [rec("user", "look at the fixture")] + call("Read", file_path="/w/t.jsonl", result=big, error=True) + \
+        call("Read", file_path="/w/t.jsonl", offset=1, limit=50, result="{...}\n") + [rec("assistant", "Seen.")]
+    assert all(not s.tool_errors for s in state_of(recs).steps)

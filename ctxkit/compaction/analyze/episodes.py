@@ -39,6 +39,10 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
     """`titles`: item id -> title (from the items' states)."""
     plan_starts = _plan_starts(evs)
     plan_done = _plan_done(evs)
+    read_at: dict[str, int] = {}        # path -> the last record it was read whole or in part at
+    for e in evs:
+        if isinstance(e, Read) and e.path and e.text:
+            read_at[e.path] = e.at
     raw: list[dict] = []
     cur: dict | None = None
 
@@ -89,7 +93,8 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         reads = tuple(dict.fromkeys(changes.paths.rel(e.path) for e in seg if isinstance(e, Read) and e.path))
         searches = tuple(dict.fromkeys((e.pattern, changes.paths.rel(e.path)) for e in seg if isinstance(e, Search)))
         tool_errors = tuple(dict.fromkeys((e.tool, changes.paths.rel(e.target), e.text) for e in seg
-                                          if isinstance(e, ToolError) and not _absent(e)))
+                                          if isinstance(e, ToolError) and not _absent(e)
+                                          and read_at.get(e.target, -1) < e.at))    # read after all: no failure left
         missing = tuple(dict.fromkeys(changes.paths.rel(e.target) for e in seg    # a look that found nothing: an answer
                                       if isinstance(e, ToolError) and _absent(e)))
         decisions, found = [], []
