@@ -95,7 +95,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         tool_errors = tuple(dict.fromkeys((e.tool, changes.paths.rel(e.target), e.text) for e in seg
                                           if isinstance(e, ToolError) and not _absent(e)
                                           and read_at.get(e.target, -1) < e.at))    # read after all: no failure left
-        missing = tuple(dict.fromkeys(changes.paths.rel(e.target) for e in seg    # a look that found nothing: an answer
+        missing = tuple(dict.fromkeys((changes.paths.rel(e.target), e.text) for e in seg   # a look that found nothing
                                       if isinstance(e, ToolError) and _absent(e)))
         decisions, found = [], []
         for e in seg:

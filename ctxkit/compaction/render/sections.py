@@ -373,8 +373,9 @@ class Writer:
                 said = [(t, w, cut(x, 100).rstrip(".")) for t, w, x in errs[:4]]    # one full stop, at the end
                 shown = [f"{t} {code(w)}: {x}" if w else f"{t}: {x}" for t, w, x in said]
                 self.add(name, "Tool calls that failed: " + "; ".join(shown) + ".", lvl + 2, order=order + (3, 99))
-            if s.missing:
-                self.add(name, f"Looked for, not there: {names(list(s.missing), 6)}.", lvl + 4, order=order + (9, 1))
+            if s.missing:       # what is not there is worth knowing (the agent need not look again), as the tool said it
+                said = [f"{code(p)} ({cut(x, 110).rstrip('.')})" for p, x in s.missing[:4]]
+                self.add(name, f"Looked for, not there: {', '.join(said)}.", lvl + 2, order=order + (3, 98))
             words = st.current.words
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
@@ -441,3 +442,4 @@ def approved(text: str, cap: int, long: bool) -> str:
             part = cut(part, max(cap - len(out) - 14, 80))
         told.append(part)
     return out + (". Its parts: " + "; ".join(told) if told else "")
+
