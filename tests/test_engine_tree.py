@@ -158,10 +158,12 @@ def test_a_commit_message_with_an_address_in_angle_brackets_names_no_files():
 
 
 def test_changes_in_the_tree_the_session_did_not_make_are_told_apart_from_its_own():
-    recs = [rec("user", "fix a", meta={"cwd": "/w"})] + edit("/w/a.go") + \
+    dirty = "On branch main\nChanges not staged for commit:\n\tmodified:   old/work.go\n"
+    recs = [rec("user", "fix a", meta={"cwd": "/w"})] + bash("git status", dirty) + edit("/w/a.go") + \
         bash("git add a.go && git commit -m 'fix: a'", "[main 1234567] fix: a\n 1 file changed") + \
-        bash("git status", "On branch main\nChanges not staged for commit:\n\tmodified:   old/work.go\n")
+        bash("git status", dirty + "\tmodified:   src/fmt.ts\n")
     st = state_of(recs)
+    # only what was there before the session began is another's (a formatter's changes may be the session's)
     assert st.current.uncommitted == () and st.current.others == ("old/work.go",)
     lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
     assert any("old/work.go" in ln and "not made by this session" in ln for ln in lines)
@@ -269,3 +271,73 @@ def test_a_read_refused_for_its_size_and_then_read_in_parts_left_no_failure():
     recs = [rec("user", "look at the fixture")] + call("Read", file_path="/w/t.jsonl", result=big, error=True) + \
         call("Read", file_path="/w/t.jsonl", offset=1, limit=50, result="{...}\n") + [rec("assistant", "Seen.")]
     assert all(not s.tool_errors for s in state_of(recs).steps)
+
+
+def test_a_git_status_of_another_place_or_after_changes_were_thrown_away_clears_nothing():
+    clean = "On branch main\nnothing to commit, working tree clean\n"
+    base = [rec("user", "fix", meta={"cwd": "/w", "branch": "main"})] + edit("/w/a.go")
+    for other in (bash("git -C ../other status", clean), bash("cd ../lib && git status", clean),
+                  bash("git status", clean.replace("main", "feature")),
+                  bash("git stash") + bash("git status", clean),
+                  bash("git status", "On branch main\n\tmodified:   x\n... [40 lines truncated] ...\n")):
+        assert [f.path for f in state_of(base + other).current.uncommitted] == ["a.go"]
+    assert state_of(base + bash("git status", clean)).current.uncommitted == ()
+    # a path git quotes for its odd bytes is still that path
+    st = state_of([rec("user", "x", meta={"cwd": "/w"})] + edit("/w/docs/café.md") +
+                  bash("git status -s", ' M "docs/caf\\303\\251.md"\n'))
+    assert [f.path for f in st.current.uncommitted] == ["docs/café.md"]
+
+
+def test_a_check_a_commit_or_a_push_with_no_recorded_result_is_neither_passed_nor_made():
+    base = [rec("user", "fix a", meta={"cwd": "/w"})] + edit("/w/a.go")
+    for cmd in ("pytest -q", "git add a.go && git commit -m 'fix a'", "git push origin main"):
+        st = state_of(base + call("Bash", command=cmd, missing=True))
+        assert st.next.kind == "running" and st.next.title == "unseen" and st.current.unseen, cmd
+        assert not st.commits and [f.path for f in st.current.uncommitted] == ["a.go"] and not st.env.pushes
+
+
+def test_items_filed_on_a_request_to_do_the_work_too_leave_the_first_as_the_next_step():
+    recs = [rec("user", "create beads for the two lint fixes, then start working on the first one")] + \
+        bash("bd create 'Fix credo warnings' --id app-1", "✓ Created issue: app-1") + \
+        bash("bd create 'Fix dialyzer warnings' --id app-2", "✓ Created issue: app-2")
+    assert state_of(recs).next.kind == "next_item"
+
+
+def test_gemini_output_lines_that_look_like_its_fields_stay_output_and_a_signal_is_no_success():
+    form = ("Command: npm test\nDirectory: (root)\nOutput: > app@1.0.0 test\nError: Cannot find module './sum'\n"
+            "Tests: 1 failed\nError: (none)\nExit Code: 1\nSignal: 0\nBackground PIDs: (none)\nProcess Group PGID: 12")
+    cmd = [e for e in events(call("run_shell_command", fmt="gemini-cli", command="npm test", result=form))
+           if isinstance(e, Command)][0]
+    assert "Cannot find module './sum'" in cmd.output and cmd.failed and cmd.exit == 1
+    killed = form.replace("Exit Code: 1", "Exit Code: (none)").replace("Signal: 0", "Signal: 9")
+    cmd = [e for e in events(call("run_shell_command", fmt="gemini-cli", command="npm test", result=killed))
+           if isinstance(e, Command)][0]
+    assert cmd.failed
+
+
+def test_a_silent_checkers_silence_through_a_filter_that_could_hide_lines_is_no_pass():
+    for cmd in ("bun run typecheck 2>&1 | head -1", "bun run typecheck 2>&1 | grep -v error"):
+        run = [e for e in events(bash(cmd, "$ tsc --noEmit")) if isinstance(e, CheckRun)]
+        assert run[0].passed is None, cmd
+
+
+def test_a_missing_namesake_does_not_unread_a_file_and_a_denied_look_is_no_probe():
+    evs = events(bash("cat src/config.py tests/config.py",
+                      "x = 1\ncat: tests/config.py: No such file or directory", 1))
+    assert [e.path for e in evs if isinstance(e, Read)] == ["src/config.py"]
+    st = state_of([rec("user", "look")] + bash("ls -la /srv/app/secrets",
+                                              "ls: cannot access '/srv/app/secrets': Permission denied", 2))
+    assert [e.probe for e in st.errors] == [False]
+
+
+def test_openhands_one_shell_a_command_left_running_ends_when_the_next_is_sent():
+    def oh(cid, command, result, flags=(), **extra):
+        N[0] += 1
+        return [rec("assistant", "", fmt="openhands", tool_calls=[{"id": cid, "type": "function", "function": {
+            "name": "execute_bash", "arguments": json.dumps({"command": command, **extra})}}]),
+            rec("tool", result, fmt="openhands", tool_call_id=cid, flags=list(flags))]
+    recs = [rec("user", "fix the tests")] + oh("o1", "pytest tests/", "collected 40 items", ["running"]) + \
+        oh("o2", "C-c", "^C", [], is_input=True) + oh("o3", "pytest tests/test_a.py", "1 passed in 0.1s")
+    st = state_of(recs)
+    assert st.current.running == ()
+    assert not any(isinstance(e, Command) and e.command == "C-c" for e in events(recs))

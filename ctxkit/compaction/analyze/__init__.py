@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..model import (Action, Change, CheckRun, Command, Commit, Delegate, Fetch, Read, Search, State, Submit, Transfer,
                      WebSearch)
-from .changes import Changes, Paths, is_generated, is_temp, work_root
+from .changes import Changes
+from .paths import Paths, is_generated, is_temp, work_root
 from .checks import states as check_states_of
 from .environment import environment
 from .episodes import steps as steps_of

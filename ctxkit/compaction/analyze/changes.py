@@ -10,65 +10,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Change, Commit, FileChange, Read,
-                     Stage, TreeStatus)
+from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Branch, Change, Command, Commit, FileChange,
+                     Place, Read, Stage, TreeStatus)
 from .code import (SHAPES, bodies, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
                    gone_names, messages, new_names, short_bodies, strip_numbers, tables, tests_added)
 from .outline import outline
+from .paths import DISCARD, Paths, inside, is_temp, same as _same, up as _up
 from .prose import edit_intent
 
 SHORT = 80
-
-
-class Paths:
-    """Relative paths: under the root, the path from it; elsewhere under home, `~/…`; else as given."""
-
-    def __init__(self, root: str):
-        self.root = root.rstrip("/\\")
-
-    def rel(self, path: str) -> str:
-        p = (path or "").strip().strip("'\"")
-        if not p:
-            return p
-        p = p.replace("\\", "/") if re.match(r"^[A-Za-z]:\\", p) or "\\" in p and "/" not in p else p
-        root = self.root.replace("\\", "/") if "\\" in self.root else self.root
-        if root and (p == root):
-            return "."
-        if root and p.startswith(root + "/"):
-            return p[len(root) + 1:]
-        if p.startswith("./"):
-            return p[2:]
-        return p
-
-
-TEMP = re.compile(r"^(?:/tmp/|/var/folders/|/private/var/folders/|/var/tmp/|[A-Za-z]:\\(?:Windows\\)?Temp\\)")
-
-
-def is_temp(path: str) -> bool:
-    """A scratch file (under /tmp and the like): the agent's own notes, not the project's files."""
-    return bool(TEMP.match(path or ""))
-
-
-GENERATED = re.compile(r"(?:^|/)(?:_build|node_modules|__pycache__|\.git|\.mypy_cache|\.pytest_cache)/")
-
-
-def is_generated(path: str) -> bool:
-    """A copy a build or a tool made (`_build/dev/…`, `node_modules/…`): reading it is not reading the project."""
-    return bool(GENERATED.search(path or ""))
-
-
-def work_root(cwd: str, changed_paths: list[str], workdirs: list[str] = ()) -> str:
-    """The folder the work happens in: the session's directory, or the directory commands ran in (a worktree)
-    when it holds more of the changed files; the latest such directory wins a tie."""
-    paths = [p for p in changed_paths if (p.startswith("/") or re.match(r"^[A-Za-z]:", p)) and not is_temp(p)]
-    if not paths:
-        return cwd
-    best, held = cwd, sum(1 for p in paths if cwd and p.startswith(cwd.rstrip("/") + "/"))
-    for d in reversed(list(dict.fromkeys(reversed([w for w in workdirs if w])))):
-        n = sum(1 for p in paths if p.startswith(d.rstrip("/") + "/"))
-        if n > held:
-            best, held = d.rstrip("/"), n
-    return best
 
 
 @dataclass
@@ -140,6 +90,7 @@ class Changes:
         self.commit_of: dict[int, Commit] = {}       # id(change event) -> the commit that holds it
         self.clean: set[int] = set()                 # id(change event) a later `git status` no longer listed
         self.tree: TreeStatus | None = None          # the last `git status` read whole
+        self.first_tree: TreeStatus | None = None    # … and one from before the session's first change
         text: dict[str, str] = {}                    # path -> the file's text as last read or written, edits applied
         self.before: dict[int, str] = {}             # id(change) -> the file's text just before it
         self.text = text                             # path -> the file's last known text
@@ -175,7 +126,8 @@ class Changes:
     def _commits(self, evs: list) -> None:
         pending: list[tuple[Change, str]] = []
         staged: set[str] = set()
-        staged_all = False
+        staged_all = discarded = False
+        home = here = branch = ""
         index = {id(e): k for k, (e, _) in enumerate(self.events)}
         for e in evs:
             if isinstance(e, Change) and id(e) in index:
@@ -195,14 +147,33 @@ class Changes:
                 pending = [x for x in pending if x not in held]
                 staged, staged_all = set(), False
                 self.tree = None        # what the tree held besides may be in the commit too
-            elif isinstance(e, TreeStatus) and (not e.where or inside(self.paths.rel(e.where))):
+            elif isinstance(e, Place):
+                home = home or e.cwd
+                here, branch = e.cwd or here, e.branch or branch
+            elif isinstance(e, Branch):
+                branch = e.name
+            elif isinstance(e, Command) and DISCARD.search(e.command) and not e.failed:
+                discarded = True        # changes thrown away or put aside: a clean tree then is not a commit
+            elif isinstance(e, TreeStatus) and self._ours(e, e.where or here, home, branch):
+                if not e.scope and not any(x for x, _ in self.events if x.at < e.at):
+                    self.first_tree = e             # the tree before the session changed anything
                 self.tree = e if not e.scope else self.tree
+                if discarded:
+                    discarded = False
+                    continue
                 # the tree as git saw it: a file it does not list holds no change (committed where the span
-                # does not show it, or undone); only files inside the pathspecs it was given
+                # does not show it); only files inside the pathspecs it was given
                 gone = [(c, p) for c, p in pending if (not e.scope or any(_same(p, self.paths.rel(s)) for s in e.scope))
                         and not any(_same(p, _up(self.paths.rel(n))) for n in e.changed)]
                 self.clean.update(id(c) for c, _ in gone)
                 pending = [x for x in pending if x not in gone]
+
+    def _ours(self, e: TreeStatus, where: str, home: str, branch: str) -> bool:
+        """The status is of the tree the session works in: run at its root or where the session started
+        (not `cd ../other && git status`, not another repository), on the branch the session is on."""
+        if where and where not in (home, self.paths.root) and self.paths.rel(where) not in (".", ""):
+            return False
+        return not (e.branch and branch and e.branch != branch)
 
     def files(self, start: int = 0, end: int | None = None) -> list[FileChange]:
         """The net change of each file over events with start <= at < end, in order of first change. A move
@@ -385,11 +356,12 @@ class Changes:
     def others(self) -> tuple[str, ...]:
         """What the last whole `git status` listed as changed that no change of the session made (work from
         before the session, or of another hand): a commit of "everything" would take it too."""
-        if self.tree is None:
-            return ()
+        if self.tree is None or self.first_tree is None:
+            return ()       # only what was there before the session began (a formatter's changes are its own)
         mine = {p for _, p in self.events}
+        before = {self.paths.rel(x) for x in self.first_tree.changed}
         return tuple(n for n in (self.paths.rel(x) for x in self.tree.changed)
-                     if not any(_same(p, _up(n)) for p in mine))
+                     if n in before and not any(_same(p, _up(n)) for p in mine))
 
     def left_alike(self, paths) -> list[tuple[str, str, str, str, int]]:
         """Places an insertion was not repeated at: an edit put lines between two neighbouring lines (a
@@ -443,24 +415,6 @@ def _where(lines: list[str], done: int, other: int) -> str:
 def _telling(line: str) -> bool:
     """A line that says something of its own (not `}`, `end`, `</div>`, a blank): worth finding again."""
     return len(line) >= 8 and not re.fullmatch(r"[\W_]*(?:end|else|do|</?\w+>)?[\W_]*", line)
-
-
-def inside(path: str) -> bool:
-    """A path under the work's root (outside ones, `~/…` or absolute, are not the project's files)."""
-    return not path.startswith(("/", "~")) and not re.match(r"^[A-Za-z]:", path)
-
-
-def _up(path: str) -> str:
-    """A path `git status` printed relative to a directory below the root (`../cli/x.go`): the part that
-    names the file, for matching by its end."""
-    while path.startswith("../"):
-        path = path[3:]
-    return path
-
-
-def _same(path: str, named: str) -> bool:
-    n = named.rstrip("/")
-    return path == n or path.endswith("/" + n) or n.endswith("/" + path) or path.startswith(n + "/") or n == "."
 
 
 CODE_NAME = re.compile(r"`([^`\s]+)`|\b([A-Za-z_]\w*[a-z][A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[a-z]+_[a-z_0-9]+)\b")

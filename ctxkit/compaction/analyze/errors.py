@@ -141,7 +141,7 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
 
 
 NOT_THERE = re.compile(r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)|"
-                       r"cannot access|not found", re.I)
+                       r"(?<!command )not found", re.I)
 
 
 def _probe(origin, text: str) -> bool:
@@ -152,7 +152,8 @@ def _probe(origin, text: str) -> bool:
     progs = [w.split()[0].rsplit("/", 1)[-1] for w in re.split(r"\s*(?:&&|\|\||;|\|)\s*", origin.command) if w.strip()]
     progs = [p for p in progs if p not in ("cd", "echo", "true", "Write-Output", "Write-Host", "Select-Object",
                                            "Sort-Object", "head", "tail")] or progs
-    return bool(progs) and all(p in looks for p in progs)
+    acts = re.search(r"\s-(?:delete|exec|execdir|ok)\b", origin.command)     # `find … -delete` acts
+    return bool(progs) and all(p in looks for p in progs) and not acts
 
 
 def _autofix(command: str) -> bool:

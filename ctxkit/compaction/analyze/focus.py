@@ -43,11 +43,14 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
                 running.append(e.command)
             done_cmds.add(e.command)
     unseen: list[str] = []
-    for e in reversed(evs):     # the commands at the end whose results never came
-        if isinstance(e, Command) and e.no_result:
-            unseen.insert(0, e.command)
-        elif isinstance(e, Command) or isinstance(e, Said) and e.at < (last.at if last else -1):
+    blind = {e.at for e in evs if isinstance(e, Command) and e.no_result}
+    for e in reversed(evs):     # the commands at the end whose results never came (with what was read from them)
+        if isinstance(e, (Said, Request, Answer)):
+            continue
+        if e.at not in blind:
             break
+        if isinstance(e, Command):
+            unseen.insert(0, e.command)
     waiting = ""
     tail = [e for e in evs if not isinstance(e, Said) or e.at > (last.at if last else -1)]
     q = next((e for e in reversed(evs) if isinstance(e, (Question, Request, Answer))), None)
@@ -61,7 +64,7 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
                    words=tuple(report(last_said, 4)) if last_said else (), said_at=said_at,
                    intention=last_words(last_said),
                    said_before_last=bool(last is not None and said_at >= 0 and said_at <= last.at), running=tuple(running),
-                   unseen=tuple(dict.fromkeys(unseen)) if isinstance(last, Command) and last.no_result else (),
+                   unseen=tuple(dict.fromkeys(unseen)),
                    waiting=waiting)
 
 
@@ -158,8 +161,13 @@ def _filing(st: State) -> bool:
     """The session's work was to file items in a project's tracker (an epic and its tasks), not to do them:
     every item it knows it created there, and it claimed or closed none. Starting one is the user's call."""
     shared = {getattr(t, "name", "") for t in entries("trackers")}
+    asked = st.requests[-1].text if st.requests else ""
     return bool(st.items) and all(i.filed and i.tracker in shared and i.claimed_at < 0 and i.closed_at < 0
-                                  for i in st.items)
+                                  for i in st.items) and not WORK_ON.search(asked)
+
+
+# a request that asks for the work itself, not only for items that describe it
+WORK_ON = re.compile(r"\b(?:fix|implement|start|work on|build|resolve|address|then do|and do|code)\b", re.I)
 
 
 def _item_rest(st: State, item) -> tuple[str, ...]:

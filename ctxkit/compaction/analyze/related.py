@@ -7,7 +7,7 @@ import re
 from ..model import Change, Read, Said
 from .code import COMMENT, definitions, strip_numbers
 from .prose import sentences, stands_alone
-from .changes import Paths
+from .paths import Paths
 
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]{3,}")
 STOP = frozenset("""this that with from have will would should could make sure when what which where there their

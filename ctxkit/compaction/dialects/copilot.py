@@ -31,8 +31,8 @@ class Copilot:
             cmd = shells.get(sid, "")
             if not cmd:
                 return []
-            if call.name == "stop_bash":
-                return [Command(call.at, command=cmd, output="", ts=call.ts)]
+            if call.name == "stop_bash":    # stopped before it ended: no success, and no result to read
+                return [Command(call.at, command=cmd, output="", failed=True, ts=call.ts)]
         else:
             cmd = str(call.args.get("command") or "") if isinstance(call.args, dict) else str(call.args or "")
         done, running = TRAILER.search(result), RUNNING.search(result)

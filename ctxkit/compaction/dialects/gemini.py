@@ -6,18 +6,28 @@ import re
 
 from ..model import Command
 
-FIELDS = ("Command", "Directory", "Output", "Error", "Exit Code", "Signal", "Background PIDs", "Process Group PGID")
-FIELD = re.compile(r"^(" + "|".join(FIELDS) + r"): ?", re.M)
+HEAD = re.compile(r"\ACommand: .*?\nDirectory: (.*?)\nOutput: ", re.S)
+TAIL = ("Exit Code", "Signal", "Background PIDs", "Process Group PGID")
 NONE = ("(none)", "(empty)", "")
 
 
 def fields(result: str) -> dict[str, str]:
-    """The form's fields by name ({} when the answer is not one: it must open with `Command:`)."""
-    marks = list(FIELD.finditer(result))
-    if not marks or marks[0].start() != 0 or marks[0].group(1) != "Command":
+    """The form's fields by name ({} when the answer is not one). The command's own output may hold lines
+    that look like fields (`Error: Cannot find module`): the head is read from the start, the fixed tail
+    (`Exit Code:` … `Process Group PGID:`) from the end, and `Error:` is the last one before that tail."""
+    head = HEAD.match(result)
+    if not head:
         return {}
-    return {m.group(1): result[m.end():(marks[k + 1].start() if k + 1 < len(marks) else len(result))].rstrip("\n")
-            for k, m in enumerate(marks)}
+    out = {"Directory": head.group(1)}
+    body = result[head.end():]
+    for name in reversed(TAIL):
+        k = body.rfind(f"\n{name}: ")
+        if k >= 0:
+            out[name] = body[k + len(name) + 3:].split("\n", 1)[0]
+            body = body[:k]
+    k = body.rfind("\nError: ")
+    out["Output"], out["Error"] = (body[:k], body[k + 8:]) if k >= 0 else (body, "")
+    return out
 
 
 class Gemini:
@@ -38,10 +48,11 @@ class Gemini:
         out = "\n".join(x for x in (f.get("Output", ""), f.get("Error", "")) if x.strip() not in NONE)
         code = f.get("Exit Code", "").strip()
         exit_ = int(code) if re.fullmatch(r"-?\d+", code) else None
+        killed = f.get("Signal", "").strip() not in NONE + ("0",)     # ended by a signal: not a success
         where = f.get("Directory", "").strip()
         cwd = str(call.args.get("directory") or call.args.get("dir_path") or "") or ("" if where in NONE + ("(root)",) else where)
         return [Command(call.at, command=cmd, output=out, exit=exit_,
-                        failed=bool(call.error or (exit_ or 0) != 0), cwd=cwd, ts=call.ts)]
+                        failed=bool(call.error or (exit_ or 0) != 0 or killed), cwd=cwd, ts=call.ts)]
 
 
 ENTRIES = [Gemini()]

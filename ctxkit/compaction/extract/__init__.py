@@ -14,8 +14,8 @@ from dataclasses import replace
 
 from ...core.requests import CONFIRMATION, REMINDER, request_text
 from ..registry import dialects_for, entries
-from ..model import (Answer, Call, Change, CheckRun, Command, Interrupt, Place, Question, Rejected, Request, Said, Skill,
-                     Summary, Verdict)
+from ..model import (Answer, Call, Change, CheckRun, Command, Commit, Interrupt, Place, Push, Question, Rejected,
+                     Request, Said, Skill, Stage, Summary, Verdict)
 from .failures import key_lines, looks_failed, strip_reminders
 from .patch import changes as patch_changes
 from .shell import is_filtered, segments
@@ -130,6 +130,11 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
     out: list = []
     if call.running:            # the client answered before the command ended: it runs on
         got = [replace(e, running=True, failed=False) if isinstance(e, Command) else e for e in got or ()]
+    if any(getattr(d, "one_shell", False) and getattr(d, "aliases", {}).get(call.name) == "shell" for d in dialects_for(fmt)):
+        before = memo.pop("one_shell_running", "")     # a shell that runs one command at a time: the one left
+        if before:                                      # running has ended (or was stopped) when the next is sent
+            got = [Command(call.at, command=before, output="", ts=call.ts)] + list(got or ())
+        memo["one_shell_running"] = next((e.command for e in got or () if isinstance(e, Command) and e.running), "")
     if call.result is None:     # no result recorded: what the command did is not known
         got = [replace(e, no_result=True, failed=False) if isinstance(e, Command) and not e.running else e
                for e in got or ()]
@@ -175,17 +180,27 @@ def refine(cmd: Command) -> list:
             if getattr(entry, "kind", "") == "file":
                 out.extend(entry.read(seg.argv, cmd, seg))
     out.extend(judge(runs, cmd))
+    if cmd.no_result:       # no result: a commit, a push or a staging it may have made is not known to have happened
+        out = [e for e in out if not isinstance(e, (Commit, Push, Stage))]
     return out
 
 
-def _quiet(script: str, cmd: Command) -> bool:
+def _quiet(script: str, cmd: Command, seg) -> bool:
     """A task runner echoed its script (`$ tsc --noEmit`) and nothing else came: the script is a tool
-    that prints nothing when it passes, so its silence is its pass."""
-    if not script or cmd.failed or cmd.running or cmd.no_result:
+    that prints nothing when it passes, so its silence is its pass. Not when a filter could have taken its
+    lines away (`| grep -v error`, `| head -1`); `| tail -5` showing fewer than 5 lines hides nothing."""
+    if not script or cmd.failed or cmd.running or cmd.no_result or seg.redirect:
         return False
     lines = [ln.strip() for ln in (cmd.output or "").splitlines() if ln.strip()]
     if not lines or any(ln not in (f"$ {script}", f"> {script}") for ln in lines):
         return False
+    segs = segments(cmd.command)
+    for nxt in segs[seg.index + 1:]:
+        if nxt.op_before != "|":
+            break
+        n = next((int(a.lstrip("-n")) for a in nxt.argv[1:] if re.fullmatch(r"-n?\d+", a)), 10)
+        if nxt.argv[:1] not in (("tail",), ("head",)) or len(lines) >= n:
+            return False
     segs = [s for s in segments(script) if s.argv]
     return len(segs) == 1 and any(getattr(e, "silent_ok", False) and e.match(segs[0].argv) for e in entries("tools"))
 
@@ -251,7 +266,7 @@ def judge(runs: list[tuple], cmd: Command) -> list[CheckRun]:
                 fields["failures"] = tuple(f for v in vs for f in v.failures)[:20]
                 fields["errors"] = tuple(e for v in vs for e in v.errors)[:8]
                 fields["summary"] = "; ".join(v.summary for v in vs if v.summary)[:300]
-        if by_output and fields["passed"] is None and _quiet(run.script, cmd):
+        if by_output and fields["passed"] is None and _quiet(run.script, cmd, seg):
             fields["passed"], fields["summary"] = True, "no output"
         filtered = is_filtered(seg)
         fields["truncated"] = any(p in ("tail", "head") for p in seg.piped_to)

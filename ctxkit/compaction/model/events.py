@@ -161,7 +161,8 @@ class TreeStatus(Event):
     not among `changed` holds no change any more (committed or undone, seen or not)."""
     changed: tuple[str, ...] = ()
     scope: tuple[str, ...] = ()
-    where: str = ""         # the directory it ran in, where a `cd` before it says
+    where: str = ""         # the directory it ran in, where a `cd` before it or the client says
+    branch: str = ""        # the branch it said the tree is on
 
 
 @dataclass(frozen=True)

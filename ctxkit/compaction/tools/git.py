@@ -21,6 +21,9 @@ STATUS_ENTRY = re.compile(r"^\s+(?:(?:modified|new file|deleted|renamed|copied|t
                           r"both deleted|added by us|added by them|deleted by us|deleted by them):\s+)?(.+?)"
                           r"(?: \((?:modified content|new commits|untracked content)[^)]*\))?$")
 SHORT_ENTRY = re.compile(r"^(?=.?[MADRCUT?!])[ MADRCUT?!]{2} (.+)$")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+CUT = re.compile(r"\[\d+ lines? truncated\]|\(truncated\)|\[output truncated|lines truncated", re.I)  # a client cut it
+BRANCH = re.compile(r"^(?:On branch (\S+)|## (?:No commits yet on )?([^.\s]+))", re.M)
 NOTHING = re.compile(r"nothing to commit|no changes added to commit|nothing added to commit", re.I)
 
 
@@ -50,7 +53,8 @@ def _status(rest, out, seg, command, ev) -> list:
     """The paths `git status` listed as changed, when its whole output is there to read: not piped into a
     filter, not failed, not `-uno` (which hides new files), and read as a status (a clean short status
     prints nothing, which says nothing here)."""
-    if seg.piped_to or seg.redirect or command.failed or command.running or not out.strip() or \
+    out = ANSI.sub("", out)
+    if seg.piped_to or seg.redirect or command.failed or command.running or not out.strip() or CUT.search(out) or \
             any(a in ("-uno", "--untracked-files=no", "-z") for a in rest) or _opt(rest, "--untracked-files") == "no":
         return []
     pathspec = tuple(a for a in rest[rest.index("--") + 1:] if a) if "--" in rest else \
@@ -82,12 +86,21 @@ def _status(rest, out, seg, command, ev) -> list:
         if not changed and re.search(r"^(?:Changes to be committed|Changes not staged|Untracked files|Unmerged paths):",
                                      out, re.M):
             return []       # sections with no entry read: a layout not known here, no reading
-    return [TreeStatus(command.at, changed=tuple(changed), scope=pathspec, where=seg.cwd, **ev)]
+    branch = BRANCH.search(out)
+    return [TreeStatus(command.at, changed=tuple(changed), scope=pathspec, where=seg.cwd or command.cwd,
+                       branch=branch.group(1) or branch.group(2) if branch else "", **ev)]
 
 
 def _unquote(path: str) -> str:
+    """A path as git prints it: in double quotes with C escapes (`"caf\\303\\251.md"`) when it has odd bytes."""
     path = path.strip()
-    return path[1:-1] if len(path) > 1 and path[0] == path[-1] == '"' else path
+    if not (len(path) > 1 and path[0] == path[-1] == '"'):
+        return path
+    raw = path[1:-1].encode("latin-1", "backslashreplace")
+    try:
+        return raw.decode("unicode_escape").encode("latin-1").decode("utf-8")
+    except (UnicodeDecodeError, UnicodeEncodeError):
+        return path[1:-1]
 
 
 class Git:
@@ -138,8 +151,10 @@ class Git:
             all_ = "-A" in rest or "--all" in rest or "." in paths or "-u" in rest or "--update" in rest
             force = "-f" in rest or "--force" in rest
             return [Stage(at, paths=paths, all=all_, force=force, **ev)] if not command.failed else []
-        if sub == "status":
-            return _status(rest, out, seg, command, ev)
+        if sub == "status":     # of this tree only: not `git -C elsewhere`, `--git-dir`, `--work-tree`
+            elsewhere = any(a in ("-C", "--git-dir", "--work-tree") or a.startswith(("--git-dir=", "--work-tree="))
+                            for a in argv[1:argv.index("status")] if "status" in argv)
+            return [] if elsewhere else _status(rest, out, seg, command, ev)
         if sub == "push":
             words = [a for a in rest if not a.startswith("-")]
             m = PUSHED.search(out)
