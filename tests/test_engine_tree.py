@@ -341,3 +341,18 @@ def test_openhands_one_shell_a_command_left_running_ends_when_the_next_is_sent()
     st = state_of(recs)
     assert st.current.running == ()
     assert not any(isinstance(e, Command) and e.command == "C-c" for e in events(recs))
+
+
+def test_what_the_code_already_says_spreads_over_definitions_and_puts_code_before_its_tests():
+    src = ("export function notice() {\n  // AGENTS.md is the source, CLAUDE.md refers to it\n"
+           "  // CLAUDE.md files refer to AGENTS.md only\n  // never edit CLAUDE.md that refers to AGENTS.md\n}\n"
+           "export function pick() {\n  // CLAUDE.md pairs refer to AGENTS.md here\n  return 'AGENTS.md'\n}\n")
+    spec = "import { pick } from './a'\ntest('pick refers to AGENTS.md, not CLAUDE.md', () => {\n" \
+           "  // the CLAUDE.md that refers to AGENTS.md stays\n  expect(pick()).toBe('AGENTS.md')\n})\n"
+    recs = [rec("user", "look at the consolidation")] + call("Read", file_path="/w/a.ts", result=src) + \
+        call("Read", file_path="/w/a.test.ts", result=spec) + [rec("assistant", "Read both.")] + \
+        [rec("user", "make sure CLAUDE.md refers to AGENTS.md")]
+    notes = state_of(recs).related_notes
+    defs = [w for _, w, _, _ in notes]
+    assert defs.count("notice") == 2 and "pick" in defs
+    assert [p.endswith(".test.ts") for p, _, _, _ in notes] == sorted(p.endswith(".test.ts") for p, _, _, _ in notes)

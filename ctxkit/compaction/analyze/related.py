@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import Change, Read, Said
+from ..registry import language_for
 from .code import COMMENT, definitions, strip_numbers
 from .prose import sentences, stands_alone
 from .paths import Paths
@@ -122,7 +123,7 @@ def _prose(line: str) -> str:
     return body if plain >= 0.7 * len(words) else ""
 
 
-def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> tuple:
+def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 6) -> tuple:
     """The comments in the code the session saw that name two or more of the request's words, with the
     definition they sit in: what the code already says it does about the request ("Remap issue locations
     from CLAUDE.md → AGENTS.md for consolidated pairs")."""
@@ -147,8 +148,21 @@ def _comments(seen: list[tuple[str, str]], stems: set[str], limit: int = 5) -> t
                 note += "`"
             if note and all(note != n for _, _, n, _, _ in found):
                 found.append((path, where, note, len(hits), _annotated(text.splitlines()[k:k + 20], said) if m else ()))
-    found.sort(key=lambda x: -x[3])
-    return tuple((p, w, n, c) for p, w, n, _, c in found[:limit])
+    tests = {path for path, text in seen if _has_tests(path, text)}
+    found.sort(key=lambda x: (x[0] in tests, -x[3]))    # what the code does before what its tests assert
+    per: dict[tuple[str, str], int] = {}    # each definition's two most telling: room for the others' words
+    kept = []
+    for x in found:
+        k = (x[0], x[1])
+        if per.get(k, 0) < 2 or not x[1]:
+            per[k] = per.get(k, 0) + 1
+            kept.append(x)
+    return tuple((p, w, n, c) for p, w, n, _, c in kept[:limit])
+
+
+def _has_tests(path: str, text: str) -> bool:
+    lang = language_for(path)
+    return bool(lang is not None and getattr(lang, "tests", None) and lang.tests(text))
 
 
 CALLED = re.compile(r"\b([A-Za-z_]\w{5,})\s*\(")
