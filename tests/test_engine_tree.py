@@ -330,17 +330,19 @@ def test_a_missing_namesake_does_not_unread_a_file_and_a_denied_look_is_no_probe
     assert [e.probe for e in st.errors] == [False]
 
 
-def test_openhands_one_shell_a_command_left_running_ends_when_the_next_is_sent():
+def test_openhands_keys_sent_to_a_running_command_are_no_command_and_a_refused_command_is_not_run():
     def oh(cid, command, result, flags=(), **extra):
         N[0] += 1
         return [rec("assistant", "", fmt="openhands", tool_calls=[{"id": cid, "type": "function", "function": {
             "name": "execute_bash", "arguments": json.dumps({"command": command, **extra})}}]),
             rec("tool", result, fmt="openhands", tool_call_id=cid, flags=list(flags))]
     recs = [rec("user", "fix the tests")] + oh("o1", "pytest tests/", "collected 40 items", ["running"]) + \
-        oh("o2", "C-c", "^C", [], is_input=True) + oh("o3", "pytest tests/test_a.py", "1 passed in 0.1s")
-    st = state_of(recs)
-    assert st.current.running == ()
-    assert not any(isinstance(e, Command) and e.command == "C-c" for e in events(recs))
+        oh("o2", "git commit -am 'fix a'", '[Your command "git commit -am \'fix a\'" is NOT executed. The previous '
+           'command is still running]', ["error"]) + oh("o3", "C-c", "^C", [], is_input=True)
+    evs = events(recs)
+    assert not any(isinstance(e, Command) and e.command == "C-c" for e in evs)
+    assert not [e for e in evs if isinstance(e, Commit) and e.ok]
+
 
 
 def test_what_the_code_already_says_spreads_over_definitions_and_puts_code_before_its_tests():
@@ -356,3 +358,43 @@ def test_what_the_code_already_says_spreads_over_definitions_and_puts_code_befor
     defs = [w for _, w, _, _ in notes]
     assert defs.count("notice") == 2 and "pick" in defs
     assert [p.endswith(".test.ts") for p, _, _, _ in notes] == sorted(p.endswith(".test.ts") for p, _, _, _ in notes)
+
+
+def test_second_review_cases():
+    clean = "On branch main\nnothing to commit, working tree clean\n"
+    # a clean status of the checkout the session started in says nothing of a worktree's edits
+    recs = [rec("user", "fix x", fmt="codex", meta={"cwd": "/w/main"})] + \
+        call("apply_patch", fmt="codex", input="*** Begin Patch\n*** Update File: /w/wt/a.go\n@@\n-a\n+b\n*** End Patch",
+             result="Exit code: 0\nOutput:\nSuccess.") + \
+        call("exec_command", fmt="codex", cmd="git status", workdir="/w/main", result="Exit code: 0\nOutput:\n" + clean)
+    assert not state_of(recs).current.tree_clean
+    # "don't start yet" is filing only
+    recs = [rec("user", "Break the auth refactor into beads. Don't start on them yet, I'll review first.")] + \
+        bash("bd create 'Auth epic' --id app-1", "✓ Created issue: app-1") + [rec("assistant", "Filed app-1.")]
+    assert state_of(recs).next.kind == "done"
+    # no status ran: no word of one
+    recs = [rec("user", "tidy", meta={"cwd": "/w"})] + edit("/home/u/.zshrc") + [rec("assistant", "Done.")]
+    lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
+    assert not any("git status" in ln for ln in lines)
+    # a call answered beside one that was not is not among the unseen
+    N[0] += 1
+    two = [rec("assistant", "", tool_calls=[
+        {"id": "p1", "type": "function", "function": {"name": "Bash", "arguments": json.dumps({"command": "pytest -q"})}},
+        {"id": "p2", "type": "function", "function": {"name": "Bash", "arguments": json.dumps({"command": "git diff --stat"})}}]),
+        rec("tool", "1 failed in 0.1s", tool_call_id="p1", flags=["error"]),
+        rec("tool", "", tool_call_id="p2", flags=["missing_result"])]
+    assert state_of([rec("user", "test it")] + two).current.unseen == ("git diff --stat",)
+    # a dotted branch in a short status; missing dotfiles are not reads; `head -n 1` can hide lines
+    ts = [e for e in events(bash("git status -sb", "## release/1.2...origin/release/1.2\n M a.go")) if isinstance(e, TreeStatus)]
+    assert ts[0].branch == "release/1.2"
+    evs = events(bash("cat .eslintrc.json .prettierrc.json",
+                      "cat: .eslintrc.json: No such file or directory\ncat: .prettierrc.json: No such file or directory", 1))
+    assert not [e for e in evs if isinstance(e, Read)]
+    run = [e for e in events(bash("bun run typecheck 2>&1 | head -n 1", "$ tsc --noEmit")) if isinstance(e, CheckRun)]
+    assert run[0].passed is None
+    # a Gemini command holding a line like its form's keeps its own directory
+    cmd = "cat <<EOF > x.txt\nDirectory: /srv\nEOF"
+    form = f"Command: {cmd}\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: 0\nSignal: 0\n" \
+           "Background PIDs: (none)\nProcess Group PGID: 1"
+    c = [e for e in events(call("run_shell_command", fmt="gemini-cli", command=cmd, result=form)) if isinstance(e, Command)][0]
+    assert c.cwd == "" and c.exit == 0

@@ -56,8 +56,8 @@ def analyze(evs: list) -> State:
     cur = current_of(evs, stp, unc)
     if unc:
         cur = type(cur)(**{**cur.__dict__, "left_alike": tuple(chg.left_alike({f.path for f in unc}))})
-    if chg.others():
-        cur = type(cur)(**{**cur.__dict__, "others": chg.others()})
+    if chg.others() or chg.clean:
+        cur = type(cur)(**{**cur.__dict__, "others": chg.others(), "tree_clean": bool(chg.clean)})
     decisions = tuple(d for s in stp for d in s.decisions)
     outcome, outcome_text = "", ""
     for e in evs:

@@ -163,7 +163,8 @@ class Changes:
                     continue
                 # the tree as git saw it: a file it does not list holds no change (committed where the span
                 # does not show it); only files inside the pathspecs it was given
-                gone = [(c, p) for c, p in pending if (not e.scope or any(_same(p, self.paths.rel(s)) for s in e.scope))
+                gone = [(c, p) for c, p in pending if inside(p)      # a file outside this tree is not in its status
+                        and (not e.scope or any(_same(p, self.paths.rel(s)) for s in e.scope))
                         and not any(_same(p, _up(self.paths.rel(n))) for n in e.changed)]
                 self.clean.update(id(c) for c, _ in gone)
                 pending = [x for x in pending if x not in gone]
@@ -171,8 +172,8 @@ class Changes:
     def _ours(self, e: TreeStatus, where: str, home: str, branch: str) -> bool:
         """The status is of the tree the session works in: run at its root or where the session started
         (not `cd ../other && git status`, not another repository), on the branch the session is on."""
-        if where and where not in (home, self.paths.root) and self.paths.rel(where) not in (".", ""):
-            return False
+        if where and where != self.paths.root and self.paths.rel(where) not in (".", ""):
+            return False        # run elsewhere (another checkout, a subdirectory that may be a repository of its own)
         return not (e.branch and branch and e.branch != branch)
 
     def files(self, start: int = 0, end: int | None = None) -> list[FileChange]:

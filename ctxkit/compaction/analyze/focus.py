@@ -49,7 +49,7 @@ def current(evs: list, steps: list, uncommitted: list) -> Current:
             continue
         if e.at not in blind:
             break
-        if isinstance(e, Command):
+        if isinstance(e, Command) and e.no_result:
             unseen.insert(0, e.command)
     waiting = ""
     tail = [e for e in evs if not isinstance(e, Said) or e.at > (last.at if last else -1)]
@@ -161,13 +161,16 @@ def _filing(st: State) -> bool:
     """The session's work was to file items in a project's tracker (an epic and its tasks), not to do them:
     every item it knows it created there, and it claimed or closed none. Starting one is the user's call."""
     shared = {getattr(t, "name", "") for t in entries("trackers")}
-    asked = st.requests[-1].text if st.requests else ""
+    asks_work = any(WORK_ON.search(r.text) and not NOT_YET.search(r.text) for r in st.requests[-3:])
     return bool(st.items) and all(i.filed and i.tracker in shared and i.claimed_at < 0 and i.closed_at < 0
-                                  for i in st.items) and not WORK_ON.search(asked)
+                                  for i in st.items) and not asks_work
 
 
-# a request that asks for the work itself, not only for items that describe it
-WORK_ON = re.compile(r"\b(?:fix|implement|start|work on|build|resolve|address|then do|and do|code)\b", re.I)
+# a request that asks for the work itself too, not only for items that describe it ("…, then start on the first")
+WORK_ON = re.compile(r"\b(?:then|and)\s+(?:\w+\s+){0,2}(?:fix|implement|start|work on|tackle|resolve|do)\b|"
+                     r"\b(?:get going|start working|begin work)", re.I)
+NOT_YET = re.compile(r"\b(?:don'?t|do not|not yet|no need to|wait before|before you)\b.{0,40}"
+                     r"\b(?:start|fix|implement|work|do)", re.I)
 
 
 def _item_rest(st: State, item) -> tuple[str, ...]:

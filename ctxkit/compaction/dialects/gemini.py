@@ -11,15 +11,22 @@ TAIL = ("Exit Code", "Signal", "Background PIDs", "Process Group PGID")
 NONE = ("(none)", "(empty)", "")
 
 
-def fields(result: str) -> dict[str, str]:
+def fields(result: str, command: str = "") -> dict[str, str]:
     """The form's fields by name ({} when the answer is not one). The command's own output may hold lines
     that look like fields (`Error: Cannot find module`): the head is read from the start, the fixed tail
     (`Exit Code:` … `Process Group PGID:`) from the end, and `Error:` is the last one before that tail."""
-    head = HEAD.match(result)
-    if not head:
-        return {}
-    out = {"Directory": head.group(1)}
-    body = result[head.end():]
+    if command and result.startswith(f"Command: {command}\nDirectory: "):    # the command may hold such lines
+        rest = result[len(f"Command: {command}\nDirectory: "):]
+        where, sep, body = rest.partition("\nOutput: ")
+        if not sep:
+            return {}
+        out = {"Directory": where}
+    else:
+        head = HEAD.match(result)
+        if not head:
+            return {}
+        out = {"Directory": head.group(1)}
+        body = result[head.end():]
     for name in reversed(TAIL):
         k = body.rfind(f"\n{name}: ")
         if k >= 0:
@@ -41,8 +48,8 @@ class Gemini:
     def read(self, call, memo: dict):
         if call.name != "run_shell_command" or not isinstance(call.args, dict):
             return None
-        f = fields(call.result or "")
         cmd = str(call.args.get("command") or "")
+        f = fields(call.result or "", cmd)
         if not f or not cmd:
             return None
         out = "\n".join(x for x in (f.get("Output", ""), f.get("Error", "")) if x.strip() not in NONE)

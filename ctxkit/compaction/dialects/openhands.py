@@ -1,5 +1,5 @@
-"""OpenHands' tools (CodeAct), read as the generic dialect's words. Its shell runs one command at a time: a
-command left running (no exit yet) ends when the next one is sent, or is stopped by input such as `C-c`."""
+"""OpenHands' tools (CodeAct), read as the generic dialect's words; keys sent to a running command (`C-c`) are
+no command of their own."""
 from __future__ import annotations
 
 
@@ -10,8 +10,6 @@ class OpenHands:
     aliases = {"execute_bash": "shell", "execute_ipython_cell": "action", "str_replace_editor": "edit",
                "edit_file": "edit", "browser": "fetch", "web_read": "fetch", "finish": "submit", "think": "think",
                "delegate": "delegate"}
-
-    one_shell = True    # one command at a time: the next one sent means the one before has ended
 
     def read(self, call, memo: dict):
         if call.name == "execute_bash" and isinstance(call.args, dict) and call.args.get("is_input") in (True, "true"):

@@ -130,11 +130,6 @@ def read_call(call: Call, fmt: str | None, memo: dict) -> list:
     out: list = []
     if call.running:            # the client answered before the command ended: it runs on
         got = [replace(e, running=True, failed=False) if isinstance(e, Command) else e for e in got or ()]
-    if any(getattr(d, "one_shell", False) and getattr(d, "aliases", {}).get(call.name) == "shell" for d in dialects_for(fmt)):
-        before = memo.pop("one_shell_running", "")     # a shell that runs one command at a time: the one left
-        if before:                                      # running has ended (or was stopped) when the next is sent
-            got = [Command(call.at, command=before, output="", ts=call.ts)] + list(got or ())
-        memo["one_shell_running"] = next((e.command for e in got or () if isinstance(e, Command) and e.running), "")
     if call.result is None:     # no result recorded: what the command did is not known
         got = [replace(e, no_result=True, failed=False) if isinstance(e, Command) and not e.running else e
                for e in got or ()]
@@ -198,11 +193,25 @@ def _quiet(script: str, cmd: Command, seg) -> bool:
     for nxt in segs[seg.index + 1:]:
         if nxt.op_before != "|":
             break
-        n = next((int(a.lstrip("-n")) for a in nxt.argv[1:] if re.fullmatch(r"-n?\d+", a)), 10)
-        if nxt.argv[:1] not in (("tail",), ("head",)) or len(lines) >= n:
+        if nxt.argv[:1] not in (("tail",), ("head",)) or len(lines) >= _line_count(nxt.argv[1:]):
             return False
     segs = [s for s in segments(script) if s.argv]
     return len(segs) == 1 and any(getattr(e, "silent_ok", False) and e.match(segs[0].argv) for e in entries("tools"))
+
+
+def _line_count(args) -> int:
+    """The lines `head`/`tail` with these options show (0 when it counts bytes or from a line on)."""
+    n = 10
+    for k, a in enumerate(args):
+        if a in ("-c", "--bytes") or a.startswith(("--bytes=", "-c")) or a.startswith("+") or "+" in a:
+            return 0
+        if a in ("-n", "--lines") and k + 1 < len(args) and args[k + 1].isdigit():
+            n = int(args[k + 1])
+        elif re.fullmatch(r"-n?\d+", a):
+            n = int(a.lstrip("-n"))
+        elif a.startswith("--lines=") and a[8:].isdigit():
+            n = int(a[8:])
+    return n
 
 
 SEARCHERS = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep"}

@@ -203,6 +203,7 @@ class Current:
                                         # line that marks the like place it was not repeated at, how many such places)
     others: tuple[str, ...] = ()        # what the last `git status` listed as changed that no change of the session made
     unseen: tuple[str, ...] = ()        # the commands the span ends on whose results were never recorded
+    tree_clean: bool = False            # a `git status` showed files the session changed no longer changed
 
 
 @dataclass(frozen=True)

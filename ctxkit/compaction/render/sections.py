@@ -164,7 +164,7 @@ class Writer:
                     ("the other like place" if n == 1 else f"{n} other like places")
                 self.add("Current work", f"Not done everywhere yet: in {code(rel(st, p))} an edit added "
                          f"{code(cut(first, 80))} after {code(cut(before, 60))}, but not at {there}.", 1)
-        elif st.files and any(not f.commit and not f.undone for f in st.files):    # clean by git's word, no commit seen
+        elif st.files and cur.tree_clean and any(not f.commit and not f.undone for f in st.files):   # clean by git's word
             last = next((c.hash for c in reversed(st.commits) if c.hash), "")
             self.add("Current work", "Nothing the session changed is left uncommitted: the last `git status` showed none "
                      "of its files" + (f" (last commit seen: {code(short_hash(last))})" if last else "") + ".", 1)

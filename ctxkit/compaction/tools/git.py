@@ -22,8 +22,9 @@ STATUS_ENTRY = re.compile(r"^\s+(?:(?:modified|new file|deleted|renamed|copied|t
                           r"(?: \((?:modified content|new commits|untracked content)[^)]*\))?$")
 SHORT_ENTRY = re.compile(r"^(?=.?[MADRCUT?!])[ MADRCUT?!]{2} (.+)$")
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
-CUT = re.compile(r"\[\d+ lines? truncated\]|\(truncated\)|\[output truncated|lines truncated", re.I)  # a client cut it
-BRANCH = re.compile(r"^(?:On branch (\S+)|## (?:No commits yet on )?([^.\s]+))", re.M)
+CUT = re.compile(r"\[\d+ lines? truncated\]|\(truncated\)|output truncated|lines truncated|omitted \d+ of \d+ lines|"
+                 r"Observation truncated", re.I)     # a client cut the output
+BRANCH = re.compile(r"^(?:On branch (\S+)|## (?:No commits yet on )?(\S+?)(?:\.\.\.|\s|$))", re.M)
 NOTHING = re.compile(r"nothing to commit|no changes added to commit|nothing added to commit", re.I)
 
 
@@ -164,7 +165,7 @@ class Git:
         if sub in ("checkout", "switch"):
             new = _opt(rest, "-b", "-B", "-c", "-C", "--create")
             if new:
-                return [Branch(at, name=new, created=True, **ev)]
+                return [Branch(at, name=new, created=True, **ev)] if not command.failed else []
             words = [a for a in rest if not a.startswith("-")]
             if sub == "switch" and words or sub == "checkout" and len(words) == 1 and "--" not in rest and \
                     not re.search(r"\.\w{1,6}$", words[0]):

@@ -39,7 +39,8 @@ def _missing(path: str, command, seg) -> bool:
         return False
     name = path.replace("\\", "/")     # the path as written names the line about it (not a namesake elsewhere)
     lines = [ln.replace("\\", "/") for ln in out.splitlines() if MISSING.search(ln)]
-    if any(re.search(r"(?:^|[\s'\"`:(/])" + re.escape(name.lstrip("./~")) + r"(?:$|[\s'\"`:)])", ln) for ln in lines):
+    name = re.sub(r"^(?:\./|~/)", "", name)
+    if any(re.search(r"(?:^|[\s'\"`:(/])" + re.escape(name) + r"(?:$|[\s'\"`:)])", ln) for ln in lines):
         return True
     return seg.count == 1 and command.failed and len(_paths(seg.argv[1:])) == 1
 

@@ -91,8 +91,9 @@ def from_doc(doc: list, *, source_name: str, session: str, keep_meta: bool = Fal
         if obs is not None and meta and isinstance(meta.get("tool_call_id"), str):
             extras = e.get("extras") if isinstance(e.get("extras"), dict) else {}
             md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
-            running = obs == "run" and md.get("exit_code") == -1    # no exit yet: still running when the wait ended
-            failed = not running and (e.get("success") is False or obs in ("error", "user_rejected"))
+            refused = "is NOT executed" in str(e.get("content") or "")   # sent while another command still ran
+            running = obs == "run" and md.get("exit_code") == -1 and not refused   # no exit yet: still running
+            failed = refused or not running and (e.get("success") is False or obs in ("error", "user_rejected"))
             rec = R.make("message", id=eid, session=session, ts=ts, role="tool", tool_call_id=meta["tool_call_id"],
                          content=text_of(e.get("content")) or str(e.get("message") or ""), source=src,
                          flags=["error"] if failed else ["running"] if running else None)
