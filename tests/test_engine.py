@@ -13,34 +13,7 @@ from ctxkit.compaction.extract.shell import segments
 from ctxkit.compaction.model import (Change, CheckRun, Commit, Item, Plan, Push, Read, Request, Said, Search, Stage)
 from ctxkit.compaction.registry import code_parser, language_for
 
-N = [0]
-
-
-def rec(role, content="", fmt="claude-code", **kw):
-    N[0] += 1
-    r = {"v": 1, "kind": "message", "session": "s", "id": f"r{N[0]}", "role": role, "content": content,
-         "source": {"format": fmt}}
-    r.update(kw)
-    return r
-
-
-def call(name, fmt="claude-code", result="", error=False, text="", **args):
-    """An assistant record making one call, and its result record."""
-    N[0] += 1
-    cid = f"c{N[0]}"
-    a = rec("assistant", text, fmt=fmt, tool_calls=[{"id": cid, "type": "function",
-                                                     "function": {"name": name, "arguments": json.dumps(args)}}])
-    r = rec("tool", result, fmt=fmt, tool_call_id=cid, name=name, flags=["error"] if error else [])
-    return [a, r]
-
-
-def bash(cmd, output="", code=0, **kw):
-    out = (f"Exit code {code}\n" + output) if code else output
-    return call("Bash", result=out, error=bool(code), command=cmd, **kw)
-
-
-def kinds(evs, cls):
-    return [e for e in evs if isinstance(e, cls)]
+from engine_records import N, bash, call, edit, kinds, rec  # noqa: F401
 
 
 # -- the shell ---------------------------------------------------------------------------------------------
@@ -238,10 +211,6 @@ def test_test_cases_a_file_gains_are_named():
 
 
 # -- state -------------------------------------------------------------------------------------------------
-
-def edit(path, old="a", new="b", **kw):
-    return call("Edit", file_path=path, old_string=old, new_string=new, result="The file has been updated.", **kw)
-
 
 def test_a_check_before_the_last_edit_is_not_run_since():
     st = state_of([rec("user", "fix it")] + bash("pytest", "3 passed in 0.1s") + edit("/w/a.py"))

@@ -9,34 +9,7 @@ from ctxkit.compaction.extract import events
 from ctxkit.compaction.extract.shell import segments
 from ctxkit.compaction.model import CheckRun, Command, Commit, Read, TreeStatus
 
-N = [0]
-
-
-def rec(role, content="", fmt="claude-code", **kw):
-    N[0] += 1
-    r = {"v": 1, "kind": "message", "session": "s", "id": f"t{N[0]}", "role": role, "content": content,
-         "source": {"format": fmt}}
-    r.update(kw)
-    return r
-
-
-def call(name, fmt="claude-code", result="", error=False, missing=False, **args):
-    N[0] += 1
-    cid = f"k{N[0]}"
-    a = rec("assistant", "", fmt=fmt, tool_calls=[{"id": cid, "type": "function",
-                                                   "function": {"name": name, "arguments": json.dumps(args)}}])
-    flags = ["error"] if error else []
-    if missing:
-        flags.append("missing_result")
-    return [a, rec("tool", result, fmt=fmt, tool_call_id=cid, name=name, flags=flags)]
-
-
-def bash(cmd, output="", code=0, **kw):
-    return call("Bash", result=(f"Exit code {code}\n" + output) if code else output, error=bool(code), command=cmd, **kw)
-
-
-def edit(path):
-    return call("Edit", file_path=path, old_string="a", new_string="b", result="The file has been updated.")
+from engine_records import N, bash, call, edit, rec
 
 
 def count(text):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import DELETED, CheckRun, Command, ErrorState, Said
+from ..model import DELETED, NOT_THERE_WORDS, CheckRun, Command, ErrorState, Said
 from ..registry import entries, language_for
 from .code import line_diff
 from .prose import cause as said_cause, fix as said_fix
@@ -140,8 +140,7 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
     return out
 
 
-NOT_THERE = re.compile(r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)|"
-                       r"(?<!command )not found", re.I)
+NOT_THERE = re.compile(NOT_THERE_WORDS + r"|(?<!command )not found", re.I)
 
 
 def _probe(origin, text: str) -> bool:

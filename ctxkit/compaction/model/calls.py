@@ -45,3 +45,7 @@ class Verdict:
     summary: str = ""
     kind: str = ""                  # the kind of check whose markers these are (test, lint, …)
     runner: str = ""
+
+
+# what a reader, a lister or a tool says of a path that is not there (coreutils, PowerShell, cmd, the agents' tools)
+NOT_THERE_WORDS = r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)"

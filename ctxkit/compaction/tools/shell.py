@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import CREATE, DELETE, MODIFY, MOVE, Change, Read
+from ..model import CREATE, DELETE, MODIFY, MOVE, NOT_THERE_WORDS, Change, Read
 
 READERS = {"cat", "head", "tail", "less", "more", "bat", "nl", "Get-Content", "gc", "type"}
-# a reader's words for a file that is not there (coreutils, PowerShell, cmd)
-MISSING = re.compile(r"No such file or directory|Cannot find path|does not exist|cannot find the (?:file|path)|"
-                     r"The system cannot find", re.I)
+MISSING = re.compile(NOT_THERE_WORDS + r"|The system cannot find", re.I)
 PATHLIKE = re.compile(r"^[\w~./\\:@+-][\w./\\~:@+ -]*$")
 
 
