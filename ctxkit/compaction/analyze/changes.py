@@ -15,6 +15,7 @@ from ..model import (CREATE, CREATED, DELETE, DELETED, MODIFIED, MOVE, MOVED, Br
 from .code import (SHAPES, bodies, constants, definitions, doc_of, edit_facts, imports, is_code, is_terse, line_diff, members,
                    gone_names, messages, new_names, short_bodies, strip_numbers, tables, tests_added)
 from .outline import outline
+from .params import params_of
 from .paths import DISCARD, Paths, inside, is_temp, same as _same, up as _up
 from .prose import edit_intent
 
@@ -42,6 +43,7 @@ class _Acc:
     intents: list = field(default_factory=list)
     tests: list = field(default_factory=list)
     docs: list = field(default_factory=list)
+    params: dict = field(default_factory=dict)
     constants: list = field(default_factory=list)
     moved_from: str = ""
     code: dict = field(default_factory=dict)
@@ -223,6 +225,7 @@ class Changes:
                 _add(a.added, [d.name for d in top])
                 a.lines = len(e.new.splitlines()) if e.new else 0     # a closing newline ends the last line
                 for d in top[:12]:
+                    a.params[d.name] = params_of(p, e.new, d)
                     doc = doc_of(e.new, d.line)
                     if doc and all(n != d.name for n, _ in a.docs):
                         a.docs.append((d.name, doc))
@@ -271,6 +274,8 @@ class Changes:
                 old_consts = dict(constants(e.old))
                 _add(a.constants, [c for c in constants(e.new) if old_consts.get(c[0]) != c[1]])
                 for d in definitions(p, e.new):
+                    if d.name in added:
+                        a.params[d.name] = params_of(p, e.new, d)
                     if d.name in added and all(n != d.name for n, _ in a.docs):
                         doc = doc_of(e.new, d.line)
                         if doc:
@@ -317,6 +322,7 @@ class Changes:
                           lines_out=tuple(a.lines_out[:8]) if not a.inner else (),
                           lines_in=tuple(a.lines_in[:8]) if not a.inner else (),
                           intents=tuple(a.intents), tests=tuple(a.tests), docs=tuple(a.docs[:12]),
+                          params=tuple((n, x) for n, x in a.params.items() if x and n in a.added),
                           constants=tuple(a.constants[:10]),
                           moved_from=a.moved_from, imports=tuple(a.imports),
                           members=tuple((n, tuple(g), tuple(x)) for n, (g, x) in a.members.items() if g or x),

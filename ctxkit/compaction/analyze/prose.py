@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ...core.text import sentences
+from ...core.hygiene import near_duplicate
+from ...core.text import BULLET, FENCE, TABLE, clean, sentences
 
 NARRATION = re.compile(
     r"^(?:now,?\s+)?(?:let me|let's (?:check|look|see|read|run|verify|explore|start|find|examine|try)|i'll (?:check|look|read|run|"
@@ -132,11 +133,67 @@ def intent(text: str) -> str:
     return _cut(said[-1]) if said else ""
 
 
+def _says(s: str, words: int = 4) -> bool:
+    """A statement of a report: not narration, praise or code."""
+    return len(s.split()) >= words and not NARRATION.match(s) and not PRAISE.search(s) and not CODE_LINE.search(s)
+
+
+ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+\S")
+HEAD = re.compile(r"^\s*#{1,6}\s+(.*?)[\s#]*$|^\s*\*\*([^*\n]{3,80})\*\*:?\s*$")
+POINT = 360     # the length of one point of a report, in whole sentences
+
+
+def blocks(text: str) -> list[tuple[str, str, bool]]:
+    """A message as (heading, text, is a list item) blocks: each list item whole with its continued lines,
+    each paragraph; code blocks and tables left out."""
+    body = TABLE.sub("", FENCE.sub("\n", text or ""))
+    out: list[tuple[str, str, bool]] = []
+    head, cur, item = "", [], False
+    for ln in body.split("\n") + [""]:
+        m = HEAD.match(ln)
+        if m or not ln.strip() or ITEM.match(ln) or (item and not ln[:1].isspace()):
+            if cur:
+                out.append((head, " ".join(cur), item))
+            cur, item = [], False
+            if m:
+                head = clean(m.group(1) or m.group(2))
+                continue
+            if not ln.strip():
+                continue
+            item = bool(ITEM.match(ln))
+        cur.append(ln.strip())
+    return out
+
+
 def report(text: str, limit: int = 6) -> list[str]:
-    """The statements of a closing report: bullets and sentences that stand alone, praise left out."""
-    return [s for s in sentences(text) if stands_alone(s) or (len(s.split()) >= 4 and IDENT.search(s) and
-                                                              not NARRATION.match(s) and not PRAISE.search(s)
-                                                              and not CODE_LINE.search(s))][:limit]
+    """The points of a closing report, each whole: a list item with what it goes on to say, a paragraph's
+    sentences up to a point's length; under a heading that names its kind ("Non-issues verified"), the
+    heading first. Narration, praise and code are left out."""
+    out: list[str] = []
+    for head, text, item in blocks(text):
+        said = sentences(BULLET.sub("", text) if item else text)
+        if not said or not _says(said[0]) or not (stands_alone(said[0]) or IDENT.search(said[0]) or item):
+            said = [s for s in said[1:2] if stands_alone(s)]      # a paragraph's opening narration: what follows
+            if not said:
+                continue
+        point, rest = said[0], said[1:]
+        while rest and _says(rest[0], 2) and len(point) + len(rest[0]) < POINT:
+            point, rest = f"{point} {rest[0]}", rest[1:]
+        label = head if len(head.split()) >= 2 and head.lower() not in point.lower() else ""
+        point = (f"{label} — {point}" if ":" in label else f"{label}: {point}") if label else point
+        if not any(near_duplicate(point, x, 0.9) for x in out):     # list items alike but for a name: the first
+            out.append(point)
+        if not item:        # a paragraph's other sentences: points of their own
+            while rest:
+                s = rest.pop(0)
+                if not stands_alone(s):
+                    continue
+                while rest and _says(rest[0]) and len(s) + len(rest[0]) < POINT:
+                    s, rest = f"{s} {rest[0]}", rest[1:]
+                out.append(s)
+        if len(out) >= limit:
+            break
+    return out[:limit]
 
 
 def is_final(text: str) -> bool:

@@ -24,6 +24,7 @@ TESTS = re.compile(r"\[(?:Fact|Theory|Test|TestMethod|TestCase[^\]]*)\][\s\S]{0,
 class CSharp:
     name = "C#"
     comment = "//"     # what starts a line comment
+    param_name = "last"     # where a parameter's name stands in `type name` or `name type`
     extensions = (".cs",)
     suppress = re.compile(r"#pragma\s+warning\s+disable|\[SuppressMessage\(|//\s*ReSharper\s+disable")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_c_sharp", "language")

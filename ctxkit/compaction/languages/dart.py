@@ -15,6 +15,7 @@ TESTS = re.compile(r"\b(?:test|testWidgets)\(\s*(['\"])(.+?)\1", re.M)
 class Dart:
     name = "Dart"
     comment = "//"     # what starts a line comment
+    param_name = "last"     # where a parameter's name stands in `type name` or `name type`
     extensions = (".dart",)
     suppress = re.compile(r"//\s*ignore(?:_for_file)?:")   # a comment or attribute that silences a check
     grammar = ("tree_sitter_dart", "language")

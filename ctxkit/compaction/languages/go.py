@@ -13,6 +13,7 @@ TESTS = re.compile(r"^func[ \t]+((?:Test|Benchmark|Fuzz)\w*)[ \t]*\(", re.M)
 class Go:
     name = "Go"
     comment = "//"     # what starts a line comment
+    param_name = "first"     # where a parameter's name stands in `type name` or `name type`
     extensions = (".go",)
     suppress = re.compile(r"//\s*nolint\b|//\s*lint:ignore\b|#nosec\b")   # a comment or attribute that silences a check
     imports = re.compile(r"""^[ \t]*(?:import[ \t]+)?(?:[\w.]+[ \t]+)?"([\w.-]+(?:/[\w.-]+)*)"[ \t]*(?://.*)?$""", re.M)   # the packages a file brings in (one per line of an import block)

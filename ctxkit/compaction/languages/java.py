@@ -18,6 +18,7 @@ TESTS = re.compile(r"@(?:Test|ParameterizedTest)\b[^\n]*\n(?:[ \t]*@[^\n]*\n)*[^
 class Java:
     name = "Java/Kotlin"
     comment = "//"     # what starts a line comment
+    param_name = "last"     # where a parameter's name stands in `type name` or `name type`
     extensions = (".java", ".kt", ".kts", ".scala")
     suppress = re.compile(r"@SuppressWarnings\(|@Suppress\(|//\s*NOSONAR|@file:Suppress")   # a comment or attribute that silences a check
     imports = re.compile(r"^[ \t]*import[ \t]+(?:static[ \t]+)?([\w.*]+)", re.M)   # the classes a file brings in

@@ -43,6 +43,7 @@ class FileChange:
     intents: tuple[str, ...] = ()       # what the agent said each edit was for, in its words
     tests: tuple[str, ...] = ()         # test cases the changes added
     docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
+    params: tuple[tuple[str, str], ...] = ()   # (added function, its parameters as its signature writes them)
     constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets
     moved_from: str = ""
     code: tuple[tuple[str, str], ...] = ()   # (definition, its short body on one line) of what it added or rewrote

@@ -117,7 +117,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     docs = {k: phrase(_doc(k, v), width) for k, v in f.docs}     # words that stand alone, never cut mid-phrase
     shown = [a for a in f.added[:n] if not f.tests or a not in f.tests]
     told = [a for a in shown if docs.get(a) and not GETTER.match(docs[a])][:6 if n <= 10 else n]
-    defs = [f"{code(a)} ({docs[a]})" if a in told else code(a) for a in shown]
+    sig = {a: x for a, x in f.params if a in shown[:6]}     # the first functions with their parameters: how they are called
+    defs = [f"{code(a + sig.get(a, ''))} ({docs[a]})" if a in told else code(a + sig.get(a, "")) for a in shown]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []
     if f.tests:
@@ -249,37 +250,52 @@ def _alike(f: ErrorState, e: ErrorState) -> bool:
                 and f.silenced.split()[0] == e.silenced.split()[0])
 
 
-def grouped(errors) -> list[tuple[ErrorState, int]]:
+def grouped(errors) -> list[tuple[ErrorState, int, tuple[ErrorState, ...]]]:
     """The errors, each with how many more lines of the same failed run shared its fate (one run's
-    several lines that one fix cleared are one error): [(error, more)]."""
-    out: list[tuple[ErrorState, int]] = []
+    several lines that one fix cleared are one error) and those lines: [(error, more, the others)]."""
+    out: list[tuple[ErrorState, int, tuple]] = []
     for e in errors:
-        same_rule = next((k for k, (f, _) in enumerate(out) if _alike(f, e)), None)
+        same_rule = next((k for k, (f, _, _) in enumerate(out) if _alike(f, e)), None)
         if same_rule is not None:     # the same check's rule silenced the same way: one line, "and N more like it"
-            f, n = out[same_rule]
-            out[same_rule] = (f, n + 1)
+            f, n, o = out[same_rule]
+            out[same_rule] = (f, n + 1, o)
             continue
         if out:
-            f, n = out[-1]
+            f, n, o = out[-1]
             if (f.at, f.source, f.fixed_at, f.fix_files, f.fixed_by) == (e.at, e.source, e.fixed_at, e.fix_files, e.fixed_by) \
                     and not (f.fix_how or e.fix_how or f.silenced or e.silenced or e.cause) \
                     and not (LOCATED.search(f.text) or LOCATED.search(e.text) or e.text.startswith("failing:")):
-                out[-1] = (f, n + 1)
+                out[-1] = (f, n + 1, o + (e,))
                 continue
-        out.append((e, 0))
+        out.append((e, 0, ()))
     return out
 
 
-def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: bool = False) -> str:
-    """One error and what became of it; `again`: the line before came from the same command (named once)."""
+IN_FILE = re.compile(r"^(\S+\.\w+)\s+(\S.*)$")     # `src/db.ts format: Formatter would have printed …`
+
+
+def _one_message(errors) -> tuple[str, list[str]] | None:
+    """(the message, the files) when a run's first error lines say one thing of several files."""
+    first = IN_FILE.match(errors[0].text) if errors else None
+    ms = [m for m in (IN_FILE.match(e.text) for e in errors) if m and first and m.group(2) == first.group(2)]
+    return (first.group(2), [m.group(1) for m in ms]) if len(ms) > 1 else None
+
+
+def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: bool = False, others: tuple = ()) -> str:
+    """One error and what became of it; `again`: the line before came from the same command (named once);
+    `others`: the lines of the same run told with it."""
     src = command(e.source, 70)
     text = e.text
+    one = _one_message((e,) + others)
     m = re.match(r"^(\S+/)([^/\s:]+:\d+)", text)
     if m:
         text = text[len(m.group(1)):]   # `dir/file.go:12:3: …` -> `file.go:12:3: …`: the fix names the path
     if e.probe and e.fixed_at < 0:      # a look that found nothing: an answer, not a problem left open
         return f"Looked for with {src}, not there: {code(cut(text, 220))}"
-    s = f"{'Same command, another error' if again else f'Error from {src}'}: {code(cut(text, 220))}"
+    said = code(cut(text, 220))
+    if one:     # one message of several files: the message once, the files named
+        said, more = f"{code(cut(one[0], 160))} in {names([rel(st, p) for p in one[1]], 4)}", more - len(one[1]) + 1
+    s = f"{'Same command, another error' if again else f'Error from {src}'}: {said}"
     named = re.match(r"^([^/\s:]+):\d+", text)      # the file the error names: its fix is "there"
 
     def where(path: str) -> str:

@@ -183,8 +183,8 @@ class Writer:
             self.add("Current work", last, 1)
         if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from) and st.kind not in ("explore", "research"):
             when = "before its last action" if cur.said_before_last else "at the end"
-            self.add("Current work", f"The agent's last words ({when}): " + " ".join(quote(w, 240) for w in cur.words[:3]),
-                     2)
+            for w in cur.words[:3]:     # each point whole, on its own line
+                self.add("Current work", f"The agent's last words ({when}): {quote(w, 380)}", 2)
         if st.env.cwd or st.env.branch:
             where = joined([f"directory {code(st.env.cwd)}" if st.env.cwd else "",
                             f"git branch {code(st.env.branch)}" if st.env.branch else ""])
@@ -259,7 +259,7 @@ class Writer:
                 told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
                 self.add("Next step", f"How they connect: {told}.", level, group="calls")
         kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at     # the raw tail says it itself,
-                and x not in st.current.words[:3]]                                # the last words are told above
+                and not any(x in w for w in st.current.words[:3])]                # the last words are told above
         for k, x in enumerate(kept[:3]):
             self.add("Next step", f"The agent said earlier: {quote(x, 260)}", 2 if k == 0 else 3)
 
@@ -316,7 +316,7 @@ class Writer:
                 turn = order + (2, j) if pos < 2 else (1000 + total + pos, k)
                 if fact:
                     bare = file_fact(replace(files[j], intents=(), docs=(), messages=(), constants=(), revised=(),
-                                             imports=()), 5) if pos >= 2 else ""
+                                             imports=(), params=()), 5)
                     if bare and len(bare) < len(fact):      # in its place, its names only; at its turn, the rest
                         self.add(name, bare, lvl + 1, group=f"s{k}f{j}", order=order + (2, j))
                     self.add(name, fact, lvl + 1, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
@@ -324,20 +324,19 @@ class Writer:
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                 for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
-                    uses = f" The strings it uses: {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
-                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
+                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + ".", lvl + 1,
                              group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     verb = "reads" if files[j].action == CREATED else "now reads"     # new code was not changed
                     self.add(name, f"{code(what)} {verb}: {code(text)}", lvl + (2 if k == total and not s.done else 4),
                              group=f"s{k}c{j}.{i}", order=order + (2, j, i + 1))
             prev = ""
-            for j, (e, more) in enumerate(grouped(s.errors)):
+            for j, (e, more, others) in enumerate(grouped(s.errors)):
                 deep = 0 if recent else -1     # an older step's errors and fixes before what its files gained
                 again = e.source == prev and j > 0
-                self.add(name, error_line(e, st, False, more, again), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
-                self.add(name, error_line(e, st, True, more, again), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                self.add(name, error_line(e, st, False, more, again, others), lvl + 1 + deep, group=f"s{k}e{j}", order=order + (3, j))
+                self.add(name, error_line(e, st, True, more, again, others), lvl + 2 + deep, group=f"s{k}e{j}", order=order + (3, j))
                 prev = e.source
             if s.checks:
                 self.add(name, "Checks: " + "; ".join(check_history(c) for c in s.checks) + ".", lvl + 1,
@@ -384,10 +383,9 @@ class Writer:
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
             told = [] if raw else [x for x in s.report if x not in words[:3]]   # Current work tells the first three
-            if told:
-                for cap, extra in ((3, 2), (12, 2 if k == total else 4)):    # the last report: at length
-                    self.add(name, "The agent's account: " + " ".join(quote(x, 220) for x in told[:cap]), lvl + extra,
-                             group=f"s{k}acct", order=order + (7,))
+            for j, x in enumerate(told[:12]):     # each point on its line; the last report at length
+                self.add(name, f"The agent's account: {quote(x, 380)}", lvl + (2 if j < 3 or k == total else 4),
+                         order=order + (7, j))
 
     # -- files and project ---------------------------------------------------------------------
     def files(self) -> None:

@@ -1,0 +1,94 @@
+"""How the summary tells what it read, so it reads as an account and not as fragments: a closing report's
+points whole (a list item with what it goes on to say, under its heading), a new function with its
+parameters, one message a check gave for several files said once with the files."""
+from ctxkit.compaction import compact_span
+from ctxkit.compaction.analyze.code import definitions
+from ctxkit.compaction.analyze.params import params_of
+from ctxkit.compaction.analyze.prose import report
+
+from engine_records import bash, call, rec
+
+
+def count(text):
+    return len(text.split())
+
+
+REVIEW = """All clean. Here's the complete review:
+
+### Bug fixed: Duplicate context in prompts
+Both `buildA` and `buildB` rendered the notice twice. Fixed by simplifying the Role section since `buildMinimal` already includes it.
+
+### Non-issues verified:
+1. **`captureDiff` double-call** — Phase 2 stages the error changes, Phase 5 re-stages everything. Working as designed.
+2. **`BATCH_SIZE` unused** — Now dead code but harmless. Kept per plan.
+"""
+
+
+def test_a_report_point_is_a_list_item_whole_under_its_heading():
+    points = report(REVIEW, 10)
+    assert points[0] == ("Bug fixed: Duplicate context in prompts — Both `buildA` and `buildB` rendered the notice "
+                         "twice. Fixed by simplifying the Role section since `buildMinimal` already includes it.")
+    assert points[1] == ("Non-issues verified: `captureDiff` double-call — Phase 2 stages the error changes, "
+                         "Phase 5 re-stages everything. Working as designed.")   # its short last sentence with it
+    assert points[2].endswith("`BATCH_SIZE` unused — Now dead code but harmless. Kept per plan.")
+    assert not any(p.startswith(("All clean", "Here's")) for p in points)      # narration is no point
+
+
+def test_list_items_alike_but_for_a_name_are_one_point():
+    text = ("## Providers (5 files)\n- Codex: `lightweightModel = \"gpt-5.1-codex-mini\"`, passes `--model` arg when set\n"
+            "- GitHub Copilot: `lightweightModel = \"gpt-5.1-codex-mini\"`, passes `--model` arg when set\n")
+    assert len(report(text, 10)) == 1
+
+
+def test_the_summary_tells_each_point_of_the_last_report_on_its_own_line():
+    recs = [rec("user", "Review your changes"), *bash("bun test", "3 pass\n0 fail"),
+            rec("assistant", REVIEW)]
+    lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
+    said = [x for x in lines if x.startswith("The agent's last words")]
+    assert len(said) == 3 and "Non-issues verified: `captureDiff` double-call" in said[1]
+
+
+def _params(path, text):
+    return {d.name: params_of(path, text, d) for d in definitions(path, text)}
+
+
+def test_a_function_is_told_with_its_parameters_as_each_language_names_them():
+    ts = ("export function generate(\n  input: RemediationInput,\n  plans?: { errorPlan?: string },\n"
+          "  summary?: string,\n): Prompts {\n}\nexport function Section({\n  title,\n  content,\n}: Props) {\n}\n"
+          "class Box {}\n")
+    assert _params("a.ts", ts) == {"generate": "(input, plans?, summary?)", "Section": "({ title, content }: Props)", "Box": ""}
+    go = ("func (a *Agent) Install(localDev bool, force bool) (int, error) {\n}\n"
+          "func handle(ctx context.Context, cfg *Config, name string, w io.Writer) error {\n}\nfunc Name() string {\n}\n")
+    assert _params("a.go", go) == {"Install": "(localDev bool, force bool)", "handle": "(ctx, cfg, name, w)", "Name": ""}
+    java = "class A {\n  public void run(final String name, Map<String, Integer> counts, int retries) {\n  }\n}\n"
+    assert _params("A.java", java)["run"] == "(name, counts, retries)"
+    py = "def load(self, path: str, limit: int = 10) -> list:\n    pass\n"
+    assert _params("a.py", py) == {"load": "(path: str, limit: int = 10)"}      # short: with its types
+
+
+def test_an_added_function_is_named_with_its_parameters():
+    new = "export function buildPlan(input: Input, plan: string): string {\n  return plan;\n}\n"
+    recs = [rec("user", "add buildPlan"), *call("Write", file_path="/r/src/plan.ts", content=new,
+                                                 result="File created successfully")]
+    text = compact_span(recs, 2000, count).rendered
+    text = "\n".join(ln.text for _, lines in text.sections for ln in lines)
+    assert "`buildPlan(input: Input, plan: string)`" in text
+
+
+LINT = """$ biome check
+ at src/db.ts format ━━━━━━━━━━━━
+  × Formatter would have printed the following content:
+ at src/engine.ts format ━━━━━━━━━━━━
+  × Formatter would have printed the following content:
+Checked 3 files in 9ms. Found 2 errors.
+"""
+
+
+def test_one_message_a_check_gave_for_several_files_is_said_once_with_the_files():
+    recs = [rec("user", "fix lint"), *call("Write", file_path="/r/src/db.ts", content="export const a = 1\n",
+                                           result="File created successfully"),
+            *bash("bun run lint", LINT, code=1), *bash("bun run lint:fix", "Fixed 2 files"),
+            *bash("bun run lint", "Checked 3 files in 9ms. No fixes applied.")]
+    text = compact_span(recs, 2000, count).rendered
+    text = "\n".join(ln.text for _, lines in text.sections for ln in lines)
+    assert "`format: Formatter would have printed the following content` in `src/db.ts`, `src/engine.ts`" in text
