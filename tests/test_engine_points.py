@@ -92,3 +92,35 @@ def test_one_message_a_check_gave_for_several_files_is_said_once_with_the_files(
     text = compact_span(recs, 2000, count).rendered
     text = "\n".join(ln.text for _, lines in text.sections for ln in lines)
     assert "`format: Formatter would have printed the following content` in `src/db.ts`, `src/engine.ts`" in text
+
+
+CREDO = """Checking 1 source file ...
+
+  Software Design
+┃
+┃ [D] ↘ Nested modules could be aliased at the top of the invoking module.
+┃       lib/app/registry.ex:135:5 #(App.Registry.check)
+
+Please report incorrect results: https://github.com/rrrene/credo/issues
+
+Analysis took 0.06 seconds (0.01s to load, 0.05s running 69 checks on 1 file)
+14 mods/funs, found 1 software design suggestion.
+"""
+
+
+def test_why_a_check_was_silenced_is_what_the_agent_said_last_before_it_held():
+    from ctxkit.compaction import state_of
+
+    recs = [rec("user", "make credo pass"), *bash("mix credo --strict", CREDO, code=6)]
+    for k in range(4):      # attempts that did not hold, each narrated
+        recs += [rec("assistant", f"Let me try approach {k} on the module."),
+                 *call("Edit", file_path="/r/lib/app/registry.ex", old_string=f"a{k}", new_string=f"b{k}",
+                       result="The file has been updated.")]
+    recs += [rec("assistant", "This is a known Elixir compiler bug — aliases used only inside `rescue` blocks are "
+                              "reported as unused. I'll suppress the check inline."),
+             *call("Edit", file_path="/r/lib/app/registry.ex", old_string="Tmux.ok?(id)",
+                   new_string="# credo:disable-for-next-line Credo.Check.Design.AliasUsage\nApp.Tmux.ok?(id)",
+                   result="The file has been updated."),
+             *bash("mix credo --strict", "found no issues.")]
+    err = [e for s in state_of(recs).steps for e in s.errors][0]
+    assert err.silenced and "known Elixir compiler bug" in err.cause

@@ -116,7 +116,8 @@ def states(evs: list, changes: Changes) -> list[ErrorState]:
         window = changes.files(f["at"], end) if end is not None else []
         fix_files = tuple(x.path for x in window)
         cause = fix = ""
-        after = [s for s in saids if s.at >= f["at"] and (end is None or s.at < end)][:3]
+        inside = [s for s in saids if s.at >= f["at"] and (end is None or s.at < end)]
+        after = inside[:3] + [s for s in inside[3:][-3:]]     # what it said first, and last before the fix held
         for s in after:
             c, x = said_cause(s.text), said_fix(s.text)
             if c and c not in used and not cause and _about(c, f["text"]):
@@ -187,10 +188,10 @@ WORDS = re.compile(r"[A-Za-z_][\w.]{3,}")
 
 def _about(sentence: str, error: str) -> bool:
     """The sentence names something of the error (a word of four or more letters they share)."""
-    a = {w.lower() for w in WORDS.findall(sentence)}
-    b = {w.lower() for w in WORDS.findall(error)}
     common = {"error", "errors", "test", "tests", "failed", "failing", "this", "that", "with", "from", "file"}
-    return bool((a & b) - common)
+    a = {w.lower()[:6] for w in WORDS.findall(sentence) if w.lower() not in common}     # `aliases`, `aliased`: one
+    b = {w.lower()[:6] for w in WORDS.findall(error) if w.lower() not in common}
+    return bool(a & b)
 
 
 FILE_IN = re.compile(r"([\w./-]+\.[A-Za-z]{1,6})(?::(\d+))?")

@@ -28,7 +28,8 @@ REASON = re.compile(r"\b(?:because|since|so that|to avoid|to keep|to make|which 
                     r"otherwise|as it|as the|this way|so the|so it|following)\b", re.I)
 CAUSE = re.compile(r"\b(?:because|caused by|due to|the (?:issue|problem|cause|bug|error|failure|culprit) (?:is|was|here)|"
                    r"root cause|this happens|this is because|the reason|fails? (?:because|since|when)|is failing because|"
-                   r"was failing because|comes from|the test expects|expects? .{1,40} but)\b", re.I)
+                   r"was failing because|comes from|the test expects|expects? .{1,40} but|(?:is )?what causes|"
+                   r"(?:a |is a )?known (?:\w+ ){0,2}(?:bug|issue|limitation|quirk))\b", re.I)
 FIX = re.compile(r"\b(?:the fix (?:is|was)|fix(?:ed)? (?:it |this |that )?by|to fix (?:this|it|that)|i'll (?:fix|change|update|"
                  r"add|remove|replace|rename|wrap|move|use|switch)|need(?:s)? to (?:change|add|update|remove|use|be)|"
                  r"should (?:use|be|return|call)|replac(?:e|ing) \S+ with|changing \S+ to)\b", re.I)

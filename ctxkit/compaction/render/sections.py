@@ -324,8 +324,10 @@ class Writer:
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                 for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
+                    vals = [v for v in vals if " " in v.strip()]      # the phrases and commands it holds, not keys
+                    uses = f" It holds {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
-                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + ".", lvl + 1,
+                             " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
                              group=f"s{k}o{j}.{i}", order=order + (2, j, 0, i))
                 for i, (what, text) in enumerate(files[j].code[:4]):   # what the new code does: its own text
                     verb = "reads" if files[j].action == CREATED else "now reads"     # new code was not changed
