@@ -597,7 +597,7 @@ def test_a_request_not_started_gets_how_the_code_it_names_connects_and_not_calls
         [rec("assistant", "Done."), rec("user", "make sure the agent notice and the claude filter apply everywhere")]
     st = state_of(recs)
     assert st.next.kind == "request"
-    assert [(c, callees) for c, _, callees in st.related_calls] == [("buildContext", ("agentNotice", "claudeFilter"))]
+    assert [(c, callees) for c, _, callees, _ in st.related_calls] == [("buildContext", ("agentNotice", "claudeFilter"))]
     text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
     assert "How they connect: in `/w/src/gen.ts`, `buildContext` calls `agentNotice`, `claudeFilter`." in text
 

@@ -44,8 +44,9 @@ def test_the_summary_tells_each_point_of_the_last_report_on_its_own_line():
     recs = [rec("user", "Review your changes"), *bash("bun test", "3 pass\n0 fail"),
             rec("assistant", REVIEW)]
     lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
-    said = [x for x in lines if x.startswith("The agent's last words")]
-    assert len(said) == 3 and "Non-issues verified: `captureDiff` double-call" in said[1]
+    k = next(k for k, x in enumerate(lines) if x.startswith("The agent's last words"))    # who said it: once
+    said = lines[k:k + 3]
+    assert said[1].startswith("“Non-issues verified: `captureDiff` double-call") and said[2].startswith("“Non-issues")
 
 
 def _params(path, text):
@@ -124,3 +125,36 @@ def test_why_a_check_was_silenced_is_what_the_agent_said_last_before_it_held():
              *bash("mix credo --strict", "found no issues.")]
     err = [e for s in state_of(recs).steps for e in s.errors][0]
     assert err.silenced and "known Elixir compiler bug" in err.cause
+
+
+def test_how_the_code_a_request_names_is_reached_names_what_calls_it():
+    src = ("export function buildContext(input) {\n  const a = agentNotice(input);\n  const b = claudeFilter(input);\n"
+           "  return a + b;\n}\n\nexport function agentNotice(input) {\n  return 'x';\n}\n\n"
+           "export function claudeFilter(input) {\n  return 'y';\n}\n")
+    new = "export function planPrompt(input) {\n  return `# Plan\\n${buildContext(input)}`;\n}\n"
+    recs = [rec("user", "build it"), *call("Read", file_path="/w/src/gen.ts", result=src),
+            *call("Edit", file_path="/w/src/gen.ts", old_string="export function agentNotice", new_string=new +
+                  "\nexport function agentNotice", result="The file has been updated."),
+            *call("Edit", file_path="/w/src/gen.ts", old_string="return 'y';", new_string="return 'z';",
+                  result="The file has been updated."),
+            rec("assistant", "Done."), rec("user", "make sure the agent notice and the claude filter apply everywhere")]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "`buildContext` calls `agentNotice`, `claudeFilter` and is called by `planPrompt`" in text
+
+
+def test_the_decisions_a_plan_sets_are_told_whole_beside_its_steps():
+    decisions = "".join(f"- **Choice {k}**: option {k} of the {k * 3} the user weighed, kept for good\n" for k in range(1, 10))
+    plan = ("Implement the following plan:\n\n# Plan: Queue rewrite\n\nReplace the batch loop with a queue.\n\n"
+            "## Design Decisions (from user)\n" + decisions +
+            "\n## Step 1: Types\nAdd `Job`.\n\n## Step 2: Worker\nRewrite `run`.\n\n## Verification\n- `bun test`\n")
+    recs = [rec("user", plan), *call("Edit", file_path="/w/src/q.ts", old_string="a", new_string="b",
+                                     result="The file has been updated.")]
+    from ctxkit.compaction import state_of
+    from ctxkit.compaction.render.sections import Writer
+
+    w = Writer(state_of(recs), full=False)
+    w.task()
+    parts = {p.text.split(" (")[0]: p.level for p in w.pieces if p.section == "Plan"}     # the fullest form's level
+    told = max((p for p in w.pieces if p.text.startswith("Design Decisions")), key=lambda p: len(p.text))
+    assert parts["Design Decisions"] <= parts["Step 1: Types"] + 1 and told.level <= 3
+    assert "Choice 9: option 9 of the 27" in told.text     # the last decision, with what it says

@@ -92,6 +92,7 @@ def _calls(seen: list[tuple[str, str]], wanted: list[str], removed: dict, limit:
     if len(bare) < 2:
         return ()
     found: dict[str, tuple[str, tuple[str, ...], int]] = {}
+    calls_of: dict[str, set[str]] = {}     # every definition seen -> what its latest text calls
     for at, (path, text) in enumerate(seen):     # every text seen: an edit's new code is there only
         defs = definitions(path, text)
         lines = text.splitlines()
@@ -103,13 +104,15 @@ def _calls(seen: list[tuple[str, str]], wanted: list[str], removed: dict, limit:
             me = d.name.split("/")[0].split(".")[-1]
             gone = {c for k, old, cs in removed.get(path, ()) if k > at and old in text
                     and d.line <= text[:text.index(old)].count("\n") + 1 <= end for c in cs}
+            calls_of[me] = (calls_of.get(me, set()) | set(CALL.findall(body))) - gone   # a part seen later hides none
             callees = tuple(dict.fromkeys(bare[c] for c in CALL.findall(body) if c in bare and c != me and c not in gone))
             if len(callees) >= (1 if me in bare else 2):
                 found[me] = (path, callees, at)
             elif me in found and found[me][2] < at:
                 del found[me]       # its newer code no longer calls them
     ranked = sorted(found.items(), key=lambda kv: (-len(kv[1][1]), -kv[1][2]))[:limit]
-    return tuple((n, p, c) for n, (p, c, _) in ranked)
+    return tuple((n, p, c, tuple(x for x, cs in calls_of.items() if n in cs and x != n and x not in found)[:6])
+                 for n, (p, c, _) in ranked)     # … and what calls it: how the rest of the code reaches them
 
 
 def _prose(line: str) -> str:

@@ -238,5 +238,6 @@ class State:
     related_said: tuple[tuple[int, str], ...] = ()   # (at, the agent's sentence) about what the latest request names
     related_notes: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()   # (path, definition, comment, the calls
                                                                             # it heads) of code comments naming it
-    related_calls: tuple[tuple[str, str, tuple[str, ...]], ...] = ()   # (caller, path, callees) among those
+    related_calls: tuple[tuple[str, str, tuple[str, ...], tuple[str, ...]], ...] = ()   # (caller, path, callees,
+                                        # what calls it) among those
     raw_from: int = -1                  # records from this index on follow the summary as they were (-1: none)

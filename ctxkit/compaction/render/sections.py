@@ -16,6 +16,7 @@ from .facts import (check_history, check_line, ended, error_line, grouped, file_
 from .next import next_text, then_text
 from .task import brief, plan_outline, plan_part
 
+BINDING = re.compile(r"decision|constraint|requirement", re.I)     # a plan's part that binds the work
 SECTIONS = ["Task", "Latest request", "Current work", "Next step", "Plan", "Work items", "User requests", "Project"]
 
 
@@ -52,7 +53,9 @@ class Writer:
             self.add("Task", cut(head, 500) + about, 0, group="task")
             now = self._files_now()
             for k, (h, short, long, role) in enumerate(parts):
-                first = {"note": 3, "check": 2}.get(role, 2)   # what the steps rest on, after the steps
+                first = {"note": 3, "check": 2}.get(role, 2)   # what the steps rest on, after the steps …
+                if role == "note" and BINDING.search(h):
+                    first = 2       # … but the decisions and constraints the user set bind them: with the steps
                 if role == "step" and any(re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-])", h + long) for n in now):
                     first, long = 0, plan_part(text, h, 1200) or long    # the part the work in progress carries out:
                                                                                # told at length first
@@ -183,8 +186,8 @@ class Writer:
             self.add("Current work", last, 1)
         if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from) and st.kind not in ("explore", "research"):
             when = "before its last action" if cur.said_before_last else "at the end"
-            for w in cur.words[:3]:     # each point whole, on its own line
-                self.add("Current work", f"The agent's last words ({when}): {quote(w, 380)}", 2)
+            for k, w in enumerate(cur.words[:3]):     # each point whole, on its own line; who said it, once
+                self.add("Current work", (f"The agent's last words ({when}): " if k == 0 else "") + quote(w, 380), 2)
         if st.env.cwd or st.env.branch:
             where = joined([f"directory {code(st.env.cwd)}" if st.env.cwd else "",
                             f"git branch {code(st.env.branch)}" if st.env.branch else ""])
@@ -254,8 +257,9 @@ class Writer:
         if st.related_calls:
             for n, level in ((2, 1), (len(st.related_calls), 2)):
                 by_path: dict[str, list[str]] = {}
-                for c, p, callees in st.related_calls[:n]:
-                    by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}")
+                for c, p, callees, by in st.related_calls[:n]:
+                    by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}" +
+                                                              (f" and is called by {names(list(by), 6)}" if by else ""))
                 told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
                 self.add("Next step", f"How they connect: {told}.", level, group="calls")
         kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at     # the raw tail says it itself,
@@ -272,11 +276,12 @@ class Writer:
             g = f"item{i.item}"
             self.add("Work items", base, 1, group=g, done=i.status == "closed")
             about = i.summary or (i.detail if len(i.detail) < 400 else "")
+            told = i.status == "closed" and any(s.item == i.item for s in st.steps)    # a step tells its work at length
             if i.status == "closed" and i.closed_how:     # what was done says more than what was asked
-                self.add("Work items", f"{base}: {whole_sentences(i.closed_how, 260)}", 2, group=g, done=True)
+                self.add("Work items", f"{base}: {whole_sentences(i.closed_how, 260)}", 3 if told else 2, group=g, done=True)
             elif about:
-                self.add("Work items", f"{base}: {whole_sentences(about, 240)}", 2 if i.status != "closed" else 3, group=g,
-                         done=i.status == "closed")
+                self.add("Work items", f"{base}: {whole_sentences(about, 240)}", 2 if i.status != "closed" else
+                         4 if told else 3, group=g, done=i.status == "closed")
         for k, (text, status) in enumerate(st.plan):
             g = f"plan{k}"
             mark = {"completed": "done", "in_progress": "in progress"}.get(status, "to do")
@@ -384,9 +389,10 @@ class Writer:
             words = st.current.words
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
-            told = [] if raw else [x for x in s.report if x not in words[:3]]   # Current work tells the first three
+            told = [] if raw else [x for x in s.report if x not in words[:3]   # Current work tells the first three,
+                                   and not any(f in x or x in f for f in s.findings)]    # Found: the ones it found
             for j, x in enumerate(told[:12]):     # each point on its line; the last report at length
-                self.add(name, f"The agent's account: {quote(x, 380)}", lvl + (2 if j < 3 or k == total else 4),
+                self.add(name, ("The agent's account: " if j == 0 else "") + quote(x, 380), lvl + (2 if j < 3 or k == total else 4),
                          order=order + (7, j))
 
     # -- files and project ---------------------------------------------------------------------
