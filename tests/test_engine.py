@@ -599,7 +599,7 @@ def test_a_request_not_started_gets_how_the_code_it_names_connects_and_not_calls
     assert st.next.kind == "request"
     assert [(c, callees) for c, _, callees, _ in st.related_calls] == [("buildContext", ("agentNotice", "claudeFilter"))]
     text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
-    assert "How they connect: in `/w/src/gen.ts`, `buildContext` calls `agentNotice`, `claudeFilter`." in text
+    assert "How that code connects: in `/w/src/gen.ts`, `buildContext` calls `agentNotice`, `claudeFilter`." in text
 
 
 # -- the summary -------------------------------------------------------------------------------------------

@@ -46,7 +46,8 @@ def test_the_summary_tells_each_point_of_the_last_report_on_its_own_line():
     lines = [ln.text for ln in dict(compact_span(recs, 2000, count).rendered.sections)["Current work"]]
     k = next(k for k, x in enumerate(lines) if x.startswith("The agent's last words"))    # who said it: once
     said = lines[k:k + 3]
-    assert said[1].startswith("“Non-issues verified: `captureDiff` double-call") and said[2].startswith("“Non-issues")
+    assert said[1].startswith("“Non-issues verified: `captureDiff` double-call")
+    assert said[2].startswith("“`BATCH_SIZE` unused")     # the heading the point before carried: not again
 
 
 def _params(path, text):

@@ -8,6 +8,7 @@ import re
 from ..model import (CheckRun, Commit, Decision, ErrorState, Item, Plan, Read, Request, Said, Search, Step,
                      ToolError)
 from .errors import NOT_THERE
+from ...core.hygiene import near_duplicate
 from .prose import decisions as said_decisions, findings as said_findings, report
 from .changes import Changes
 from .checks import states as check_states
@@ -112,7 +113,8 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], missing=missing[:8], done=s["done"],
-                        report=tuple(report(said, 14)) if said else (), findings=tuple(found[:6])))
+                        report=tuple(x for x in report(said, 14) if not _restates(x, files)) if said else (),
+                        findings=tuple(found[:6])))
     return _merge_empty(out)
 
 
@@ -142,3 +144,13 @@ def _merge_empty(steps: list[Step]) -> list[Step]:
     if carry is not None and (carry.reads or carry.decisions or carry.searches or carry.tool_errors or carry.findings):
         out.append(carry)
     return out
+
+
+def _restates(point: str, files) -> bool:
+    """A point of the agent's account that says no more than what the step's edits already tell (its words
+    within what an edit was for, the names it added or changed, the lines it brought in)."""
+    body = point.split(": ", 1)[1] if ": " in point[:62] else point     # past the heading that names its kind
+    told = " ".join(" ".join(f.intents + f.added + f.changed + f.lines_in) + " " +
+                    " ".join(n for _, n in f.replaced) for f in files)
+    return bool(told) and near_duplicate(body, told, 0.85)
+

@@ -180,7 +180,7 @@ def report(text: str, limit: int = 6) -> list[str]:
         point, rest = said[0], said[1:]
         while rest and _says(rest[0], 2) and len(point) + len(rest[0]) < POINT:
             point, rest = f"{point} {rest[0]}", rest[1:]
-        label = head if len(head.split()) >= 2 and head.lower() not in point.lower() else ""
+        label = head if 2 <= len(head.split()) and len(head) <= 60 and head.lower() not in point.lower() else ""
         point = (f"{label} — {point}" if ":" in label else f"{label}: {point}") if label else point
         if not any(near_duplicate(point, x, 0.9) for x in out):     # list items alike but for a name: the first
             out.append(point)

@@ -17,9 +17,11 @@ def next_text(st: State) -> str:
             len(st.requests) > 1 else quote(n.target, 300)
         return f"Carry on with what the user asked last ({latest}); the agent has started on it (the last action above)."
     if n.kind == NEXT_REQUEST:
+        seen = " Code the session already saw deals with it (below): see what that covers before changing anything." \
+            if st.related_notes or st.related_calls else ""     # a request on what exists: first, what it does now
         if st.requests and len(st.requests) > 1 and n.target == st.requests[-1].text:
-            return "Do what the user asked last (the latest request above); the agent has not started on it."
-        return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}"
+            return "Do what the user asked last (the latest request above); the agent has not started on it." + seen
+        return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}" + seen
     if n.kind == NEXT_ANSWER:
         return f"The user has not answered the agent's question yet ({quote(n.target, 240)}): go on as they answer."
     if n.kind == NEXT_RUNNING and n.title == "unseen":

@@ -59,6 +59,16 @@ def quote(text: str, n: int = QUOTE_CAP) -> str:
     return "“" + cut(text, n).replace("“", '"').replace("”", '"') + "”"
 
 
+def unlabelled(point: str, before: str) -> str:
+    """A point of the agent's account without the heading the point before it already carried
+    ("Non-issues verified: …" twice in a row: the second without it)."""
+    for sep in (": ", " — "):
+        k = before.find(sep)
+        if 0 < k <= 62 and point.startswith(before[:k + len(sep)]) and len(point) > k + len(sep) + 20:
+            return point[k + len(sep):]
+    return point
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from ..model import CREATED, DELETED, Change, CheckRun, CheckState, Command, Commit, Read, Search, State
 from .budget import Piece
-from .phrases import (bare_commands, code, command, cut, joined, names, plural, quote, sentence, short_hash,
+from .phrases import (bare_commands, code, command, cut, joined, names, plural, quote, unlabelled, sentence, short_hash,
                       whole_sentences)
 from .facts import (check_history, check_line, ended, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name)
@@ -187,7 +187,8 @@ class Writer:
         if cur.words and not (st.raw_from >= 0 and cur.said_at >= st.raw_from) and st.kind not in ("explore", "research"):
             when = "before its last action" if cur.said_before_last else "at the end"
             for k, w in enumerate(cur.words[:3]):     # each point whole, on its own line; who said it, once
-                self.add("Current work", (f"The agent's last words ({when}): " if k == 0 else "") + quote(w, 380), 2)
+                self.add("Current work", (f"The agent's last words ({when}): " if k == 0 else "") +
+                         quote(w if k == 0 else unlabelled(w, cur.words[k - 1]), 380), 2)
         if st.env.cwd or st.env.branch:
             where = joined([f"directory {code(st.env.cwd)}" if st.env.cwd else "",
                             f"git branch {code(st.env.branch)}" if st.env.branch else ""])
@@ -251,7 +252,7 @@ class Writer:
             for p, w, n, calls in st.related_notes:     # each comment with the calls of the code it heads
                 where.setdefault((p, w), []).append(quote(n, 200) + (f" (then {names(list(calls), 2)})" if calls else ""))
             for k, ((p, w), said) in enumerate(where.items()):
-                head = f"What the code already says about it, in {code(rel(st, p))}" + (f" ({code(w)})" if w else "")
+                head = f"What the code does about it now (its comments), in {code(rel(st, p))}" + (f" ({code(w)})" if w else "")
                 self.add("Next step", f"{head}: {said[0]}", 1 if k < 2 else 2, group=f"note{k}")
                 self.add("Next step", f"{head}: " + " ".join(said), 2, group=f"note{k}")
         if st.related_calls:
@@ -261,7 +262,7 @@ class Writer:
                     by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}" +
                                                               (f" and is called by {names(list(by), 6)}" if by else ""))
                 told = "; ".join(f"in {code(p)}, " + "; ".join(xs) for p, xs in by_path.items())
-                self.add("Next step", f"How they connect: {told}.", level, group="calls")
+                self.add("Next step", f"How that code connects: {told}.", level, group="calls")
         kept = [x for at, x in st.related_said if not 0 <= st.raw_from <= at     # the raw tail says it itself,
                 and not any(x in w for w in st.current.words[:3])]                # the last words are told above
         for k, x in enumerate(kept[:3]):
@@ -392,7 +393,8 @@ class Writer:
             told = [] if raw else [x for x in s.report if x not in words[:3]   # Current work tells the first three,
                                    and not any(f in x or x in f for f in s.findings)]    # Found: the ones it found
             for j, x in enumerate(told[:12]):     # each point on its line; the last report at length
-                self.add(name, ("The agent's account: " if j == 0 else "") + quote(x, 380), lvl + (2 if j < 3 or k == total else 4),
+                self.add(name, ("The agent's account: " if j == 0 else "") +
+                         quote(x if j == 0 else unlabelled(x, told[j - 1]), 380), lvl + (2 if j < 3 or k == total else 4),
                          order=order + (7, j))
 
     # -- files and project ---------------------------------------------------------------------
