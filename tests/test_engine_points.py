@@ -159,3 +159,13 @@ def test_the_decisions_a_plan_sets_are_told_whole_beside_its_steps():
     told = max((p for p in w.pieces if p.text.startswith("Design Decisions")), key=lambda p: len(p.text))
     assert parts["Design Decisions"] <= parts["Step 1: Types"] + 1 and told.level <= 3
     assert "Choice 9: option 9 of the 27" in told.text     # the last decision, with what it says
+
+
+def test_a_file_looked_for_and_not_there_names_the_like_named_one_found_instead():
+    recs = [rec("user", "check the lint config"), *bash("golangci-lint run", "0 issues."),
+            *call("Grep", pattern="maintidx", path="/r/.golangci.yml", error=True,
+                  result="<tool_use_error>Path does not exist: /r/.golangci.yml</tool_use_error>"),
+            *call("Glob", pattern=".golangci*", result="/r/.golangci.yaml"),
+            *call("Edit", file_path="/r/hooks.go", old_string="a", new_string="b", result="The file has been updated.")]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "Looked for, not there: `/r/.golangci.yml`" in text and "found `/r/.golangci.yaml` instead" in text

@@ -235,7 +235,7 @@ def test_a_read_of_a_path_that_is_not_there_is_no_failed_tool_call():
              error=True) + [rec("assistant", "There is no lint config.")]
     st = state_of(recs)
     s = st.steps[-1]
-    assert [p for p, _ in s.missing] in (["/w/.golangci.yml"], [".golangci.yml"])
+    assert [p for p, _, _ in s.missing] in (["/w/.golangci.yml"], [".golangci.yml"])
     assert not any(".golangci.yml" in t for _, t, _ in s.tool_errors)
 
 

@@ -96,8 +96,8 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         tool_errors = tuple(dict.fromkeys((e.tool, changes.paths.rel(e.target), e.text) for e in seg
                                           if isinstance(e, ToolError) and not _absent(e)
                                           and read_at.get(e.target, -1) < e.at))    # read after all: no failure left
-        missing = tuple(dict.fromkeys((changes.paths.rel(e.target), e.text) for e in seg   # a look that found nothing
-                                      if isinstance(e, ToolError) and _absent(e)))
+        missing = tuple(dict.fromkeys((changes.paths.rel(e.target), e.text, _instead(e, seg, changes.paths))
+                                      for e in seg if isinstance(e, ToolError) and _absent(e)))   # a look that found nothing
         decisions, found = [], []
         for e in seg:
             if isinstance(e, Said):
@@ -153,4 +153,19 @@ def _restates(point: str, files) -> bool:
     told = " ".join(" ".join(f.intents + f.added + f.changed + f.lines_in) + " " +
                     " ".join(n for _, n in f.replaced) for f in files)
     return bool(told) and near_duplicate(body, told, 0.85)
+
+
+def _instead(e, seg, paths) -> str:
+    """The file of the same name but for its extension that a later look in the step found (`.golangci.yaml`
+    for a missing `.golangci.yml`), or ""."""
+    stem = e.target.rstrip("/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if len(stem) < 2:
+        return ""
+    for x in seg:
+        if x.at > e.at and isinstance(x, (Search, Read)):
+            for hit in (x.hits if isinstance(x, Search) else (x.path,)):
+                name = hit.rstrip("/").rsplit("/", 1)[-1]
+                if name.rsplit(".", 1)[0] == stem and hit != e.target:
+                    return paths.rel(hit)
+    return ""
 

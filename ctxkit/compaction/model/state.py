@@ -150,7 +150,8 @@ class Step:
     reads: tuple[str, ...] = ()
     searches: tuple[tuple[str, str], ...] = ()   # (pattern, where) of its searches
     tool_errors: tuple[tuple[str, str, str], ...] = ()   # (tool, target, what it said) of calls that failed
-    missing: tuple[tuple[str, str], ...] = ()   # (path, what the tool said) a read or search was told is not there
+    missing: tuple[tuple[str, str, str], ...] = ()   # (path, what the tool said, the like-named file found
+                                        # instead or "") a read or search was told is not there
     done: bool = False                  # its item closed, its plan step completed, or it ended in a commit
     report: tuple[str, ...] = ()        # the agent's own account at its end: its statements that stand alone
     findings: tuple[str, ...] = ()      # what the agent found out on the way: how the code works, why it failed

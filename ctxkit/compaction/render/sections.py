@@ -330,7 +330,8 @@ class Writer:
                     if more != fact:
                         self.add(name, more, lvl + 3, group=f"s{k}f{j}", order=order + (2, j), rank=turn)
                 for i, (what, said, vals) in enumerate(files[j].outline[:4]):   # what it does, in its author's words
-                    vals = [v for v in vals if " " in v.strip()]      # the phrases and commands it holds, not keys
+                    vals = [v for v in vals if not re.fullmatch(r"[\w.:/-]*", v.strip())]   # phrases, commands,
+                                                                                     # placeholders: not keys
                     uses = f" It holds {', '.join(code(v) for v in vals)}." if vals else ""
                     self.add(name, f"What {code(what)} does, in its own comments: " +
                              " → ".join(cut(x.rstrip("."), 140) for x in said[:8]) + "." + uses, lvl + 1,
@@ -385,7 +386,8 @@ class Writer:
                 shown = [f"{t} {code(w)}: {x}" if w else f"{t}: {x}" for t, w, x in said]
                 self.add(name, "Tool calls that failed: " + "; ".join(shown) + ".", lvl + 2, order=order + (3, 99))
             if s.missing:       # what is not there is worth knowing (the agent need not look again), as the tool said it
-                said = [f"{code(p)} ({cut(x, 110).rstrip('.')})" for p, x in s.missing[:4]]
+                said = [f"{code(p)} ({cut(x, 110).rstrip('.')}" + (f"; found {code(i)} instead" if i else "") + ")"
+                        for p, x, i in s.missing[:4]]
                 self.add(name, f"Looked for, not there: {', '.join(said)}.", lvl + 2, order=order + (3, 98))
             words = st.current.words
             same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
