@@ -104,8 +104,9 @@ def _calls(seen: list[tuple[str, str]], wanted: list[str], removed: dict, limit:
             me = d.name.split("/")[0].split(".")[-1]
             gone = {c for k, old, cs in removed.get(path, ()) if k > at and old in text
                     and d.line <= text[:text.index(old)].count("\n") + 1 <= end for c in cs}
-            calls_of[me] = (calls_of.get(me, set()) | set(CALL.findall(body))) - gone   # a part seen later hides none
-            callees = tuple(dict.fromkeys(bare[c] for c in CALL.findall(body) if c in bare and c != me and c not in gone))
+            calls = CALL.findall(body)
+            calls_of[me] = (calls_of.get(me, set()) | set(calls)) - gone   # a part seen later hides none
+            callees = tuple(dict.fromkeys(bare[c] for c in calls if c in bare and c != me and c not in gone))
             if len(callees) >= (1 if me in bare else 2):
                 found[me] = (path, callees, at)
             elif me in found and found[me][2] < at:

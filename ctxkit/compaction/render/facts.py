@@ -161,7 +161,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     changed = [t for t in f.changed if t not in set_here]     # a constant's new value is told with its value
     if changed:
         told = dict((t, (g, x)) for t, g, x in f.members)
-        k = 4 if n <= 10 else 10
+        k = 8 if n <= 10 else 12     # a type's members are short: most of them
 
         into = dict(f.brought)
 
