@@ -474,12 +474,12 @@ def test_a_created_file_edited_later_tells_what_the_later_edits_revised():
     assert "then revised `isTool`" in text
 
 
-def test_a_changed_function_keeps_the_names_its_edit_brought_in_for_the_long_form():
+def test_a_changed_function_keeps_the_lines_its_edit_brought_in_for_the_long_form():
     old = "export function initDb(db) {\n  db.run('CREATE TABLE r (id TEXT)');\n}\n"
     new = "export function initDb(db) {\n  db.run('CREATE TABLE r (id TEXT)');\n  addColumn(db, 'plan_data_json');\n}\n"
     recs = [rec("user", "store plans")] + call("Read", file_path="/w/db.ts", result=old) + edit("/w/db.ts", old, new)
     f = state_of(recs).files[0]
-    assert f.changed == ("initDb",) and dict(f.brought)["initDb"] == ("addColumn", "plan_data_json")
+    assert f.changed == ("initDb",) and dict(f.brought)["initDb"] == ("addColumn(db, 'plan_data_json');",)   # the line
 
 
 def test_a_later_request_the_agent_is_on_comes_before_committing_older_changes():

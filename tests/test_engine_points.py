@@ -169,3 +169,16 @@ def test_a_file_looked_for_and_not_there_names_the_like_named_one_found_instead(
             *call("Edit", file_path="/r/hooks.go", old_string="a", new_string="b", result="The file has been updated.")]
     text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
     assert "Looked for, not there: `/r/.golangci.yml`" in text and "found `/r/.golangci.yaml` instead" in text
+
+
+def test_a_changed_function_is_told_by_the_short_lines_its_edit_brought_and_names_a_long_one_holds():
+    from ctxkit.compaction import state_of
+
+    long = "  <pre class=\"row-text\" style=\"margin:0;display:inline;\"><code class={lang_class(line)}>" + "x" * 80 + "</code></pre>\n"
+    old = "def render(assigns) do\n  ~H\"\"\"\n  <div id=\"msgs\">\n  \"\"\"\nend\n"
+    new = ("def render(assigns) do\n  ~H\"\"\"\n  <div id=\"msgs\" phx-hook=\"TranscriptHighlighter\">\n" + long +
+           "  \"\"\"\nend\n")
+    recs = [rec("user", "highlight code")] + call("Read", file_path="/w/live.ex", result=old) + \
+        call("Edit", file_path="/w/live.ex", old_string=old, new_string=new, result="The file has been updated.")
+    got = dict(state_of(recs).files[0].brought)["render/1"]
+    assert got[0] == '<div id="msgs" phx-hook="TranscriptHighlighter">' and "lang_class" in got

@@ -293,8 +293,10 @@ class Changes:
                         _members_into(a, t, *members(was[t][2], now[t][2]))
                 if len(changed) == 1 and not (added or removed) and kinds.get(changed[0]) not in FRAMES | SHAPES:
                     fresh = [x for x in new_names(e.old, e.new) if x not in a.added and x != changed[0]][:6]   # what its edit
-                    if fresh:                                                              # brought into it
-                        _add(a.brought.setdefault(changed[0], []), fresh)
+                    if fresh:                                                              # brought into it:
+                        came = [ln for ln in line_diff(e.old, e.new, 6, 120)[1] if any(x in ln for x in fresh)][:3]
+                        rest = [x for x in fresh if not any(x in ln for ln in came)]    # the lines that hold them,
+                        _add(a.brought.setdefault(changed[0], []), came + rest)        # the names no short line holds
                 outer = bool(kinds) and all(kinds.get(n) in CONTAINERS for n in changed)   # only the module around it
                 if (added or changed or removed) and not outer:
                     a.inner = True
