@@ -64,6 +64,8 @@ def test_a_function_is_told_with_its_parameters_as_each_language_names_them():
     assert _params("a.go", go) == {"Install": "(localDev bool, force bool)", "handle": "(ctx, cfg, name, w)", "Name": ""}
     java = "class A {\n  public void run(final String name, Map<String, Integer> counts, int retries) {\n  }\n}\n"
     assert _params("A.java", java)["run"] == "(name, counts, retries)"
+    kt = "class A {\n  fun loadAll(name: String, count: Int, retries: Int, verbose: Boolean): Unit {\n  }\n}\n"
+    assert _params("a.kt", kt)["loadAll"] == "(name, count, retries, verbose)"      # Kotlin: `name: Type`
     py = "def load(self, path: str, limit: int = 10) -> list:\n    pass\n"
     assert _params("a.py", py) == {"load": "(path: str, limit: int = 10)"}      # short: with its types
 

@@ -12,7 +12,7 @@ SELF = {"self", "&self", "&mut self", "mut self", "cls", "this"}
 
 def params_of(path: str, text: str, d: Definition) -> str:
     """The parameters of the callable `d` as its signature writes them, on one line: `(input, plans?)`; a
-    long list keeps each parameter's name where a `name: type` form gives it, and ends in `…` past 70
+    long list keeps each parameter's name where a `name: type` form gives it, and ends in `…` past 60
     characters; "" where `d` takes none that can be read (a class, a type, a name with an arity)."""
     if d.kind not in CALLABLE or "/" in d.name or d.line < 1:
         return ""
@@ -48,15 +48,17 @@ def params_of(path: str, text: str, d: Definition) -> str:
 
 
 def _param_name(x: str, how: str) -> str:
-    """A parameter's name: its first word (`ctx context.Context`), its last (`final String name`), or what
-    comes before a `:` or `=` outside brackets (`plans?: {…}`, `{ title, content }: Props`)."""
-    if how == "first":
-        return x.split()[0]
-    if how == "last":
-        return x.split("=")[0].split()[-1].strip("{}[]")
+    """A parameter's name: what comes before a `:` outside brackets (`plans?: {…}`, `{ title, content }: Props`,
+    Kotlin's `name: String`), else before a default's `=`, else its first word (`ctx context.Context`) or its
+    last (`final String name`), as the language places it."""
     depth = 0
     for i, ch in enumerate(x):
         depth += {"(": 1, "[": 1, "{": 1, "<": 1, ")": -1, "]": -1, "}": -1, ">": -1}.get(ch, 0)
-        if depth == 0 and ch in ":=" and i:
+        if depth == 0 and ch == ":" and i:
             return x[:i].strip()
+    x = x.split("=", 1)[0].strip() or x
+    if how == "first":
+        return x.split()[0]
+    if how == "last":
+        return x.split()[-1].strip("{}[]")
     return x
