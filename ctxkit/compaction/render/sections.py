@@ -390,7 +390,7 @@ class Writer:
                         for p, x, i in s.missing[:4]]
                 self.add(name, f"Looked for, not there: {', '.join(said)}.", lvl + 2, order=order + (3, 98))
             words = st.current.words
-            same = bool(words) and s.report[:len(words)] == words      # the report is the agent's last words …
+            same = bool(words) and bool(s.report) and s.report[0] in words   # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
             told = [] if raw else [x for x in s.report if x not in words[:3]   # Current work tells the first three,
                                    and not any(f in x or x in f for f in s.findings)]    # Found: the ones it found
