@@ -184,3 +184,18 @@ def test_a_changed_function_is_told_by_the_short_lines_its_edit_brought_and_name
         call("Edit", file_path="/w/live.ex", old_string=old, new_string=new, result="The file has been updated.")
     got = dict(state_of(recs).files[0].brought)["render/1"]
     assert got[0] == '<div id="msgs" phx-hook="TranscriptHighlighter">' and "lang_class" in got
+
+
+def test_a_test_count_the_agent_gives_that_its_edits_do_not_show_is_told_beside_the_count():
+    old = "describe('plan', () => {\n  test('a', () => {});\n});\n"
+    new = "describe('plan', () => {\n" + "".join(f"  test('case {k}', () => {{}});\n" for k in range(5)) + "});\n"
+    recs = [rec("user", "add tests"), *call("Read", file_path="/w/src/plan.test.ts", result=old),
+            *call("Edit", file_path="/w/src/plan.test.ts", old_string=old, new_string=new,
+                  result="The file has been updated."),
+            *bash("bun test", "5 pass\n0 fail"),
+            rec("assistant", "## Summary\n\n| File | Change |\n|---|---|\n| `src/plan.test.ts` | Added 7 new tests |\n")]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "5 tests added" in text and "as its edits show (the agent said 7)" in text
+    recs[-1] = rec("assistant", "Added 5 new tests to `plan.test.ts`.")       # the same count: nothing to tell
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "5 tests added" in text and "the agent said" not in text

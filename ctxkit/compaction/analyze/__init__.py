@@ -6,6 +6,7 @@ from ..model import (Action, Change, CheckRun, Command, Commit, Delegate, Fetch,
 from .changes import Changes
 from .paths import Paths, is_generated, is_temp, work_root
 from .checks import states as check_states_of
+from .claims import tests_said
 from .environment import environment
 from .episodes import steps as steps_of
 from .errors import states as error_states_of
@@ -50,8 +51,8 @@ def analyze(evs: list) -> State:
     kind = _kind(evs)
     t = task_index(reqs, dialogue=kind == "dialogue")
     titles = {i.item: i.title for i in its}
-    stp = steps_of(evs, chg, errs, titles)
     files = chg.files()
+    stp = steps_of(evs, chg, errs, titles, tests_said(evs, files))
     unc = chg.uncommitted()
     cur = current_of(evs, stp, unc)
     if unc:

@@ -4,6 +4,7 @@ its checks, its errors, its commits and the choices the agent made in it."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..model import (CheckRun, Commit, Decision, ErrorState, Item, Plan, Read, Request, Said, Search, Step,
                      ToolError)
@@ -36,7 +37,8 @@ def _plan_done(evs: list) -> set[str]:
     return done
 
 
-def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[str, str]) -> list[Step]:
+def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[str, str],
+          said_tests: dict[str, int] | None = None) -> list[Step]:
     """`titles`: item id -> title (from the items' states)."""
     plan_starts = _plan_starts(evs)
     plan_done = _plan_done(evs)
@@ -84,7 +86,8 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
             continue
         start_at = seg[0].at
         end_at = evs[s["end"]].at if s["end"] < len(evs) else None
-        files = tuple(changes.files(start_at, end_at))
+        files = tuple(replace(f, tests_said=said_tests[f.path]) if said_tests and f.tests and f.path in said_tests
+                      else f for f in changes.files(start_at, end_at))     # what the agent said it added, where it differs
         runs = [e for e in seg if isinstance(e, CheckRun)]
         commits = tuple(e for e in seg if isinstance(e, Commit) and e.ok)
         if s["source"] == "plan" and s["title"] in plan_done:

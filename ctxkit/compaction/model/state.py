@@ -42,6 +42,7 @@ class FileChange:
     lines_in: tuple[str, ...] = ()      # … and added
     intents: tuple[str, ...] = ()       # what the agent said each edit was for, in its words
     tests: tuple[str, ...] = ()         # test cases the changes added
+    tests_said: int = 0                 # how many the agent later said it added, where that differs (0: no claim)
     docs: tuple[tuple[str, str], ...] = ()   # (definition, the first sentence of its doc comment)
     params: tuple[tuple[str, str], ...] = ()   # (added function, its parameters as its signature writes them)
     constants: tuple[tuple[str, str], ...] = ()   # (name, literal value) of the constants it sets

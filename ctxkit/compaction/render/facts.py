@@ -124,7 +124,8 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     if f.tests:
         shown_tests, left = _tests(list(f.tests), 160 if n <= 10 else 500)
         tail.append(f"{plural(len(f.tests), 'test')} added ({shown_tests}"
-                    + (f" and {left} more" if left else "") + ")")   # all counted
+                    + (f" and {left} more" if left else "") + ")"    # all counted, and a count the agent gave otherwise
+                    + (f", as its edits show (the agent said {f.tests_said})" if f.tests_said else ""))
     if f.messages:
         tail.append("; ".join(f.messages[:4 if n <= 10 else 8]))
     if f.constants:
