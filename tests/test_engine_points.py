@@ -32,6 +32,8 @@ def test_a_report_point_is_a_list_item_whole_under_its_heading():
                          "Phase 5 re-stages everything. Working as designed.")   # its short last sentence with it
     assert points[2].endswith("`BATCH_SIZE` unused — Now dead code but harmless. Kept per plan.")
     assert not any(p.startswith(("All clean", "Here's")) for p in points)      # narration is no point
+    assert report("Here's what changed in `stanza_test.go`:\n\n- Removed the `containsLine` helper, no longer needed.\n",
+                  5) == ["Removed the `containsLine` helper, no longer needed."]    # a list's lead-in is not a point
 
 
 def test_list_items_alike_but_for_a_name_are_one_point():

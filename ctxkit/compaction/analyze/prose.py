@@ -172,6 +172,8 @@ def report(text: str, limit: int = 6) -> list[str]:
     heading first. Narration, praise and code are left out."""
     out: list[str] = []
     for head, text, item in blocks(text):
+        if not item and text.rstrip().endswith(":") and len(text) < 200:
+            continue        # "Here's what changed in `x`:": what follows says it
         said = sentences(BULLET.sub("", text) if item else text)
         if not said or not _says(said[0]) or not (stands_alone(said[0]) or IDENT.search(said[0]) or item):
             said = [s for s in said[1:2] if stands_alone(s)]      # a paragraph's opening narration: what follows
