@@ -68,6 +68,12 @@ def test_a_function_is_told_with_its_parameters_as_each_language_names_them():
     assert _params("A.java", java)["run"] == "(name, counts, retries)"
     kt = "class A {\n  fun loadAll(name: String, count: Int, retries: Int, verbose: Boolean): Unit {\n  }\n}\n"
     assert _params("a.kt", kt)["loadAll"] == "(name, count, retries, verbose)"      # Kotlin: `name: Type`
+    tricky = ('def multi(first: int, second: str = "a, b", *rest: tuple[int, int], more: dict[str, int] = {}):\n'
+              '    pass\n')      # commas and brackets inside strings and types are no separators
+    assert _params("b.py", tricky)["multi"] == "(first, second, *rest, more)"
+    assert _params("b.ts", 'export function f(opts: Options = { a: "x)y", b: [1, 2] }, n = 1) {\n}\n')["f"] == "(opts, n)"
+    assert _params("b.rs", "pub fn register(f: Box<dyn Fn(u8) -> u8>, m: HashMap<String, u8>) {\n}\n")["register"] == "(f, m)"
+    assert _params("b.go", "func Map[T any, U any](xs []T, f func(T) U) []U {\n}\n")["Map"] == "(xs []T, f func(T) U)"
     py = "def load(self, path: str, limit: int = 10) -> list:\n    pass\n"
     assert _params("a.py", py) == {"load": "(path: str, limit: int = 10)"}      # short: with its types
 
@@ -201,3 +207,27 @@ def test_a_test_count_the_agent_gives_that_its_edits_do_not_show_is_told_beside_
     recs[-1] = rec("assistant", "Added 5 new tests to `plan.test.ts`.")       # the same count: nothing to tell
     text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
     assert "5 tests added" in text and "the agent said" not in text
+
+
+def test_a_like_named_file_in_another_folder_is_not_the_one_found_instead():
+    recs = [rec("user", "read the config"), *bash("ls", "src"),
+            *call("Read", file_path="/r/config.json", error=True, result="<tool_use_error>File does not exist.</tool_use_error>"),
+            *call("Glob", pattern="**/config.*", result="/r/src/other/config.ts"),
+            *call("Edit", file_path="/r/app.ts", old_string="a", new_string="b", result="The file has been updated.")]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "config.json" in text and "instead" not in text
+
+
+def test_a_report_keeps_checklist_state_short_warnings_and_what_is_not_done_past_its_limit():
+    text = ("### Changes made\n" + "".join(f"- Updated `module{k}.ts` so that the loader reads option {k}.\n" for k in range(14))
+            + "\n### Checklist\n- [x] Trim the user name in `login()`.\n- [ ] Add rate limiting to `/reset`.\n"
+            "\n### Test results\n- `billing.test.ts` fails.\n- Do not deploy.\n"
+            "\n### Not done\n- The migration `0042_drop_email` was NOT run.\n")
+    points = report(text, 12)
+    assert "Checklist, not done: Add rate limiting to `/reset`." in points
+    assert "Test results: `billing.test.ts` fails." in points and "Test results: Do not deploy." in points
+    assert "Not done: The migration `0042_drop_email` was NOT run." in points and len(points) == 12
+    alike = report("## Settings\n- Production sets `DEBUG=false` in the service file.\n"
+                   "- Production sets `DEBUG=true` in the worker file.\n", 5)
+    assert len(alike) == 2      # alike but for a value: both told
+    assert report("The tokenizer: run it with\n\n```\ntok --file x\n```\n", 5) == []    # a lead-in to code alone

@@ -116,7 +116,7 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], missing=missing[:8], done=s["done"],
-                        report=tuple(x for x in report(said, 14) if not _restates(x, files)) if said else (),
+                        report=tuple(x for x in report(said, 20) if not _restates(x, files)) if said else (),
                         findings=tuple(found[:6])))
     return _merge_empty(out)
 
@@ -159,16 +159,16 @@ def _restates(point: str, files) -> bool:
 
 
 def _instead(e, seg, paths) -> str:
-    """The file of the same name but for its extension that a later look in the step found (`.golangci.yaml`
-    for a missing `.golangci.yml`), or ""."""
-    stem = e.target.rstrip("/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    """The file in the same folder with the same name but for its extension that a later look in the step
+    found (`.golangci.yaml` for a missing `.golangci.yml`), or ""."""
+    folder, _, name = paths.rel(e.target).rstrip("/").rpartition("/")
+    stem = name.rsplit(".", 1)[0]
     if len(stem) < 2:
         return ""
     for x in seg:
         if x.at > e.at and isinstance(x, (Search, Read)):
             for hit in (x.hits if isinstance(x, Search) else (x.path,)):
-                name = hit.rstrip("/").rsplit("/", 1)[-1]
-                if name.rsplit(".", 1)[0] == stem and hit != e.target:
+                where, _, other = paths.rel(hit).rstrip("/").rpartition("/")
+                if where == folder and other != name and other.rsplit(".", 1)[0] == stem:
                     return paths.rel(hit)
     return ""
-

@@ -166,26 +166,48 @@ def blocks(text: str) -> list[tuple[str, str, bool]]:
     return out
 
 
+GENERIC_HEAD = {"summary", "changes", "overview", "results", "details", "notes", "review", "status", "update",
+                "updates", "conclusion", "findings", "context", "background", "implementation", "description", "done"}
+CAUTION = re.compile(r"\b(?:not (?:done|fixed|run|yet)|todo|to do|remaining|risks?|blockers?|caveats?|known issues?|"
+                     r"warnings?|unresolved|open (?:questions?|issues?)|left|pending|next steps?|follow[- ]ups?|"
+                     r"needs? your)\b", re.I)      # a heading over what is not done or may go wrong
+WARNS = re.compile(r"\b(?:fails?|failing|failed|do not|don't|must not|broken|is red|not (?:done|fixed|run|yet|rotated)|"
+                   r"irreversibl[ey])\b", re.I)     # a point that warns, under any heading
+LEAD_IN = re.compile(r"\b(?:with|to|the|a|an|as|like|these|this|following|by|for|of|and|or|using|via|run|from|in)$", re.I)
+BOX = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+\[([ xX])\]")
+
+
 def report(text: str, limit: int = 6) -> list[str]:
-    """The points of a closing report, each whole: a list item with what it goes on to say, a paragraph's
-    sentences up to a point's length; under a heading that names its kind ("Non-issues verified"), the
-    heading first. Narration, praise and code are left out."""
-    out: list[str] = []
+    """The points of a closing report, each whole: a list item with what it goes on to say (a checklist item
+    with whether it is done), a paragraph's sentences up to a point's length; under a heading that names its
+    kind ("Non-issues verified", "Risks"), the heading first. Narration, praise, code and lead-ins to what
+    follows ("run it with") are left out; items alike but for nothing (every word of one in the other) are
+    told once. Past `limit`, what is not done or may go wrong (a "Not done" or "Risks" part) is kept first."""
+    out: list[tuple[str, bool]] = []
     for head, text, item in blocks(text):
         if not item and text.rstrip().endswith(":") and len(text) < 200:
             continue        # "Here's what changed in `x`:": what follows says it
+        if LEAD_IN.search(text.rstrip()):
+            continue        # its words go on in a code block or a list: a fragment alone
+        box = BOX.match(text) if item else None
         said = sentences(BULLET.sub("", text) if item else text)
-        if not said or not _says(said[0]) or not (stands_alone(said[0]) or IDENT.search(said[0]) or item):
+        if not said or not _says(said[0], 2 if item else 4) or not (stands_alone(said[0]) or IDENT.search(said[0]) or item):
             said = [s for s in said[1:2] if stands_alone(s)]      # a paragraph's opening narration: what follows
             if not said:
                 continue
         point, rest = said[0], said[1:]
         while rest and _says(rest[0], 2) and len(point) + len(rest[0]) < POINT:
             point, rest = f"{point} {rest[0]}", rest[1:]
-        label = head if 2 <= len(head.split()) and len(head) <= 60 and head.lower() not in point.lower() else ""
-        point = (f"{label} — {point}" if ":" in label else f"{label}: {point}") if label else point
-        if not any(near_duplicate(point, x, 0.9) for x in out):     # list items alike but for a name: the first
-            out.append(point)
+        named = len(head.split()) >= 2 or head.lower().strip(" :") not in GENERIC_HEAD
+        label = head if head and named and len(head) <= 60 and head.lower() not in point.lower() else ""
+        if box:         # a checklist item: whether it is done, first
+            state = "done" if box.group(1) in "xX" else "not done"
+            point = f"{label}, {state}: {point}" if label else f"{state[0].upper()}{state[1:]}: {point}"
+        else:
+            point = (f"{label} — {point}" if ":" in label else f"{label}: {point}") if label else point
+        caution = bool(CAUTION.search(head) or WARNS.search(point)) or (box is not None and box.group(1) == " ")
+        if not any(near_duplicate(point, x, 1.0) for x, _ in out):     # every word of it told already: once
+            out.append((point, caution))
         if not item:        # a paragraph's other sentences: points of their own
             while rest:
                 s = rest.pop(0)
@@ -193,10 +215,12 @@ def report(text: str, limit: int = 6) -> list[str]:
                     continue
                 while rest and _says(rest[0]) and len(s) + len(rest[0]) < POINT:
                     s, rest = f"{s} {rest[0]}", rest[1:]
-                out.append(s)
-        if len(out) >= limit:
-            break
-    return out[:limit]
+                out.append((s, caution))
+    if len(out) > limit:        # over the limit: what is not done or may go wrong stays, the rest from the end
+        keep = sum(1 for _, c in out if c)
+        room = max(0, limit - keep)
+        out = [(x, c) for k, (x, c) in enumerate(out) if c or k < room or sum(1 for _, cc in out[:k] if not cc) < room]
+    return [x for x, _ in out][:max(limit, sum(1 for _, c in out if c))]
 
 
 def is_final(text: str) -> bool:

@@ -3,7 +3,7 @@ exploration read and found, what research fetched."""
 from __future__ import annotations
 
 from ..model import State
-from .phrases import code, cut, quote
+from .phrases import code, cut, quote, unlabelled
 
 
 def kind_lines(w, st: State) -> None:
@@ -26,5 +26,5 @@ def kind_lines(w, st: State) -> None:
         for k, (src, text) in enumerate(st.sources[:12]):
             w.add("Sources", f"{code(cut(src, 120))}: {cut(' '.join(text.split()), 200)}", 2, group=f"src{k}")
     if st.kind in ("explore", "research") and st.current.words:
-        for k, line in enumerate(st.current.words):
-            w.add("Findings", quote(line, 300), 1 if k < 2 else 2)
+        for k, line in enumerate(st.current.words):     # the heading the point before carried: not again
+            w.add("Findings", quote(line if k == 0 else unlabelled(line, st.current.words[k - 1]), 300), 1 if k < 2 else 2)

@@ -353,8 +353,8 @@ class Writer:
             for j, d in enumerate(s.decisions):     # the first told first; the rest as the budget allows
                 self.add(name, f"Chose: {cut(d.text, 240)}" + (f" — {cut(d.why, 200)}" if d.why else ""),
                          lvl + (1 if j == 0 else 2 if j < 3 else 4), order=order + (5, j))
-            for j, x in enumerate(s.findings):
-                self.add(name, f"Found: {quote(x, 260)}", lvl + (1 if j == 0 else 2 if j < 4 else 4),
+            for j, x in enumerate([x for x in s.findings if not any(x in p for p in s.report)]):   # a point of its
+                self.add(name, f"Found: {quote(x, 260)}", lvl + (1 if j == 0 else 2 if j < 4 else 4),  # account tells it
                          order=order + (5, 10 + j))
             for j, c in enumerate(s.commits):
                 msg, _, body = c.message.partition("\n")
@@ -393,11 +393,13 @@ class Writer:
             same = bool(words) and bool(s.report) and s.report[0] in words   # the report is the agent's last words …
             raw = same and 0 <= st.raw_from <= st.current.said_at      # … which the raw records after the summary hold
             told = [] if raw else [x for x in s.report if x not in words[:3]   # Current work tells the first three,
-                                   and not any(f in x or x in f for f in s.findings)]    # Found: the ones it found
-            for j, x in enumerate(told[:12]):     # each point on its line; the last report at length
+                                   and not any(x in f for f in s.findings)]    # Found: the ones it found whole
+            for j, x in enumerate(told[:16]):     # each point on its line; the last report at length
                 self.add(name, ("The agent's account: " if j == 0 else "") +
                          quote(x if j == 0 else unlabelled(x, told[j - 1]), 380), lvl + (2 if j < 3 or k == total else 4),
                          order=order + (7, j))
+            if len(told) > 16:
+                self.add(name, f"… and {len(told) - 16} more points of its account.", lvl + 4, order=order + (7, 99))
 
     # -- files and project ---------------------------------------------------------------------
     def files(self) -> None:
