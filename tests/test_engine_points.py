@@ -231,3 +231,27 @@ def test_a_report_keeps_checklist_state_short_warnings_and_what_is_not_done_past
                    "- Production sets `DEBUG=true` in the worker file.\n", 5)
     assert len(alike) == 2      # alike but for a value: both told
     assert report("The tokenizer: run it with\n\n```\ntok --file x\n```\n", 5) == []    # a lead-in to code alone
+
+
+def test_a_report_a_follow_up_request_came_after_stays_in_the_step():
+    recs = [rec("user", "Review the code and fix what you find."),
+            *call("Edit", file_path="/r/src/app.ts", old_string="a", new_string="b", result="The file has been updated."),
+            rec("assistant", "### Not done\n- The cache is still unbounded; it grows with every request.\n"),
+            rec("user", "Now add a CHANGELOG entry for the 2.0 release."),
+            *call("Edit", file_path="/r/CHANGELOG.md", old_string="# Log", new_string="# Log\n## 2.0",
+                  result="The file has been updated."),
+            rec("assistant", "Added the 2.0 entry to the changelog file.")]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "Not done: The cache is still unbounded" in text
+
+
+def test_code_alone_is_no_point_and_a_different_message_of_the_run_is_told_beside_the_shared_one():
+    assert report("### Checks\n- `const x = await limiter.check(req.ip, { window: 60 });`\n"
+                  "- `billing.test.ts` fails.\n", 5) == ["Checks: `billing.test.ts` fails."]
+    out = ("$ biome check\n at src/a.ts format ━━━━\n  × Formatter would have printed the following content:\n"
+           " at src/b.ts format ━━━━\n  × Formatter would have printed the following content:\n"
+           " at src/c.ts format ━━━━\n  × Code formatting aborted due to parsing errors.\nChecked 3 files. Found 3 errors.\n")
+    recs = [rec("user", "lint it"), *call("Edit", file_path="/r/src/a.ts", old_string="a", new_string="b",
+                                          result="The file has been updated."), *bash("bun run lint", out, code=1)]
+    text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
+    assert "in `src/a.ts`, `src/b.ts`; also `src/c.ts format: Code formatting aborted" in text

@@ -110,13 +110,16 @@ def steps(evs: list, changes: Changes, errors: list[ErrorState], titles: dict[st
         causes = [x.cause for x in step_errors if x.cause]
         found = [x for x in found if not any(x[:120] in c or c[:120] in x for c in causes)]   # told with the error
         said = next((e.text for e in reversed(seg) if isinstance(e, Said) and not e.before_action), "")
+        closing = [e.text for k, e in enumerate(seg[:-1]) if isinstance(e, Said) and not e.before_action
+                   and isinstance(seg[k + 1], Request) and e.text != said]   # a report a follow-up request came after
+        points = list(dict.fromkeys(x for t in closing + [said] if t for x in report(t, 20)))
         title = s["title"] or (commits[0].message.split("\n", 1)[0] if commits else "")
         out.append(Step(title=title, source=s["source"] if title else "work", start=start_at,
                         end=end_at if end_at is not None else seg[-1].at + 1, item=s["item"], files=files,
                         checks=tuple(check_states(runs, changes)) if runs else (), errors=step_errors,
                         commits=commits, decisions=tuple(decisions[:4]), reads=reads, searches=searches[:20],
                         tool_errors=tool_errors[:8], missing=missing[:8], done=s["done"],
-                        report=tuple(x for x in report(said, 20) if not _restates(x, files)) if said else (),
+                        report=tuple(x for x in points if not _restates(x, files))[-20:],
                         findings=tuple(found[:6])))
     return _merge_empty(out)
 

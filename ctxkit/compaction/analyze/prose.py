@@ -200,6 +200,8 @@ def report(text: str, limit: int = 6) -> list[str]:
             point, rest = f"{point} {rest[0]}", rest[1:]
         named = len(head.split()) >= 2 or head.lower().strip(" :") not in GENERIC_HEAD
         label = head if head and named and len(head) <= 60 and head.lower() not in point.lower() else ""
+        if not re.sub(r"`[^`]*`", "", point).strip(" .;:,—-"):
+            continue        # code alone, no words about it
         if box:         # a checklist item: whether it is done, first
             state = "done" if box.group(1) in "xX" else "not done"
             point = f"{label}, {state}: {point}" if label else f"{state[0].upper()}{state[1:]}: {point}"

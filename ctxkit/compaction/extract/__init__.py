@@ -274,7 +274,7 @@ def judge(runs: list[tuple], cmd: Command) -> list[CheckRun]:
                 fields["counts"] = tuple(c for v in vs for c in v.counts)
                 fields["failures"] = tuple(f for v in vs for f in v.failures)[:20]
                 fields["errors"] = tuple(e for v in vs for e in v.errors)[:8]
-                fields["summary"] = "; ".join(v.summary for v in vs if v.summary)[:300]
+                fields["summary"] = "; ".join(dict.fromkeys(v.summary for v in vs if v.summary))[:300]   # each once
         if by_output and fields["passed"] is None and _quiet(run.script, cmd, seg):
             fields["passed"], fields["summary"] = True, "no output"
         filtered = is_filtered(seg)

@@ -294,8 +294,11 @@ def error_line(e: ErrorState, st: State, detail: bool, more: int = 0, again: boo
     if e.probe and e.fixed_at < 0:      # a look that found nothing: an answer, not a problem left open
         return f"Looked for with {src}, not there: {code(cut(text, 220))}"
     said = code(cut(text, 220))
-    if one:     # one message of several files: the message once, the files named
+    if one:     # one message of several files: the message once, the files named; another message of the run after it
+        other = next((x for x in others if not (IN_FILE.match(x.text) and IN_FILE.match(x.text).group(2) == one[0])), None)
         said, more = f"{code(cut(one[0], 160))} in {names([rel(st, p) for p in one[1]], 4)}", more - len(one[1]) + 1
+        if other is not None:
+            said, more = f"{said}; also {code(cut(other.text, 160))}", more - 1
     s = f"{'Same command, another error' if again else f'Error from {src}'}: {said}"
     named = re.match(r"^([^/\s:]+):\d+", text)      # the file the error names: its fix is "there"
 
