@@ -190,6 +190,15 @@ def test_aider_actions_become_paired_calls():
             assert "meta" in r.get("flags", []) or "(Y)es" not in r["content"]
 
 
+def test_aiders_report_of_a_block_that_did_not_match_is_aiders_output_not_the_models_words():
+    recs = imported("aider_Aquaticat_Monochromatic.aider.chat.history.md")
+    said = [r["content"] for r in messages(recs, "assistant")]
+    assert not any("SearchReplaceNoExactMatch" in c or "The SEARCH section must exactly match" in c for c in said)
+    out = [r["content"] for r in recs if "tool_output" in (r.get("flags") or [])]
+    assert sum("SearchReplaceNoExactMatch" in c for c in out) >= 3        # each of them, as aider's output
+    assert any(c.startswith("You are correct.") for c in said)             # the model's answer after it is its own
+
+
 def test_artifact_trail_of_aider_and_swe_agent_lists_edited_files(tmp_path):
     def files(name):
         res = run("compact", corpus(name), "--budget", "300", "--force", "--workspace", tmp_path / name)

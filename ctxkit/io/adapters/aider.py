@@ -44,6 +44,8 @@ COMMIT = re.compile(r"^Commit ([0-9a-f]{7,40}) (.+?)\s*$")
 BEFORE_EDITS = re.compile(r"^Committing .+ before applying edits\.?\s*$")
 RUNNING = re.compile(r"^Running (.+?)\s*$")
 RUN_CMD = re.compile(r"^/(run|test)\s+(.+)$", re.S)
+NO_MATCH = re.compile(r"^#{1,3} SearchReplaceNoExactMatch\b")     # aider's own report of a block that did not
+NO_MATCH_END = re.compile(r"^The SEARCH section must exactly match")   # match, unquoted, up to its closing rule
 
 
 def edit_paths(text: str) -> list[str]:
@@ -76,6 +78,7 @@ def parse(source: Source, **_: object) -> Iterator[dict]:
     session, ts, n = "aider", None, 0
     kind, buf, start_line = None, [], 0
     in_fence = False
+    no_match = False                # inside aider's unquoted report of a SEARCH block that did not match
     turn: dict | None = None        # the assistant record whose edits may still be applied
     run_cmd: str | None = None      # a /run typed by the user, waiting for its output
 
@@ -180,11 +183,13 @@ def parse(source: Source, **_: object) -> Iterator[dict]:
         if m:
             yield from emit()
             yield from close_turn()
-            run_cmd = None
+            run_cmd, no_match = None, False
             ts = _iso(m.group(1))
             session = "aider-" + re.sub(r"[^0-9A-Za-z]+", "", m.group(1))[:14]
             continue
-        if kind == "assistant" and in_fence:
+        if no_match or NO_MATCH.match(line) and not (kind == "assistant" and in_fence):
+            this, no_match = "output", not NO_MATCH_END.match(line)    # aider's words, not the model's
+        elif kind == "assistant" and in_fence:
             this = "assistant"
         elif line.startswith("#### "):
             this = "user"
