@@ -151,6 +151,8 @@ def test_how_the_code_a_request_names_is_reached_names_what_calls_it():
             rec("assistant", "Done."), rec("user", "make sure the agent notice and the claude filter apply everywhere")]
     text = "\n".join(ln.text for _, lines in compact_span(recs, 2000, count).rendered.sections for ln in lines)
     assert "`buildContext` calls `agentNotice`, `claudeFilter` and is called by `planPrompt`" in text
+    nxt = dict(compact_span(recs, 2000, count).rendered.sections)["Next step"][0].text     # the gist, in the step
+    assert "The code already does part of it: `agentNotice`, `claudeFilter` reach `planPrompt` through `buildContext`" in nxt
 
 
 def test_the_decisions_a_plan_sets_are_told_whole_beside_its_steps():

@@ -117,7 +117,7 @@ def file_fact(f: FileChange, n: int = 10) -> str:
     docs = {k: phrase(_doc(k, v), width) for k, v in f.docs}     # words that stand alone, never cut mid-phrase
     shown = [a for a in f.added[:n] if not f.tests or a not in f.tests]
     told = [a for a in shown if docs.get(a) and not GETTER.match(docs[a])][:6 if n <= 10 else n]
-    sig = {a: x for a, x in f.params if a in shown[:6]}     # the first functions with their parameters: how they are called
+    sig = {a: x for a, x in f.params if a in shown[:6] or a in told}   # with their parameters: how they are called
     defs = [f"{code(a + sig.get(a, ''))} ({docs[a]})" if a in told else code(a + sig.get(a, "")) for a in shown]
     more = f" and {len(f.added) - n} more" if len(f.added) > n else ""
     tail = []

@@ -17,8 +17,7 @@ def next_text(st: State) -> str:
             len(st.requests) > 1 else quote(n.target, 300)
         return f"Carry on with what the user asked last ({latest}); the agent has started on it (the last action above)."
     if n.kind == NEXT_REQUEST:
-        seen = " Code the session already saw deals with it (below): see what that covers before changing anything." \
-            if st.related_notes or st.related_calls else ""     # a request on what exists: first, what it does now
+        seen = already(st)     # a request on what exists: first, what the code does about it now
         if st.requests and len(st.requests) > 1 and n.target == st.requests[-1].text:
             return "Do what the user asked last (the latest request above); the agent has not started on it." + seen
         return f"Do what the user asked last; the agent has not started on it: {quote(n.target, 500)}" + seen
@@ -140,4 +139,25 @@ def _criterion(said: str, criteria) -> str:
         theirs = {w.lower() for w in re.findall(r"[A-Za-z_]{6,}", c)}
         if named & set(re.findall(r"`([^`]+)`", c)) or len(words & theirs) >= 2:
             return c
+    return ""
+
+
+def already_parts(st: State) -> tuple[str, str]:
+    """What the code the session saw already does about the pending request: (from a comment and the calls
+    under it: "`consolidateColocatedFiles` runs in `executeRemediation` (“2.5. …”)", from the calls: "`a`, `b`
+    reach `p`, `q` through `helper`"), each "" where the session saw none."""
+    note = next((f"{names(list(calls), 2)} {'runs' if len(calls) == 1 else 'run'} in {code(w)} ({quote(n, 120)})"
+                 for p, w, n, calls in st.related_notes if calls and w), "")
+    reach = next((f"{names(list(callees), 3)} {'reaches' if len(callees) == 1 else 'reach'} {names(list(by), 4)} "
+                  f"through {code(c)}" for c, p, callees, by in st.related_calls if by), "")
+    return note, reach
+
+
+def already(st: State) -> str:
+    """The next step's word on what the code already does about the pending request: check that first."""
+    said = [x for x in already_parts(st) if x]
+    if said:
+        return f" The code already does part of it: {'; '.join(said)}. See what that covers before changing anything."
+    if st.related_notes or st.related_calls:
+        return " Code the session already saw deals with it (below): see what that covers before changing anything."
     return ""

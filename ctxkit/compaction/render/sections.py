@@ -13,7 +13,7 @@ from .phrases import (bare_commands, code, command, cut, joined, names, plural, 
                       whole_sentences)
 from .facts import (check_history, check_line, ended, error_line, grouped, file_fact, in_progress, item_name, rel, same_file,
                     step_name)
-from .next import next_text, then_text
+from .next import already_parts, next_text, then_text
 from .task import brief, plan_outline, plan_part
 
 BINDING = re.compile(r"decision|constraint|requirement", re.I)     # a plan's part that binds the work
@@ -244,9 +244,11 @@ class Writer:
         self.add("Next step", text + (f" Then: {then}" if then else ""), 0, group="next")
         if then:
             self.add("Next step", text, 0, group="next")
+        reach = already_parts(st)[1]     # the next step tells how the code reaches it: the rest after it
         if st.related:
             shown = [f"{code(nm)} ({code(rel(st, p))})" for nm, p in st.related[:6]]
-            self.add("Next step", "What the session already saw that bears on it: " + ", ".join(shown) + ".", 1)
+            self.add("Next step", "What the session already saw that bears on it: " + ", ".join(shown) + ".",
+                     4 if reach else 1)
         if st.related_notes:
             where: dict[tuple[str, str], list[str]] = {}
             for p, w, n, calls in st.related_notes:     # each comment with the calls of the code it heads
@@ -256,7 +258,8 @@ class Writer:
                 self.add("Next step", f"{head}: {said[0]}", 1 if k < 2 else 2, group=f"note{k}")
                 self.add("Next step", f"{head}: " + " ".join(said), 2, group=f"note{k}")
         if st.related_calls:
-            for n, level in ((2, 1), (len(st.related_calls), 2)):
+            deeper = 3 if reach else 0     # the next step tells the gist: the whole graph after
+            for n, level in ((2, 1 + deeper), (len(st.related_calls), 2 + deeper)):
                 by_path: dict[str, list[str]] = {}
                 for c, p, callees, by in st.related_calls[:n]:
                     by_path.setdefault(rel(st, p), []).append(f"{code(c)} calls {names(list(callees), 5)}" +
