@@ -16,9 +16,12 @@ def tests_said(evs: list, files) -> dict[str, int]:
     after them (its last word wins)."""
     tested = [f for f in files if f.tests]
     out: dict[str, int] = {}
+    if not tested:
+        return out
+    first = min(f.first_at for f in tested)
     for e in evs:
-        if not isinstance(e, Said):
-            continue
+        if not isinstance(e, Said) or e.at < first or "test" not in e.text.lower() or not COUNT.search(e.text):
+            continue        # only what was said after a test was written, and names a count of them
         for s in sentences(e.text) + [ln for ln in e.text.splitlines() if ln.lstrip().startswith("|")]:   # and tables
             m = COUNT.search(s)
             if not m:

@@ -208,6 +208,8 @@ def report(text: str, limit: int = 6) -> list[str]:
         else:
             point = (f"{label} — {point}" if ":" in label else f"{label}: {point}") if label else point
         caution = bool(CAUTION.search(head) or WARNS.search(point)) or (box is not None and box.group(1) == " ")
+        if sum(1 for _, c in out if c == caution) >= limit:
+            continue        # enough of its kind: past the limit only what is not done or may go wrong is read on
         if not any(near_duplicate(point, x, 1.0) for x, _ in out):     # every word of it told already: once
             out.append((point, caution))
         if not item:        # a paragraph's other sentences: points of their own
@@ -217,7 +219,8 @@ def report(text: str, limit: int = 6) -> list[str]:
                     continue
                 while rest and _says(rest[0]) and len(s) + len(rest[0]) < POINT:
                     s, rest = f"{s} {rest[0]}", rest[1:]
-                out.append((s, caution))
+                if sum(1 for _, c in out if c == caution) < limit:
+                    out.append((s, caution))
     if len(out) > limit:        # over the limit: what is not done or may go wrong stays, the rest from the end
         keep = sum(1 for _, c in out if c)
         room = max(0, limit - keep)
